@@ -1,0 +1,10 @@
+"""dpgauss: differentially private Gaussian, covariance and mixture estimators.
+
+Estimators follow scikit-learn's API; every fit charges its privacy cost to an
+optional shared :class:`PrivacyBudget` before it reads the data.
+"""
+
+from dpgauss._version import __version__
+from dpgauss.accounting import PrivacyBudget
+
+__all__ = ["PrivacyBudget", "__version__"]

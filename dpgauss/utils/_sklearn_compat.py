@@ -1,0 +1,15 @@
+"""The only module that imports private scikit-learn API.
+
+scikit-learn's ``_fit_context`` and ``_param_validation`` are private but are what
+every scikit-learn estimator uses; keeping them behind this one module means a
+scikit-learn release that moves them needs one fix here.
+"""
+
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import (
+    Interval,
+    StrOptions,
+    validate_params,
+)
+
+__all__ = ["Interval", "StrOptions", "_fit_context", "validate_params"]
