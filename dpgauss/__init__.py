@@ -6,5 +6,6 @@ optional shared :class:`PrivacyBudget` before it reads the data.
 
 from dpgauss._version import __version__
 from dpgauss.accounting import PrivacyBudget
+from dpgauss.covariance import PrivateCovariance
 
-__all__ = ["PrivacyBudget", "__version__"]
+__all__ = ["PrivacyBudget", "PrivateCovariance", "__version__"]

@@ -272,7 +272,9 @@ class PrivacyBudget:
                 check_same_thread=False,
             )
         except sqlite3.Error as exc:
-            raise LedgerError(f"cannot open the ledger at {self.path!r}: {exc}") from exc
+            raise LedgerError(
+                f"cannot open the ledger at {self.path!r}: {exc}"
+            ) from exc
         self._check_meta(conn)
         self._conn, self._pid = conn, os.getpid()
         return conn
@@ -376,7 +378,7 @@ class PrivacyBudget:
                 " delta, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (now, str(estimator), mech, *row, pid)
-                    for (_, mech), row in zip(items, rows)
+                    for (_, mech), row in zip(items, rows, strict=True)
                 ],
             )
         return [LedgerEvent(now, str(estimator), m, c, pid) for c, m in items]
@@ -441,11 +443,14 @@ class PrivacyBudget:
             A human-readable listing.
         """
         events = self.ledger()
-        lines = [f"{'time (UTC)':<20} {'pid':>7}  {'estimator':<22} {'mechanism':<30} cost"]
+        lines = [
+            f"{'time (UTC)':<20} {'pid':>7}  {'estimator':<22} {'mechanism':<30} cost"
+        ]
         for e in events:
             stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(e.time))
             lines.append(
-                f"{stamp:<20} {e.pid:>7}  {e.estimator[:22]:<22} {e.mechanism[:30]:<30} "
+                f"{stamp:<20} {e.pid:>7}  {e.estimator[:22]:<22} "
+                f"{e.mechanism[:30]:<30} "
                 f"{e.cost}"
             )
         recorded = [e.cost for e in events]

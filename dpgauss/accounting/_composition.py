@@ -38,7 +38,9 @@ RELATIVE_SLACK = 1e-12
 def _split(costs):
     rho = math.fsum(c.rho for c in costs if isinstance(c, ZCDP))
     pure = math.fsum(c.epsilon for c in costs if isinstance(c, PureDP))
-    pure_rho = math.fsum(pure_to_zcdp(c.epsilon) for c in costs if isinstance(c, PureDP))
+    pure_rho = math.fsum(
+        pure_to_zcdp(c.epsilon) for c in costs if isinstance(c, PureDP)
+    )
     approx = [c for c in costs if isinstance(c, ApproxDP)]
     eps_a = math.fsum(c.epsilon for c in approx)
     delta_a = math.fsum(c.delta for c in approx)

@@ -34,9 +34,9 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 
 __all__ = [
+    "ZCDP",
     "ApproxDP",
     "PureDP",
-    "ZCDP",
     "approx_to_zcdp",
     "pure_to_zcdp",
     "zcdp_to_approx",
@@ -178,9 +178,7 @@ class ApproxDP:
     def to_approx(self, delta):
         """Return itself when ``delta`` is at least its own delta."""
         if delta < self.delta:
-            raise ValueError(
-                f"cannot report {self} at the smaller delta={delta!r}."
-            )
+            raise ValueError(f"cannot report {self} at the smaller delta={delta!r}.")
         return self
 
     def __str__(self):

@@ -218,13 +218,18 @@ class SymmetricGaussianMechanism:
         """
         value = _as_symmetric(value)
         noise = _noise.draw_symmetric(
-            self.scale, self.scale / math.sqrt(2.0), value.shape[0], "gaussian",
+            self.scale,
+            self.scale / math.sqrt(2.0),
+            value.shape[0],
+            "gaussian",
             random_state,
         )
         return value + noise
 
     def __repr__(self):
-        return f"SymmetricGaussianMechanism(sensitivity={self.sensitivity!r}, {self.cost})"
+        return (
+            f"SymmetricGaussianMechanism(sensitivity={self.sensitivity!r}, {self.cost})"
+        )
 
 
 class SymmetricLaplaceMechanism:
@@ -282,4 +287,6 @@ class SymmetricLaplaceMechanism:
         return value + noise
 
     def __repr__(self):
-        return f"SymmetricLaplaceMechanism(sensitivity={self.sensitivity!r}, {self.cost})"
+        return (
+            f"SymmetricLaplaceMechanism(sensitivity={self.sensitivity!r}, {self.cost})"
+        )

@@ -55,7 +55,7 @@ class ExponentialMechanism:
 
     @property
     def coefficient(self):
-        """The factor c in ``P(i) ∝ exp(c u_i)``: eps / (2 D), or eps / D if monotonic."""
+        """The factor c in ``P(i) ∝ exp(c u_i)``: eps/(2D), or eps/D if monotonic."""
         factor = 1.0 if self.monotonic else 2.0
         return self.cost.epsilon / (factor * self.sensitivity)
 

@@ -20,7 +20,9 @@ __all__ = ["PrivateHistogram", "PrivateQuantile"]
 def _values_1d(values):
     values = np.asarray(values, dtype=np.float64)
     if values.ndim != 1 or values.size == 0:
-        raise ValueError(f"expected a non-empty 1-D array of values, got {values.shape}.")
+        raise ValueError(
+            f"expected a non-empty 1-D array of values, got {values.shape}."
+        )
     if np.isnan(values).any():
         raise ValueError("the values contain NaN.")
     return values
@@ -170,7 +172,9 @@ class PrivateQuantile:
         """
         rng = check_random_state(random_state)
         low, high = self.bounds
-        points = np.concatenate(([low], np.sort(np.clip(_values_1d(values), low, high)), [high]))
+        points = np.concatenate(
+            ([low], np.sort(np.clip(_values_1d(values), low, high)), [high])
+        )
         n = points.size - 2
         lengths = np.diff(points)
         utilities = -np.abs(np.arange(n + 1) - self.quantile * n)

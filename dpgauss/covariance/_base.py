@@ -1,0 +1,221 @@
+"""Shared base of the private covariance estimators: post-processing methods.
+
+Everything here reads only fitted (private) attributes, so it is post-processing
+and free of privacy cost.
+"""
+
+import math
+import numbers
+
+import numpy as np
+from scipy import linalg
+from sklearn.base import BaseEstimator, DensityMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from dpgauss.accounting import PrivacyBudget
+from dpgauss.accounting._composition import compose
+from dpgauss.utils._random import check_random_state
+from dpgauss.utils._sklearn_compat import Interval
+
+__all__ = ["BasePrivateCovariance"]
+
+
+def project_psd(matrix, upper):
+    """Return the symmetric matrix with eigenvalues clipped to ``[0, upper]``.
+
+    Post-processing: the covariance (or second moment) of rows of l2 norm at most
+    B has every eigenvalue in [0, B^2], so this never moves the estimate away from
+    the set the true value lies in.
+
+    Parameters
+    ----------
+    matrix : ndarray of shape (d, d)
+        A (nearly) symmetric matrix.
+    upper : float
+        The largest eigenvalue kept.
+
+    Returns
+    -------
+    eigenvalues : ndarray of shape (d,)
+        The clipped eigenvalues.
+    eigenvectors : ndarray of shape (d, d)
+        Orthonormal eigenvectors, one per column.
+    """
+    sym = 0.5 * (matrix + matrix.T)
+    values, vectors = linalg.eigh(sym)
+    return np.clip(values, 0.0, upper), vectors
+
+
+class BasePrivateCovariance(DensityMixin, BaseEstimator):
+    """Base class: fitted-model methods mirroring ``EmpiricalCovariance``.
+
+    Subclasses set, in ``fit``, ``covariance_``, ``location_``, ``precision_`` and
+    ``privacy_spent_`` through :meth:`_set_covariance`.
+    """
+
+    _parameter_constraints: dict = {
+        "rho": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "epsilon": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "delta": [Interval(numbers.Real, 0, 1, closed="neither"), None],
+        "budget": [PrivacyBudget, None],
+        "data_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "random_state": [
+            Interval(numbers.Integral, 0, None, closed="left"),
+            np.random.RandomState,
+            np.random.Generator,
+            None,
+        ],
+    }
+
+    # -- fitting helpers ----------------------------------------------------------
+    def _charge(self, total, plan):
+        """Record the planned releases in the shared budget, atomically.
+
+        Parameters
+        ----------
+        total : ZCDP or PureDP
+            The cost the fit may spend (its currency).
+        plan : list of (cost, mechanism name)
+            The releases; their composition is ``privacy_spent_``.
+        """
+        if self.budget is not None:
+            self.budget.spend_many(plan, estimator=type(self).__name__)
+        self.privacy_spent_ = compose(total, [cost for cost, _ in plan])
+
+    def _set_covariance(self, covariance, location, eigenvalue_floor, upper):
+        """Store the PSD covariance, its location and the floored precision."""
+        values, vectors = project_psd(covariance, upper)
+        self.covariance_ = (vectors * values) @ vectors.T
+        self.location_ = np.asarray(location, dtype=np.float64)
+        self.eigenvalue_floor_ = float(eigenvalue_floor)
+        floored = np.maximum(values, self.eigenvalue_floor_)
+        self.precision_ = (vectors / floored) @ vectors.T
+        self._sample_factor = vectors * np.sqrt(values)
+        self._logdet = float(np.sum(np.log(floored)))
+
+    # -- post-processing ----------------------------------------------------------
+    def get_precision(self):
+        """Return the precision matrix (inverse of the floored covariance).
+
+        Returns
+        -------
+        ndarray of shape (n_features, n_features)
+            ``precision_``.
+        """
+        check_is_fitted(self)
+        return self.precision_
+
+    def mahalanobis(self, X):
+        """Return the squared Mahalanobis distances of ``X`` to the model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Observations.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Squared distances, ``(x - location_)^T precision_ (x - location_)``.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        centred = X - self.location_
+        return np.einsum("ij,jk,ik->i", centred, self.precision_, centred)
+
+    def score_samples(self, X):
+        """Return the Gaussian log-likelihood of each sample under the model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Observations.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Log-density of N(location_, covariance with eigenvalues floored at
+            ``eigenvalue_floor_``) at each row.
+        """
+        distances = self.mahalanobis(X)
+        d = self.location_.shape[0]
+        return -0.5 * (d * math.log(2.0 * math.pi) + self._logdet + distances)
+
+    def score(self, X, y=None):
+        """Return the mean per-sample Gaussian log-likelihood of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Test observations.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        float
+            Mean of :meth:`score_samples`.
+        """
+        return float(np.mean(self.score_samples(X)))
+
+    def error_norm(self, comp_cov, norm="frobenius", scaling=True, squared=True):
+        """Return the error between ``comp_cov`` and ``covariance_``.
+
+        Same convention as :meth:`sklearn.covariance.EmpiricalCovariance.error_norm`.
+
+        Parameters
+        ----------
+        comp_cov : array-like of shape (n_features, n_features)
+            The covariance to compare with.
+        norm : {"frobenius", "spectral"}, default="frobenius"
+            The norm of ``comp_cov - covariance_``.
+        scaling : bool, default=True
+            Divide the squared norm by n_features.
+        squared : bool, default=True
+            Return the squared norm.
+
+        Returns
+        -------
+        float
+            The error.
+        """
+        check_is_fitted(self)
+        error = np.asarray(comp_cov, dtype=np.float64) - self.covariance_
+        if norm == "frobenius":
+            squared_norm = float(np.sum(error**2))
+        elif norm == "spectral":
+            squared_norm = float(np.max(linalg.svdvals(error @ error.T)))
+        else:
+            raise NotImplementedError(
+                "Only spectral and frobenius norms are implemented"
+            )
+        if scaling:
+            squared_norm /= error.shape[0]
+        return squared_norm if squared else math.sqrt(squared_norm)
+
+    def sample(self, n_samples=1, random_state=None):
+        """Draw samples from N(location_, covariance_) (post-processing, free).
+
+        Parameters
+        ----------
+        n_samples : int, default=1
+            Number of samples.
+        random_state : None, int or Generator, default=None
+            Source of randomness (independent of the fit's).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features)
+            The samples.
+        """
+        check_is_fitted(self)
+        if not isinstance(n_samples, numbers.Integral) or n_samples < 1:
+            raise ValueError(f"n_samples must be a positive int, got {n_samples!r}.")
+        rng = check_random_state(random_state)
+        z = rng.standard_normal((int(n_samples), self.location_.shape[0]))
+        return self.location_ + z @ self._sample_factor.T
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = True
+        return tags
