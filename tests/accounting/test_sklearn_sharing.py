@@ -1,0 +1,108 @@
+"""A shared budget records every fit made by scikit-learn's meta-estimators.
+
+Each PrivateCovariance fit with ``center=True`` makes two releases (mean and
+second moment) whose costs add up to the fit's rho, so the expected ledger is
+known exactly from the number of fits.
+"""
+
+import math
+import os
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
+
+from dpgauss import PrivacyBudget, PrivateCovariance
+from dpgauss.accounting import ZCDP
+from dpgauss.exceptions import BudgetExceededError
+
+
+@pytest.fixture
+def X():
+    rng = np.random.default_rng(0)
+    return rng.normal(size=(300, 4))
+
+
+def _rho_recorded(budget):
+    return math.fsum(e.cost.rho for e in budget.ledger())
+
+
+def test_clone_shares_the_budget(X):
+    budget = PrivacyBudget(rho=10.0)
+    est = PrivateCovariance(rho=0.5, data_norm=5.0, budget=budget, random_state=0)
+    twin = clone(est)
+    assert twin.budget is budget
+    twin.fit(X)
+    est.fit(X)
+    assert _rho_recorded(budget) == pytest.approx(1.0, abs=1e-15)
+    assert len(budget.ledger()) == 4
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_cross_val_score_records_every_fold(X, n_jobs):
+    budget = PrivacyBudget(rho=10.0)
+    est = PrivateCovariance(rho=0.3, data_norm=5.0, budget=budget, random_state=0)
+    scores = cross_val_score(est, X, cv=KFold(5), n_jobs=n_jobs)
+    assert np.all(np.isfinite(scores))
+    events = budget.ledger()
+    assert len(events) == 5 * 2  # 5 fits, 2 releases each
+    assert _rho_recorded(budget) == pytest.approx(5 * 0.3, rel=1e-12)
+    if n_jobs == 2:  # every fold was fitted, and recorded, in a loky worker
+        assert os.getpid() not in {e.pid for e in events}
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_grid_search_records_every_fit_and_the_refit(X, n_jobs):
+    budget = PrivacyBudget(rho=10.0)
+    est = PrivateCovariance(data_norm=5.0, budget=budget, random_state=0)
+    grid = {"rho": [0.1, 0.2], "center": [True, False]}
+    search = GridSearchCV(est, grid, cv=3, n_jobs=n_jobs).fit(X)
+    best = search.best_params_
+    # 4 candidates x 3 folds + 1 refit; a centred fit makes 2 releases, else 1.
+    n_events = 3 * (2 * 2 + 2 * 1) + (2 if best["center"] else 1)
+    events = budget.ledger()
+    assert len(events) == n_events
+    expected_rho = 3 * 2 * (0.1 + 0.2) + best["rho"]
+    assert _rho_recorded(budget) == pytest.approx(expected_rho, rel=1e-12)
+    assert search.best_estimator_.privacy_spent_ == ZCDP(best["rho"])
+    n_refit = 2 if best["center"] else 1
+    assert {e.pid for e in events[-n_refit:]} == {os.getpid()}  # refit in parent
+    if n_jobs == 2:  # the cross-validation fits ran, and spent, in loky workers
+        assert os.getpid() not in {e.pid for e in events[:-n_refit]}
+    print(f"GridSearchCV(n_jobs={n_jobs}): {len(events)} releases recorded")
+
+
+def test_grid_search_stops_at_the_cap(X):
+    # Room for 4 fits of rho=0.5; the 5th raises before reading the data.
+    budget = PrivacyBudget(rho=2.0)
+    est = PrivateCovariance(rho=0.5, data_norm=5.0, budget=budget, random_state=0)
+    search = GridSearchCV(est, {"center": [True]}, cv=5, error_score="raise")
+    with pytest.raises(BudgetExceededError):
+        search.fit(X)
+    assert _rho_recorded(budget) == pytest.approx(2.0, abs=1e-15)
+
+
+def test_pipeline_with_public_transform(X):
+    budget = PrivacyBudget(rho=5.0)
+    pipe = make_pipeline(
+        FunctionTransformer(np.tanh),  # a fixed map: reads no statistic of X
+        PrivateCovariance(rho=0.25, data_norm=2.0, budget=budget, random_state=0),
+    )
+    scores = cross_val_score(pipe, X, cv=4, n_jobs=2)
+    assert np.all(np.isfinite(scores))
+    assert _rho_recorded(budget) == pytest.approx(4 * 0.25, rel=1e-12)
+
+
+def test_fitted_estimator_pickles_with_its_budget(X):
+    budget = PrivacyBudget(rho=5.0)
+    est = PrivateCovariance(rho=0.5, data_norm=5.0, budget=budget, random_state=0)
+    est.fit(X)
+    restored = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(restored.covariance_, est.covariance_)
+    np.testing.assert_array_equal(restored.score_samples(X), est.score_samples(X))
+    restored.fit(X)  # the restored copy still charges the same ledger
+    assert _rho_recorded(budget) == pytest.approx(1.0, abs=1e-15)

@@ -1,0 +1,24 @@
+"""Shared fixtures.
+
+``global_random_seed`` follows scikit-learn's convention: the environment variable
+DPGAUSS_TESTS_GLOBAL_RANDOM_SEED is an int (default 42), ``"all"`` (0..99) or a
+range ``"a-b"``, so that a tolerance can be checked not to be tuned to one seed:
+``DPGAUSS_TESTS_GLOBAL_RANDOM_SEED=all python3 dev.py test -- -k seed``.
+"""
+
+import os
+
+
+def _seeds():
+    value = os.environ.get("DPGAUSS_TESTS_GLOBAL_RANDOM_SEED", "42")
+    if value == "all":
+        return list(range(100))
+    if "-" in value:
+        low, high = (int(v) for v in value.split("-"))
+        return list(range(low, high + 1))
+    return [int(value)]
+
+
+def pytest_generate_tests(metafunc):
+    if "global_random_seed" in metafunc.fixturenames:
+        metafunc.parametrize("global_random_seed", _seeds())
