@@ -47,7 +47,7 @@ _TIMEOUT = 60.0  # seconds a spend waits for another process's write lock
 class LedgerEvent:
     """One recorded release.
 
-    Attributes
+    Parameters
     ----------
     time : float
         Seconds since the epoch when the spend was recorded.
@@ -59,6 +59,15 @@ class LedgerEvent:
         The privacy cost of the release.
     pid : int
         The process that recorded it.
+
+    Examples
+    --------
+    >>> from dpgauss import PrivacyBudget
+    >>> from dpgauss.accounting import ZCDP
+    >>> budget = PrivacyBudget(rho=1.0)
+    >>> event = budget.spend(ZCDP(0.1), estimator="me", mechanism="gaussian")
+    >>> event.cost, event.mechanism
+    (ZCDP(rho=0.1), 'gaussian')
     """
 
     time: float
@@ -153,7 +162,9 @@ class PrivacyBudget:
 
     See Also
     --------
-    dpgauss.accounting.ZCDP, dpgauss.accounting.PureDP, dpgauss.accounting.ApproxDP
+    dpgauss.accounting.ZCDP : A cost in rho-zCDP, the library's currency.
+    dpgauss.accounting.PureDP : A cost in pure epsilon-DP.
+    dpgauss.accounting.ApproxDP : A cost in (epsilon, delta)-DP.
 
     Notes
     -----

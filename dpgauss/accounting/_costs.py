@@ -88,11 +88,28 @@ class ZCDP:
         )
 
     def to_zcdp(self):
-        """Return this cost as zCDP (itself)."""
+        """Return this cost as zCDP (itself).
+
+        Returns
+        -------
+        ZCDP
+            ``self``.
+        """
         return self
 
     def to_approx(self, delta):
-        """Return the (epsilon, delta) guarantee implied at ``delta``."""
+        """Return the (epsilon, delta) guarantee implied at ``delta``.
+
+        Parameters
+        ----------
+        delta : float
+            Target delta, ``0 < delta < 1``.
+
+        Returns
+        -------
+        ApproxDP
+            The tight Canonne-Kamath-Steinke conversion.
+        """
         return ApproxDP(zcdp_to_approx(self.rho, delta), delta)
 
     def __str__(self):
@@ -125,11 +142,29 @@ class PureDP:
         )
 
     def to_zcdp(self):
-        """Return the zCDP cost implied by this pure cost (rho = epsilon^2 / 2)."""
+        """Return the zCDP cost implied by this pure cost.
+
+        Returns
+        -------
+        ZCDP
+            ``rho = epsilon^2 / 2``.
+        """
         return ZCDP(pure_to_zcdp(self.epsilon))
 
     def to_approx(self, delta):
-        """Return the (epsilon, delta) guarantee: the better of pure and via zCDP."""
+        """Return the (epsilon, delta) guarantee: the better of pure and via zCDP.
+
+        Parameters
+        ----------
+        delta : float
+            Target delta, ``0 < delta < 1``.
+
+        Returns
+        -------
+        ApproxDP
+            Epsilon is the smaller of ``epsilon`` and the conversion of
+            ``epsilon^2 / 2``-zCDP at ``delta``.
+        """
         via_zcdp = zcdp_to_approx(pure_to_zcdp(self.epsilon), delta)
         return ApproxDP(min(self.epsilon, via_zcdp), delta)
 
@@ -176,7 +211,18 @@ class ApproxDP:
         )
 
     def to_approx(self, delta):
-        """Return itself when ``delta`` is at least its own delta."""
+        """Return itself when ``delta`` is at least its own delta.
+
+        Parameters
+        ----------
+        delta : float
+            Target delta.
+
+        Returns
+        -------
+        ApproxDP
+            ``self``; raises ValueError if ``delta`` is smaller than its own.
+        """
         if delta < self.delta:
             raise ValueError(f"cannot report {self} at the smaller delta={delta!r}.")
         return self
@@ -226,14 +272,14 @@ def zcdp_to_approx(rho, delta):
     Parameters
     ----------
     rho : float
-        zCDP parameter, ``rho >= 0``.
+        The zCDP parameter, ``rho >= 0``.
     delta : float
         Target delta, ``0 < delta < 1``.
 
     Returns
     -------
     float
-        epsilon >= 0. The infimum over alpha is computed numerically; every alpha
+        The epsilon, >= 0. The infimum over alpha is computed numerically; every alpha
         gives a valid epsilon, so a numerical slip can only make it larger.
 
     Examples
@@ -277,7 +323,7 @@ def approx_to_zcdp(epsilon, delta):
     Returns
     -------
     float
-        rho with ``zcdp_to_approx(rho, delta) <= epsilon`` (checked), within a
+        The rho, with ``zcdp_to_approx(rho, delta) <= epsilon`` (checked), within a
         relative 1e-12 of the largest such rho.
 
     Examples

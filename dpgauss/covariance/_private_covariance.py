@@ -183,8 +183,8 @@ class PrivateCovariance(BasePrivateCovariance):
 
     See Also
     --------
-    sklearn.covariance.EmpiricalCovariance : the non-private estimator.
-    dpgauss.PrivacyBudget : a budget shared by several fits.
+    sklearn.covariance.EmpiricalCovariance : The non-private estimator.
+    dpgauss.PrivacyBudget : A budget shared by several fits.
 
     Notes
     -----

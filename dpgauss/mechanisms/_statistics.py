@@ -38,7 +38,7 @@ class PrivateHistogram:
         edge count in the first bin and values above the last in the last bin
         (so every row is counted and the sensitivity below holds).
     rho : float, default=None
-        zCDP cost: Gaussian noise. Give exactly one of ``rho`` and ``epsilon``.
+        The zCDP cost: Gaussian noise. Give exactly one of ``rho`` and ``epsilon``.
     epsilon : float, default=None
         Pure DP cost: Laplace noise.
 
@@ -81,7 +81,18 @@ class PrivateHistogram:
         self.cost = self.mechanism.cost
 
     def counts(self, values):
-        """Return the exact counts (not private; for tests and the release)."""
+        """Return the exact counts (not private; used by :meth:`release`).
+
+        Parameters
+        ----------
+        values : array-like of shape (n,)
+            The data.
+
+        Returns
+        -------
+        ndarray of shape (k,)
+            Number of values per bin (out-of-range values in the end bins).
+        """
         values = _values_1d(values)
         index = np.searchsorted(self.bins, values, side="right") - 1
         index = np.clip(index, 0, self.bins.size - 2)

@@ -1,0 +1,36 @@
+"""The ``dpgauss`` command (the README's main job)."""
+
+import io
+import subprocess
+import sys
+
+from dpgauss import __version__
+from dpgauss._cli import DEMO_RHOS, demo, main
+
+
+def test_demo_prints_error_and_privacy_per_budget():
+    out = io.StringIO()
+    rows = demo(seed=0, out=out)
+    text = out.getvalue()
+    assert [row["rho"] for row in rows] == list(DEMO_RHOS)
+    assert "epsilon at delta=1e-6" in text
+    assert "Shared budget: spent rho=11.1" in text
+    assert "A further fit is refused before it reads the data" in text
+    # More privacy budget, less error (rho grows 100x: noise shrinks 10x).
+    errors = [row["error"] for row in rows]
+    assert errors[0] > errors[1] > errors[2]
+    epsilons = [row["epsilon"] for row in rows]
+    assert epsilons == sorted(epsilons)
+
+
+def test_main_version(capsys):
+    assert main(["version"]) == 0
+    assert capsys.readouterr().out.strip() == __version__
+
+
+def test_python_dash_m_runs_the_demo():
+    result = subprocess.run(
+        [sys.executable, "-m", "dpgauss"], capture_output=True, text=True, check=True
+    )
+    assert "dpgauss" in result.stdout
+    assert "PrivateCovariance" in result.stdout
