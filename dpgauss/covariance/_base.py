@@ -134,8 +134,8 @@ class BasePrivateCovariance(DensityMixin, BaseEstimator):
         Returns
         -------
         ndarray of shape (n_samples,)
-            Log-density of N(location_, covariance with eigenvalues floored at
-            ``eigenvalue_floor_``) at each row.
+            Log-density at each row of the Gaussian with mean ``location_`` and
+            the covariance with eigenvalues floored at ``eigenvalue_floor_``.
         """
         distances = self.mahalanobis(X)
         d = self.location_.shape[0]
@@ -194,7 +194,7 @@ class BasePrivateCovariance(DensityMixin, BaseEstimator):
         return squared_norm if squared else math.sqrt(squared_norm)
 
     def sample(self, n_samples=1, random_state=None):
-        """Draw samples from N(location_, covariance_) (post-processing, free).
+        """Draw samples from N(``location_``, ``covariance_``) (post-processing, free).
 
         Parameters
         ----------
