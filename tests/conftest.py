@@ -8,6 +8,14 @@ range ``"a-b"``, so that a tolerance can be checked not to be tuned to one seed:
 
 import os
 
+from hypothesis import settings
+
+# Property tests are derandomised by default so CI is reproducible; set
+# DPGAUSS_HYPOTHESIS_PROFILE=explore to search with fresh random examples.
+settings.register_profile("ci", derandomize=True, database=None)
+settings.register_profile("explore", max_examples=1000)
+settings.load_profile(os.environ.get("DPGAUSS_HYPOTHESIS_PROFILE", "ci"))
+
 
 def _seeds():
     value = os.environ.get("DPGAUSS_TESTS_GLOBAL_RANDOM_SEED", "42")
