@@ -19,8 +19,11 @@ class PrivacyAccountingError(ValueError):
 class BudgetExceededError(PrivacyAccountingError):
     """A spend would take a :class:`~dpgauss.PrivacyBudget` over its total.
 
-    It is raised before the data are read and before any noise is drawn, and
-    nothing is recorded in the ledger.
+    It is raised before any noise is drawn, and nothing is recorded in the
+    ledger. An estimator whose budget is already too small when ``fit`` starts
+    raises it before reading the data; if another process spends first while
+    the data are being validated, it raises after validation, still before any
+    release.
     """
 
 
@@ -33,4 +36,8 @@ class LedgerError(RuntimeError):
 
 
 class PrivacyLeakWarning(UserWarning):
-    """A setting weakens the privacy guarantee (for example a fixed random seed)."""
+    """Reserved for settings that weaken the privacy guarantee.
+
+    No estimator issues it yet; fixed seeds are documented instead (every
+    ``random_state`` docstring says that an int seed is for tests and research).
+    """

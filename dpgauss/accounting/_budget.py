@@ -204,7 +204,9 @@ class PrivacyBudget:
             self._create()
             self._finalizer = weakref.finalize(self, _remove_files, self.path)
         else:
-            self.path = os.fspath(path)
+            # Absolute, so that a copy in a worker with another working
+            # directory still reaches this ledger.
+            self.path = os.path.abspath(os.fspath(path))
             self._create()
 
     # -- sharing: a budget is a handle to one ledger --------------------------
@@ -229,20 +231,40 @@ class PrivacyBudget:
 
     # -- the SQLite file -------------------------------------------------------
     def _create(self):
-        conn = sqlite3.connect(self.path, timeout=_TIMEOUT, isolation_level=None)
+        """Create the ledger, or open an existing one and check it is this budget's.
+
+        An existing file is never altered unless it is an empty dpgauss ledger:
+        a file that is not SQLite, a SQLite database without a dpgauss ledger, or
+        a ledger with another total raises LedgerError and is left as it was.
+        """
+        existed = os.path.exists(self.path) and os.path.getsize(self.path) > 0
         try:
-            conn.executescript(_SCHEMA)
-            wanted = self._meta_for(self.total)
+            conn = sqlite3.connect(self.path, timeout=_TIMEOUT, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise LedgerError(
+                f"cannot open the ledger at {self.path!r}: {exc}"
+            ) from exc
+        try:
+            if existed:
+                self._check_meta(conn)
+                return
             conn.execute("BEGIN IMMEDIATE")
-            for key, value in wanted.items():
-                conn.execute(
-                    "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)",
-                    (key, value),
-                )
-            conn.execute("COMMIT")
+            try:
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                if conn.execute("SELECT COUNT(*) FROM meta").fetchone()[0] == 0:
+                    conn.executemany(
+                        "INSERT INTO meta (key, value) VALUES (?, ?)",
+                        self._meta_for(self.total).items(),
+                    )
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            self._check_meta(conn)  # a concurrent creator may have won
         finally:
             conn.close()
-        self._check_meta(self._connection())
 
     @staticmethod
     def _meta_for(total):
@@ -255,6 +277,8 @@ class PrivacyBudget:
             stored = dict(conn.execute("SELECT key, value FROM meta"))
         except sqlite3.DatabaseError as exc:
             raise LedgerError(f"{self.path!r} is not a dpgauss ledger: {exc}") from exc
+        if stored.get("format") != _FORMAT:
+            raise LedgerError(f"{self.path!r} is not a dpgauss ledger.")
         wanted = self._meta_for(self.total)
         if stored != wanted:
             raise LedgerError(
@@ -308,10 +332,10 @@ class PrivacyBudget:
             conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             try:
                 yield conn
+                conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
 
     # -- public API ---------------------------------------------------------------
     def check(self, costs):
@@ -401,7 +425,7 @@ class PrivacyBudget:
                 f"privacy budget exceeded: this spend needs {asked}, but only "
                 f"{self._remaining_from(recorded)} of the total {self.total} remains "
                 f"({len(recorded)} spends recorded so far). Nothing was spent and no "
-                "data were read."
+                "noise was drawn."
             )
 
     def ledger(self):

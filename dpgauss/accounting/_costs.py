@@ -338,7 +338,7 @@ def approx_to_zcdp(epsilon, delta):
     epsilon = _check_positive_finite("epsilon", epsilon)
     delta = _check_delta(delta)
     lo, hi = 0.0, max(epsilon, 1e-300)
-    while zcdp_to_approx(hi, delta) <= epsilon:  # epsilon(rho) >= rho, so rare
+    while zcdp_to_approx(hi, delta) <= epsilon:  # grow until the bracket holds
         lo, hi = hi, 2.0 * hi
     for _ in range(200):
         if hi - lo <= 1e-12 * hi:

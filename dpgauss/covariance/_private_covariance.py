@@ -60,13 +60,33 @@ def clipped_sums(X, location, data_norm, chunk_rows=CHUNK_ROWS):
     d = X.shape[1]
     sum_y, sum_yy = np.zeros(d), np.zeros((d, d))
     for start in range(0, X.shape[0], chunk_rows):
-        y = np.asarray(X[start : start + chunk_rows], dtype=np.float64) - location
-        norms = np.sqrt(np.einsum("ij,ij->i", y, y))
-        with np.errstate(divide="ignore"):
-            y *= np.minimum(1.0, data_norm / norms)[:, None]
+        y = _clip_rows(np.asarray(X[start : start + chunk_rows]), location, data_norm)
         sum_y += y.sum(axis=0)
         sum_yy += y.T @ y
     return sum_y, sum_yy
+
+
+def _clip_rows(x, location, radius):
+    """Return ``x - location`` with every row scaled into the ball of ``radius``.
+
+    Privacy must not depend on input validation, so every float row is mapped
+    into the ball: a row that is not finite (possible when scikit-learn's
+    ``assume_finite`` is set) or whose offset overflows float64 is mapped to the
+    centre, a fixed public point; a huge finite row is scaled without overflow.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        y = np.asarray(x, dtype=np.float64) - location
+        y[~np.isfinite(y).all(axis=1)] = 0.0
+        norms = np.sqrt(np.einsum("ij,ij->i", y, y))
+    with np.errstate(divide="ignore"):
+        factor = np.minimum(1.0, radius / norms)  # 0 where ||y||^2 overflowed
+    huge = np.isinf(norms)
+    if huge.any():  # recompute those norms as max|y| * ||y / max|y|||
+        scaled = y[huge] / np.abs(y[huge]).max(axis=1, keepdims=True)
+        factor[huge] = 1.0
+        y[huge] = scaled * (radius / np.linalg.norm(scaled, axis=1))[:, None]
+    y *= factor[:, None]
+    return y
 
 
 def _mechanisms(total, n, d, data_norm, center):
@@ -188,16 +208,17 @@ class PrivateCovariance(BasePrivateCovariance):
 
     Notes
     -----
-    **Privacy.** The fit is rho-zCDP (``rho`` or ``epsilon`` and ``delta`` given)
-    or epsilon-DP (``epsilon`` alone) with respect to replacing one row of ``X``;
-    the number of rows n, ``data_norm``, ``location`` and every other parameter
-    are public. Privacy holds for any input because every row is clipped to the
-    ball the noise is calibrated for. Sensitivities: the mean of the clipped rows
-    moves by at most 2B/n in l2 (2 sqrt(d) B/n in l1); their second moment by at
-    most sqrt(2) B^2/n in Frobenius norm (min(d + 1, sqrt(2) d) B^2/n in l1 over the
-    upper triangle). Under zCDP the second moment gets N(0, sigma^2) noise on the
-    diagonal and N(0, sigma^2/2) off it, sigma = sqrt(2) B^2 / (n sqrt(2 rho')),
-    which is exactly as private as sigma on every entry (see
+    **Privacy.** The fit is rho-zCDP (``rho`` or ``epsilon`` and ``delta`` given) or
+    epsilon-DP (``epsilon`` alone) with respect to replacing one row of ``X``; the
+    number of rows n, ``data_norm``, ``location`` and every other parameter are
+    public. Privacy holds for every dataset of finite rows because every row is
+    clipped to the ball the noise is calibrated for (non-finite input is refused
+    before any spend; see the user guide's privacy model). Sensitivities: the mean
+    of the clipped rows moves by at most 2B/n in l2 (2 sqrt(d) B/n in l1); their
+    second moment by at most sqrt(2) B^2/n in Frobenius norm (min(d + 1, sqrt(2) d)
+    B^2/n in l1 over the upper triangle). Under zCDP the second moment gets N(0,
+    sigma^2) noise on the diagonal and N(0, sigma^2/2) off it, sigma = sqrt(2) B^2 /
+    (n sqrt(2 rho')), which is exactly as private as sigma on every entry (see
     :class:`~dpgauss.mechanisms.SymmetricGaussianMechanism`). Costs compose
     additively; the split is recorded release by release in the budget.
     Post-processing (subtracting the mean's outer product, clipping eigenvalues to

@@ -175,15 +175,45 @@ def test_durable_ledger_resumes_and_rejects_another_total(tmp_path):
         PrivacyBudget(rho=2.0, path=path)
 
 
-def test_ledger_that_is_not_a_ledger(tmp_path):
-    path = tmp_path / "other.sqlite"
-    conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
-    conn.execute("INSERT INTO meta VALUES ('kind', 'something else')")
+def test_mismatched_total_leaves_the_ledger_intact(tmp_path):
+    path = tmp_path / "ledger.sqlite"
+    PrivacyBudget(rho=1.0, path=path).spend(ZCDP(0.3))
+    for wrong in ({"rho": 2.0}, {"epsilon": 1.0, "delta": 1e-6}, {"epsilon": 1.0}):
+        with pytest.raises(LedgerError, match="belongs to a different budget"):
+            PrivacyBudget(**wrong, path=path)
+    resumed = PrivacyBudget(rho=1.0, path=path)  # still a working ledger
+    assert resumed.spent() == ZCDP(0.3)
+    pickle.loads(pickle.dumps(resumed)).spend(ZCDP(0.1))
+    assert resumed.spent().rho == pytest.approx(0.4)
+
+
+def test_foreign_files_are_refused_and_left_alone(tmp_path):
+    other_db = tmp_path / "other.sqlite"
+    conn = sqlite3.connect(other_db)
+    conn.execute("CREATE TABLE people (name TEXT)")
     conn.commit()
     conn.close()
-    with pytest.raises(LedgerError, match="different budget"):
-        PrivacyBudget(rho=1.0, path=path)
+    before = other_db.read_bytes()
+    with pytest.raises(LedgerError, match="not a dpgauss ledger"):
+        PrivacyBudget(rho=1.0, path=other_db)
+    assert other_db.read_bytes() == before
+    text = tmp_path / "notes.txt"
+    text.write_text("not a database, just text " * 100)
+    with pytest.raises(LedgerError, match="not a dpgauss ledger"):
+        PrivacyBudget(rho=1.0, path=text)
+    assert text.read_text().startswith("not a database")
+
+
+def test_relative_path_is_made_absolute(tmp_path, monkeypatch):
+    # A worker whose working directory differs must still reach this ledger.
+    monkeypatch.chdir(tmp_path)
+    budget = PrivacyBudget(rho=1.0, path="ledger.sqlite")
+    assert os.path.isabs(budget.path)
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    PrivacyBudget(rho=1.0, path="ledger.sqlite")  # a different ledger here
+    pickle.loads(pickle.dumps(budget)).spend(ZCDP(0.9))
+    assert budget.spent() == ZCDP(0.9)
 
 
 _WORKER = """

@@ -13,7 +13,7 @@ from sklearn.covariance import EmpiricalCovariance
 
 from dpgauss import PrivacyBudget, PrivateCovariance
 from dpgauss.accounting import ZCDP, PureDP, approx_to_zcdp
-from dpgauss.covariance._private_covariance import MEAN_SHARE, clipped_sums
+from dpgauss.covariance._private_covariance import MEAN_SHARE, _clip_rows, clipped_sums
 from dpgauss.exceptions import BudgetExceededError, PrivacyAccountingError
 
 
@@ -267,7 +267,7 @@ def test_exhausted_budget_refuses_before_touching_the_data():
     budget = PrivacyBudget(rho=0.1)
     budget.spend(ZCDP(0.1))
     est = PrivateCovariance(rho=0.05, data_norm=1.0, budget=budget)
-    with pytest.raises(BudgetExceededError, match="no data were read"):
+    with pytest.raises(BudgetExceededError, match="Nothing was spent"):
         est.fit(_Untouchable())
     assert not _Untouchable.touched
     assert not hasattr(est, "covariance_")
@@ -407,3 +407,31 @@ def test_feature_names_are_recorded():
     frame = pd.DataFrame(GOOD, columns=["a", "b", "c"])
     est = PrivateCovariance(rho=1.0, data_norm=1.0).fit(frame)
     assert list(est.feature_names_in_) == ["a", "b", "c"]
+
+
+def test_clipping_maps_every_float_row_into_the_ball():
+    # Privacy must not rest on validation: non-finite rows (possible under
+    # sklearn's assume_finite) and offsets that overflow go to the centre, huge
+    # finite rows are scaled without overflow; every sensitivity bound holds.
+    X = np.array(
+        [[1e308, 1e308], [np.nan, 0.0], [np.inf, 1.0], [3.0, 4.0], [1e200, -1e200]]
+    )
+    location = np.array([-1e308, 0.0])
+    sum_y, sum_yy = clipped_sums(X, location, 2.0)
+    assert np.all(np.isfinite(sum_y))
+    assert np.all(np.isfinite(sum_yy))
+    norms = np.linalg.norm(_clip_rows(X, location, 2.0), axis=1)
+    assert np.all(norms <= 2.0 * (1 + 1e-12))
+    np.testing.assert_allclose(norms, [0.0, 0.0, 0.0, 2.0, 2.0], atol=1e-12)
+
+
+def test_assume_finite_does_not_break_privacy():
+    from sklearn import config_context
+
+    X = GOOD.copy()
+    X[0, 0] = np.nan
+    budget = PrivacyBudget(rho=1.0)
+    with config_context(assume_finite=True):
+        est = PrivateCovariance(rho=0.5, data_norm=1.0, budget=budget).fit(X)
+    assert np.all(np.isfinite(est.covariance_))
+    assert budget.spent() == ZCDP(0.5)
