@@ -12,8 +12,10 @@ from scipy import linalg
 from sklearn.base import BaseEstimator, DensityMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dpgauss.accounting import PrivacyBudget
+from dpgauss.accounting import ZCDP, PrivacyBudget
 from dpgauss.accounting._composition import compose
+from dpgauss.covariance._sums import clipped_sums, is_dask_array
+from dpgauss.mechanisms import GaussianMechanism, LaplaceMechanism
 from dpgauss.utils._random import check_random_state
 from dpgauss.utils._sklearn_compat import Interval
 
@@ -68,6 +70,66 @@ class BasePrivateCovariance(DensityMixin, BaseEstimator):
     }
 
     # -- fitting helpers ----------------------------------------------------------
+    def _validate_input(self, X):
+        """Validate ``X`` (numpy, memory-mapped or Dask) and set ``n_features_in_``.
+
+        A Dask array is checked lazily (shape, dtype, finiteness computed with
+        Dask) so that it is never loaded into memory.
+        """
+        if not is_dask_array(X):
+            return validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        name = type(self).__name__
+        if X.ndim != 2:
+            raise ValueError(f"Expected 2D array, got a {X.ndim}D dask array.")
+        if not np.issubdtype(X.dtype, np.number) or np.issubdtype(
+            X.dtype, np.complexfloating
+        ):
+            raise ValueError(f"{name}: a dask array of real numbers is required.")
+        if X.shape[0] < 2:
+            raise ValueError(
+                f"Found array with {X.shape[0]} sample(s) while a minimum of 2 is "
+                f"required by {name}."
+            )
+        if not bool(np.isfinite(X).all().compute()):
+            raise ValueError("Input X contains NaN or infinity.")
+        self.n_features_in_ = int(X.shape[1])
+        return X
+
+    def _check_location(self, d):
+        """The public centre of the clipping ball (the origin when None)."""
+        if self.location is None:
+            return np.zeros(d)
+        location = np.asarray(self.location, dtype=np.float64)
+        if location.shape != (d,) or not np.all(np.isfinite(location)):
+            raise ValueError(
+                f"location must be a finite array of shape ({d},), got shape "
+                f"{location.shape}."
+            )
+        return location
+
+    @staticmethod
+    def _release_centre(X, location, radius, cost, rng):
+        """Release the mean of the rows clipped to ``radius`` around ``location``.
+
+        Sensitivity (replace-one): 2r/n in l2 (Gaussian, zCDP) and 2 sqrt(d) r/n in
+        l1 (Laplace, pure DP). The release is projected onto the ball of radius r,
+        where the exact clipped mean lies (post-processing). Returns the new centre
+        ``location + mean``.
+        """
+        n, d = X.shape
+        sum_y, _ = clipped_sums(X, location, radius, with_outer=False)
+        if isinstance(cost, ZCDP):
+            mech = GaussianMechanism(sensitivity=2 * radius / n, rho=cost.rho)
+        else:
+            mech = LaplaceMechanism(
+                sensitivity=2 * math.sqrt(d) * radius / n, epsilon=cost.epsilon
+            )
+        mean = mech.randomise(sum_y / n, rng)
+        norm = float(np.linalg.norm(mean))
+        if norm > radius:
+            mean = mean * (radius / norm)
+        return location + mean
+
     def _charge(self, total, plan):
         """Record the planned releases in the shared budget, atomically.
 
@@ -84,12 +146,14 @@ class BasePrivateCovariance(DensityMixin, BaseEstimator):
 
     def _set_covariance(self, covariance, location, eigenvalue_floor, upper):
         """Store the PSD covariance, its location and the floored precision."""
-        values, vectors = project_psd(covariance, upper)
-        self.covariance_ = (vectors * values) @ vectors.T
+        values, vectors = project_psd(np.asarray(covariance, dtype=np.float64), upper)
+        covariance = (vectors * values) @ vectors.T
+        self.covariance_ = 0.5 * (covariance + covariance.T)  # exactly symmetric
         self.location_ = np.asarray(location, dtype=np.float64)
         self.eigenvalue_floor_ = float(eigenvalue_floor)
         floored = np.maximum(values, self.eigenvalue_floor_)
-        self.precision_ = (vectors / floored) @ vectors.T
+        precision = (vectors / floored) @ vectors.T
+        self.precision_ = 0.5 * (precision + precision.T)
         self._sample_factor = vectors * np.sqrt(values)
         self._logdet = float(np.sum(np.log(floored)))
 

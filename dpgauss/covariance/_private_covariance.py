@@ -1,162 +1,137 @@
-"""PrivateCovariance: covariance of rows clipped to a public ball, made private.
+"""PrivateCovariance: the Dong-Liang-Yi covariance mechanisms behind one estimator.
 
-``method="gauss"`` is GaussCov (Dwork, Talwar, Thakurta and Zhang 2014; Dong, Liang
-and Yi 2022, "AnalyzeGauss"): the Gaussian mechanism on the second moment of the
-clipped rows, with its pure-DP Laplace twin when only ``epsilon`` is given.
+Rows are clipped to a public l2 ball; their second moment about a public (or
+privately released) centre is released by GaussCov, SeparateCov or EMCov, or by
+whichever of GaussCov and SeparateCov a private trace predicts to be better.
+References: Dong, Liang and Yi (2022), "Differentially private covariance
+revisited"; Amin et al. (2019) for EMCov; Dwork et al. (2014) for GaussCov.
 """
 
 import math
 
 import numpy as np
-from sklearn.utils.validation import validate_data
 
 from dpgauss.accounting import ZCDP
 from dpgauss.covariance._base import BasePrivateCovariance
-from dpgauss.mechanisms import (
-    GaussianMechanism,
-    LaplaceMechanism,
-    SymmetricGaussianMechanism,
-    SymmetricLaplaceMechanism,
+from dpgauss.covariance._eigen import eigen_release, eigen_step_costs
+from dpgauss.covariance._kernels import (
+    gauss_release,
+    predicted_gauss_error,
+    predicted_separate_error,
+    release_trace,
+    separate_release,
 )
+from dpgauss.covariance._sums import clipped_sums
 from dpgauss.utils._random import check_random_state
 from dpgauss.utils._sklearn_compat import StrOptions, _fit_context
 from dpgauss.utils.validation import check_data_norm, resolve_privacy, split_cost
 
 __all__ = ["PrivateCovariance"]
 
-#: Share of the fit's privacy cost spent on the mean when ``center=True``.
-MEAN_SHARE = 0.25
+#: Share of the fit's privacy cost spent on the mean when ``center=True``. The
+#: covariance is then estimated around the released mean, so the mean's error
+#: enters only quadratically (see ``benchmarks/bench_centering.py``).
+MEAN_SHARE = 0.1
 
-#: Rows per chunk when summing over rows (bounds temporary memory to about
-#: ``CHUNK_ROWS * n_features * 8`` bytes).
-CHUNK_ROWS = 1 << 15
+#: Share of the (non-mean) cost that ``method="auto"`` spends on the trace.
+AUTO_TRACE_SHARE = 1.0 / 16.0
+
+RELEASES = {
+    "gauss": gauss_release,
+    "separate": separate_release,
+    "eigen": eigen_release,
+}
 
 
-def clipped_sums(X, location, data_norm, chunk_rows=CHUNK_ROWS):
-    """Return the sums over rows of y and y y^T for rows clipped to ``data_norm``.
+def noise_sd(mechanism):
+    """Standard deviation of one noise entry of a calibrated mechanism."""
+    gaussian = type(mechanism).__name__.endswith("GaussianMechanism")
+    return mechanism.scale * (1.0 if gaussian else math.sqrt(2.0))
 
-    Each row ``x`` becomes ``y = (x - c) * min(1, data_norm / ||x - c||)`` with
-    ``c = location``, so ``||y|| <= data_norm`` whatever the data. The input is
-    read in chunks and never modified.
+
+def choose_method(cost, n, d, radius, trace):
+    """The method with the smaller predicted error: ``"gauss"`` or ``"separate"``.
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
-        The data (an array or a memory-mapped array).
-    location : ndarray of shape (n_features,)
-        The public centre of the clipping ball.
-    data_norm : float
-        The public radius.
-    chunk_rows : int, default=CHUNK_ROWS
-        Rows read at a time.
+    cost : ZCDP or PureDP
+        The cost of the final release.
+    n, d : int
+        Rows and features.
+    radius : float
+        Clipping radius.
+    trace : float
+        A private estimate of the second moment's trace.
 
     Returns
     -------
-    sum_y : ndarray of shape (n_features,)
-        Sum of the clipped rows.
-    sum_yy : ndarray of shape (n_features, n_features)
-        Sum of their outer products.
+    str
+        ``"gauss"`` or ``"separate"``.
     """
-    d = X.shape[1]
-    sum_y, sum_yy = np.zeros(d), np.zeros((d, d))
-    for start in range(0, X.shape[0], chunk_rows):
-        y = _clip_rows(np.asarray(X[start : start + chunk_rows]), location, data_norm)
-        sum_y += y.sum(axis=0)
-        sum_yy += y.T @ y
-    return sum_y, sum_yy
+    gauss = predicted_gauss_error(cost, n, d, radius)
+    separate = predicted_separate_error(cost, n, d, radius, trace)
+    return "separate" if separate < gauss else "gauss"
 
 
-def _clip_rows(x, location, radius):
-    """Return ``x - location`` with every row scaled into the ball of ``radius``.
-
-    Privacy must not depend on input validation, so every float row is mapped
-    into the ball: a row that is not finite (possible when scikit-learn's
-    ``assume_finite`` is set) or whose offset overflows float64 is mapped to the
-    centre, a fixed public point; a huge finite row is scaled without overflow.
-    """
-    with np.errstate(over="ignore", invalid="ignore"):
-        y = np.asarray(x, dtype=np.float64) - location
-        y[~np.isfinite(y).all(axis=1)] = 0.0
-        norms = np.sqrt(np.einsum("ij,ij->i", y, y))
-    with np.errstate(divide="ignore"):
-        factor = np.minimum(1.0, radius / norms)  # 0 where ||y||^2 overflowed
-    huge = np.isinf(norms)
-    if huge.any():  # recompute those norms as max|y| * ||y / max|y|||
-        scaled = y[huge] / np.abs(y[huge]).max(axis=1, keepdims=True)
-        factor[huge] = 1.0
-        y[huge] = scaled * (radius / np.linalg.norm(scaled, axis=1))[:, None]
-    y *= factor[:, None]
-    return y
-
-
-def _mechanisms(total, n, d, data_norm, center):
-    """Calibrate the releases of one fit; return [(mechanism, name)].
-
-    Sensitivities (replace-one neighbours, n public, ||y|| <= B = data_norm):
-
-    * mean of y: ||(y - y') / n||_2 <= 2B / n, and ||.||_1 <= 2 sqrt(d) B / n;
-    * second moment M = (1/n) sum y y^T:
-      ||y y^T - y' y'^T||_F^2 = ||y||^4 + ||y'||^4 - 2 (y . y')^2 <= 2 B^4, so the
-      Frobenius sensitivity is sqrt(2) B^2 / n. For Laplace noise on the upper
-      triangle (diagonal included), its l1 norm for one row is
-      (||y||_1^2 + ||y||_2^2) / 2 <= (d + 1) B^2 / 2, and also at most
-      d ||.||_F; so the l1 sensitivity is min(d + 1, sqrt(2) d) B^2 / n.
-    """
-    shares = [MEAN_SHARE, 1.0 - MEAN_SHARE] if center else [1.0]
-    costs = split_cost(total, shares)
-    b2 = data_norm * data_norm
-    mechs = []
-    if isinstance(total, ZCDP):
-        if center:
-            mechs.append(
-                (
-                    GaussianMechanism(sensitivity=2 * data_norm / n, rho=costs[0].rho),
-                    "gaussian:mean",
-                )
-            )
-        mechs.append(
-            (
-                SymmetricGaussianMechanism(
-                    sensitivity=math.sqrt(2) * b2 / n, rho=costs[-1].rho
-                ),
-                "gaussian:second_moment",
-            )
-        )
-    else:
-        if center:
-            mechs.append(
-                (
-                    LaplaceMechanism(
-                        sensitivity=2 * math.sqrt(d) * data_norm / n,
-                        epsilon=costs[0].epsilon,
-                    ),
-                    "laplace:mean",
-                )
-            )
-        mechs.append(
-            (
-                SymmetricLaplaceMechanism(
-                    sensitivity=min(d + 1.0, math.sqrt(2) * d) * b2 / n,
-                    epsilon=costs[-1].epsilon,
-                ),
-                "laplace:second_moment",
-            )
-        )
-    return mechs
-
-
-class PrivateCovariance(BasePrivateCovariance):
-    """Differentially private covariance estimator (GaussCov).
-
-    Rows are clipped to a public l2 ball, their second moment (and, with
-    ``center=True``, their mean) are released with calibrated noise, and the result
-    is post-processed into a symmetric positive semidefinite covariance.
+def release_plan(total, method, center, d):
+    """The fit's releases as (cost, label) pairs, in order, before any noise.
 
     Parameters
     ----------
-    method : {"gauss"}, default="gauss"
-        The release mechanism. ``"gauss"``: noise on the second moment (Gaussian
-        noise under zCDP, Laplace noise when only ``epsilon`` is given).
+    total : ZCDP or PureDP
+        What the fit may spend.
+    method : str
+        ``"auto"``, ``"gauss"``, ``"separate"`` or ``"eigen"``.
+    center : bool
+        Whether a mean is released first.
+    d : int
+        Number of features.
+
+    Returns
+    -------
+    list of (cost, str)
+        The ledger entries; they compose to at most ``total``.
+    """
+    kind = "gaussian" if isinstance(total, ZCDP) else "laplace"
+    shares = [MEAN_SHARE, 1.0 - MEAN_SHARE] if center else [1.0]
+    parts = split_cost(total, shares)
+    plan = [(parts[0], f"{kind}:mean")] if center else []
+    rest = parts[-1]
+    if method == "auto":
+        trace, final = split_cost(rest, [AUTO_TRACE_SHARE, 1 - AUTO_TRACE_SHARE])
+        return [*plan, (trace, f"{kind}:trace"), (final, "auto:gauss_or_separate")]
+    if method == "gauss":
+        return [*plan, (rest, f"{kind}:second_moment")]
+    if method == "separate":
+        values, vectors = split_cost(rest, [0.5, 0.5])
+        eigenvectors = f"{kind}:second_moment_for_eigenvectors"
+        return [*plan, (values, f"{kind}:eigenvalues"), (vectors, eigenvectors)]
+    return plan + eigen_step_costs(rest, d)
+
+
+class PrivateCovariance(BasePrivateCovariance):
+    """Differentially private covariance estimator (Dong, Liang and Yi 2022).
+
+    Rows are clipped to a public l2 ball, their second moment about a centre is
+    released with calibrated noise by the chosen mechanism, and the result is
+    post-processed into a symmetric positive semidefinite covariance.
+
+    Parameters
+    ----------
+    method : {"auto", "gauss", "separate", "eigen"}, default="auto"
+        The release mechanism.
+
+        - ``"gauss"``: GaussCov, noise on the second moment; error ~ d / n.
+        - ``"separate"``: SeparateCov, noisy eigenvalues (half the cost) paired
+          with the eigenvectors of a noisy copy (the other half); error
+          ~ d^(1/4) sqrt(trace / n) + sqrt(d) / n, far better when the trace is
+          small or d is large.
+        - ``"eigen"``: EMCov (Amin et al. 2019), eigenvectors one at a time by the
+          exponential mechanism (exact Bingham sampling); a baseline, O(d^4).
+        - ``"auto"``: spends 1/16 of the cost on the trace, then runs whichever of
+          ``"gauss"`` and ``"separate"`` has the smaller predicted error.
+
+        With ``epsilon`` alone every method is pure DP (Laplace noise).
     rho : float, default=None
         Privacy as rho-zCDP. Give exactly one of ``rho``, ``epsilon``, or
         ``epsilon`` and ``delta``.
@@ -170,14 +145,15 @@ class PrivateCovariance(BasePrivateCovariance):
         are read. ``None`` charges nothing but still records ``privacy_spent_``.
     data_norm : float, default=None
         Required. Public l2 radius B: each row ``x`` is clipped to the ball of
-        radius B around ``location``. Never taken from the data.
+        radius B around ``location`` (around the released mean for the
+        covariance pass when ``center=True``). Never taken from the data.
     center : bool, default=True
-        If True, estimate the covariance around a privately estimated mean
-        (a quarter of the privacy cost goes to the mean). If False, return the
-        second moment about ``location``.
+        If True, release the mean of the clipped rows (a tenth of the cost), then
+        estimate the second moment of the rows around it: the covariance. If
+        False, return the second moment about ``location``.
     location : array-like of shape (n_features,), default=None
-        Public centre of the clipping ball, and the point the second moment is
-        taken about when ``center=False``. ``None`` means the origin.
+        Public centre of the clipping ball (the origin when None), and the point
+        the second moment is taken about when ``center=False``.
     random_state : None, int, Generator or RandomState, default=None
         Source of noise. ``None`` (operating-system entropy) is the only setting
         for a real release: anyone who knows an int seed can reproduce the noise.
@@ -185,15 +161,17 @@ class PrivateCovariance(BasePrivateCovariance):
     Attributes
     ----------
     covariance_ : ndarray of shape (n_features, n_features)
-        The private covariance, symmetric PSD, eigenvalues in [0, data_norm^2].
+        The private covariance, symmetric PSD with trace at most data_norm^2.
     location_ : ndarray of shape (n_features,)
         The private mean (``center=True``) or ``location``.
     precision_ : ndarray of shape (n_features, n_features)
         Inverse of ``covariance_`` with its eigenvalues floored at
         ``eigenvalue_floor_``.
     eigenvalue_floor_ : float
-        Public floor (the standard deviation of the noise on a diagonal entry),
-        used for ``precision_`` and the log-likelihood.
+        Public floor (the standard deviation of one noise entry of the final
+        release), used for ``precision_`` and the log-likelihood.
+    method_ : str
+        The mechanism used (``"auto"`` resolved to ``"gauss"`` or ``"separate"``).
     privacy_spent_ : ZCDP or PureDP
         What the fit cost (what was charged to ``budget``).
     n_features_in_ : int
@@ -203,27 +181,26 @@ class PrivateCovariance(BasePrivateCovariance):
 
     See Also
     --------
+    TailSensitiveCovariance : Also finds a clipping radius privately.
     sklearn.covariance.EmpiricalCovariance : The non-private estimator.
-    dpgauss.PrivacyBudget : A budget shared by several fits.
 
     Notes
     -----
-    **Privacy.** The fit is rho-zCDP (``rho`` or ``epsilon`` and ``delta`` given) or
+    **Privacy.** The fit is rho-zCDP (``rho``, or ``epsilon`` and ``delta``) or
     epsilon-DP (``epsilon`` alone) with respect to replacing one row of ``X``; the
     number of rows n, ``data_norm``, ``location`` and every other parameter are
-    public. Privacy holds for every dataset of finite rows because every row is
+    public. Privacy holds for every dataset of finite rows because each row is
     clipped to the ball the noise is calibrated for (non-finite input is refused
-    before any spend; see the user guide's privacy model). Sensitivities: the mean
-    of the clipped rows moves by at most 2B/n in l2 (2 sqrt(d) B/n in l1); their
-    second moment by at most sqrt(2) B^2/n in Frobenius norm (min(d + 1, sqrt(2) d)
-    B^2/n in l1 over the upper triangle). Under zCDP the second moment gets N(0,
-    sigma^2) noise on the diagonal and N(0, sigma^2/2) off it, sigma = sqrt(2) B^2 /
-    (n sqrt(2 rho')), which is exactly as private as sigma on every entry (see
-    :class:`~dpgauss.mechanisms.SymmetricGaussianMechanism`). Costs compose
-    additively; the split is recorded release by release in the budget.
-    Post-processing (subtracting the mean's outer product, clipping eigenvalues to
-    [0, B^2], flooring them for the precision) is free. Guarantees assume ideal
-    real-valued noise (see :mod:`dpgauss.mechanisms`).
+    before any spend; see the user guide's privacy model). With B = data_norm:
+    the clipped mean has sensitivity 2B/n (l2) and 2 sqrt(d) B/n (l1); the second
+    moment sqrt(2) B^2/n (Frobenius) and min(d + 1, sqrt(2) d) B^2/n (l1, upper
+    triangle); its sorted eigenvalues sqrt(2) B^2/n (l2) and 2 B^2/n (l1); its
+    trace B^2/n; each EMCov utility u^T (nM) u moves by at most B^2. The releases
+    compose additively (zCDP; pure epsilon-DP steps count epsilon^2/2) and are
+    recorded one by one in the budget before any noise is drawn. Everything after
+    them (eigen-decompositions, sorting, the projection onto {PSD, trace <= B^2}
+    or the private trace bound, the eigenvalue floor) is post-processing.
+    Guarantees assume ideal real-valued noise (see :mod:`dpgauss.mechanisms`).
 
     Examples
     --------
@@ -235,13 +212,13 @@ class PrivateCovariance(BasePrivateCovariance):
     >>> np.round(est.covariance_, 1)
     array([[1. , 0.5],
            [0.5, 1. ]])
-    >>> est.privacy_spent_
-    ZCDP(rho=1.0)
+    >>> est.method_, est.privacy_spent_
+    ('gauss', ZCDP(rho=1.0))
     """
 
     _parameter_constraints: dict = {
         **BasePrivateCovariance._parameter_constraints,
-        "method": [StrOptions({"gauss"})],
+        "method": [StrOptions({"auto", "gauss", "separate", "eigen"})],
         "center": ["boolean"],
         "location": ["array-like", None],
     }
@@ -249,7 +226,7 @@ class PrivateCovariance(BasePrivateCovariance):
     def __init__(
         self,
         *,
-        method="gauss",
+        method="auto",
         rho=None,
         epsilon=None,
         delta=None,
@@ -275,7 +252,7 @@ class PrivateCovariance(BasePrivateCovariance):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or dask array of shape (n_samples, n_features)
             Training data; at least 2 rows. Not modified.
         y : None
             Ignored.
@@ -287,41 +264,33 @@ class PrivateCovariance(BasePrivateCovariance):
         """
         name = type(self).__name__
         total = resolve_privacy(self.rho, self.epsilon, self.delta, owner=name)
-        data_norm = check_data_norm(self.data_norm, owner=name)
+        radius = check_data_norm(self.data_norm, owner=name)
         if self.budget is not None:  # refuse an exhausted budget before reading X
             self.budget.check(total)
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        X = self._validate_input(X)
         n, d = X.shape
-        location = self._check_location(d)
-        mechs = _mechanisms(total, n, d, data_norm, bool(self.center))
-        self._charge(total, [(m.cost, label) for m, label in mechs])
+        centre = self._check_location(d)
+        plan = release_plan(total, self.method, bool(self.center), d)
+        self._charge(total, plan)
         rng = check_random_state(self.random_state)
-        sum_y, sum_yy = clipped_sums(X, location, data_norm)
-        second = mechs[-1][0].randomise(sum_yy / n, rng)
         if self.center:
-            mean = _project_ball(mechs[0][0].randomise(sum_y / n, rng), data_norm)
-            covariance, location = second - np.outer(mean, mean), location + mean
-        else:
-            covariance = second
-        noise = mechs[-1][0]
-        floor = noise.scale * (1.0 if isinstance(total, ZCDP) else math.sqrt(2.0))
-        self._set_covariance(covariance, location, floor, data_norm**2)
+            centre = self._release_centre(X, centre, radius, plan[0][0], rng)
+        M = clipped_sums(X, centre, radius)[1] / n
+        estimate, mechanism = self._release(M, n, radius, plan, total, rng)
+        self._set_covariance(estimate, centre, noise_sd(mechanism), radius**2)
         return self
 
-    def _check_location(self, d):
-        if self.location is None:
-            return np.zeros(d)
-        location = np.asarray(self.location, dtype=np.float64)
-        if location.shape != (d,) or not np.all(np.isfinite(location)):
-            raise ValueError(
-                f"location must be a finite array of shape ({d},), got shape "
-                f"{location.shape}."
-            )
-        return location
-
-
-def _project_ball(vector, radius):
-    """Project onto the l2 ball of ``radius`` (post-processing: the true clipped mean
-    lies in it)."""
-    norm = float(np.linalg.norm(vector))
-    return vector if norm <= radius else vector * (radius / norm)
+    def _release(self, M, n, radius, plan, total, rng):
+        """Run the chosen mechanism on the second moment ``M``."""
+        d = M.shape[0]
+        first = 1 if self.center else 0
+        final = (
+            split_cost(total, [MEAN_SHARE, 1 - MEAN_SHARE])[1] if self.center else total
+        )
+        cap, method = None, self.method
+        if method == "auto":
+            trace_cost, final = plan[first][0], plan[first + 1][0]
+            trace, cap = release_trace(np.trace(M), trace_cost, n, radius, rng)
+            method = choose_method(final, n, d, radius, trace)
+        self.method_ = method
+        return RELEASES[method](M, n, radius, final, rng, trace_cap=cap)

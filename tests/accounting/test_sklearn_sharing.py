@@ -1,8 +1,8 @@
 """A shared budget records every fit made by scikit-learn's meta-estimators.
 
-Each PrivateCovariance fit with ``center=True`` makes two releases (mean and
-second moment) whose costs add up to the fit's rho, so the expected ledger is
-known exactly from the number of fits.
+Each PrivateCovariance(method="gauss") fit with ``center=True`` makes two releases
+(mean and second moment) whose costs add up to the fit's rho, so the expected
+ledger is known exactly from the number of fits.
 """
 
 import math
@@ -33,7 +33,9 @@ def _rho_recorded(budget):
 
 def test_clone_shares_the_budget(X):
     budget = PrivacyBudget(rho=10.0)
-    est = PrivateCovariance(rho=0.5, data_norm=5.0, budget=budget, random_state=0)
+    est = PrivateCovariance(
+        method="gauss", rho=0.5, data_norm=5.0, budget=budget, random_state=0
+    )
     twin = clone(est)
     assert twin.budget is budget
     twin.fit(X)
@@ -45,7 +47,9 @@ def test_clone_shares_the_budget(X):
 @pytest.mark.parametrize("n_jobs", [1, 2])
 def test_cross_val_score_records_every_fold(X, n_jobs):
     budget = PrivacyBudget(rho=10.0)
-    est = PrivateCovariance(rho=0.3, data_norm=5.0, budget=budget, random_state=0)
+    est = PrivateCovariance(
+        method="gauss", rho=0.3, data_norm=5.0, budget=budget, random_state=0
+    )
     scores = cross_val_score(est, X, cv=KFold(5), n_jobs=n_jobs)
     assert np.all(np.isfinite(scores))
     events = budget.ledger()
@@ -58,7 +62,9 @@ def test_cross_val_score_records_every_fold(X, n_jobs):
 @pytest.mark.parametrize("n_jobs", [1, 2])
 def test_grid_search_records_every_fit_and_the_refit(X, n_jobs):
     budget = PrivacyBudget(rho=10.0)
-    est = PrivateCovariance(data_norm=5.0, budget=budget, random_state=0)
+    est = PrivateCovariance(
+        method="gauss", data_norm=5.0, budget=budget, random_state=0
+    )
     grid = {"rho": [0.1, 0.2], "center": [True, False]}
     search = GridSearchCV(est, grid, cv=3, n_jobs=n_jobs).fit(X)
     best = search.best_params_
@@ -79,7 +85,9 @@ def test_grid_search_records_every_fit_and_the_refit(X, n_jobs):
 def test_grid_search_stops_at_the_cap(X):
     # Room for 4 fits of rho=0.5; the 5th raises before reading the data.
     budget = PrivacyBudget(rho=2.0)
-    est = PrivateCovariance(rho=0.5, data_norm=5.0, budget=budget, random_state=0)
+    est = PrivateCovariance(
+        method="gauss", rho=0.5, data_norm=5.0, budget=budget, random_state=0
+    )
     search = GridSearchCV(est, {"center": [True]}, cv=5, error_score="raise")
     with pytest.raises(BudgetExceededError):
         search.fit(X)
@@ -90,7 +98,9 @@ def test_pipeline_with_public_transform(X):
     budget = PrivacyBudget(rho=5.0)
     pipe = make_pipeline(
         FunctionTransformer(np.tanh),  # a fixed map: reads no statistic of X
-        PrivateCovariance(rho=0.25, data_norm=2.0, budget=budget, random_state=0),
+        PrivateCovariance(
+            method="gauss", rho=0.25, data_norm=2.0, budget=budget, random_state=0
+        ),
     )
     scores = cross_val_score(pipe, X, cv=4, n_jobs=2)
     assert np.all(np.isfinite(scores))
@@ -99,7 +109,9 @@ def test_pipeline_with_public_transform(X):
 
 def test_fitted_estimator_pickles_with_its_budget(X):
     budget = PrivacyBudget(rho=5.0)
-    est = PrivateCovariance(rho=0.5, data_norm=5.0, budget=budget, random_state=0)
+    est = PrivateCovariance(
+        method="gauss", rho=0.5, data_norm=5.0, budget=budget, random_state=0
+    )
     est.fit(X)
     restored = pickle.loads(pickle.dumps(est))
     np.testing.assert_array_equal(restored.covariance_, est.covariance_)

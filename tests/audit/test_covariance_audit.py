@@ -12,7 +12,7 @@ clipping step removed (a plausible bug): the long row moves the entry by 5 B^2/n
 import numpy as np
 import pytest
 
-import dpgauss.covariance._private_covariance as module
+import dpgauss.covariance._sums as module
 from dpgauss import PrivateCovariance
 from dpgauss.accounting import zcdp_to_approx
 from dpgauss.utils.audit import audit

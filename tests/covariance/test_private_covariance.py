@@ -11,10 +11,13 @@ from hypothesis.extra.numpy import arrays
 from scipy import stats
 from sklearn.covariance import EmpiricalCovariance
 
+import dpgauss.covariance._sums as sums_module
 from dpgauss import PrivacyBudget, PrivateCovariance
 from dpgauss.accounting import ZCDP, PureDP, approx_to_zcdp
-from dpgauss.covariance._private_covariance import MEAN_SHARE, _clip_rows, clipped_sums
+from dpgauss.covariance._private_covariance import MEAN_SHARE, release_plan
+from dpgauss.covariance._sums import _clip_rows, clipped_sums
 from dpgauss.exceptions import BudgetExceededError, PrivacyAccountingError
+from dpgauss.utils.validation import split_cost
 
 
 def _ball_data(n, d, radius, seed):
@@ -34,7 +37,9 @@ def test_second_moment_error_is_bounded_by_the_noise_law(global_random_seed):
     # can only shrink the error: error^2 <= s^2 chi2_{k}(0.999) w.p. 0.999.
     n, d, B, rho = 2000, 5, 2.0, 0.5
     X = _ball_data(n, d, B, global_random_seed)
-    est = PrivateCovariance(rho=rho, data_norm=B, center=False, random_state=0).fit(X)
+    est = PrivateCovariance(
+        method="gauss", rho=rho, data_norm=B, center=False, random_state=0
+    ).fit(X)
     exact = X.T @ X / n
     sigma = math.sqrt(2) * B**2 / (n * math.sqrt(2 * rho))
     k = d * (d + 1) // 2
@@ -53,7 +58,9 @@ def test_centred_error_is_close_to_the_noise_level():
     exact = np.cov(X, rowvar=False, bias=True)
     errors = [
         np.linalg.norm(
-            PrivateCovariance(rho=rho, data_norm=B, random_state=s).fit(X).covariance_
+            PrivateCovariance(method="gauss", rho=rho, data_norm=B, random_state=s)
+            .fit(X)
+            .covariance_
             - exact
         )
         for s in range(30)
@@ -76,7 +83,11 @@ def test_error_shrinks_like_one_over_n():
                 [
                     np.linalg.norm(
                         PrivateCovariance(
-                            rho=rho, data_norm=B, center=False, random_state=s
+                            method="gauss",
+                            rho=rho,
+                            data_norm=B,
+                            center=False,
+                            random_state=s,
                         )
                         .fit(X)
                         .covariance_
@@ -101,7 +112,11 @@ def test_pure_epsilon_twin_error(global_random_seed):
         np.sum(
             (
                 PrivateCovariance(
-                    epsilon=eps, data_norm=B, center=False, random_state=s
+                    method="gauss",
+                    epsilon=eps,
+                    data_norm=B,
+                    center=False,
+                    random_state=s,
                 )
                 .fit(X)
                 .covariance_
@@ -122,7 +137,12 @@ def test_location_given_matches_empirical_covariance():
     X = _ball_data(20_000, 3, 4.0, 3)
     mean = X.mean(axis=0)
     est = PrivateCovariance(
-        rho=100.0, data_norm=8.0, center=False, location=mean, random_state=0
+        method="gauss",
+        rho=100.0,
+        data_norm=8.0,
+        center=False,
+        location=mean,
+        random_state=0,
     ).fit(X)
     np.testing.assert_allclose(
         est.covariance_, np.cov(X, rowvar=False, bias=True), atol=5e-3
@@ -203,32 +223,50 @@ def test_outliers_are_clipped_not_trusted():
     X = _ball_data(1000, 3, 1.0, 0)
     Y = X.copy()
     Y[0] = 1e6
-    a = PrivateCovariance(rho=1.0, data_norm=1.0, center=False, random_state=0).fit(X)
-    b = PrivateCovariance(rho=1.0, data_norm=1.0, center=False, random_state=0).fit(Y)
+    a = PrivateCovariance(
+        method="gauss", rho=1.0, data_norm=1.0, center=False, random_state=0
+    ).fit(X)
+    b = PrivateCovariance(
+        method="gauss", rho=1.0, data_norm=1.0, center=False, random_state=0
+    ).fit(Y)
     assert np.linalg.norm(a.covariance_ - b.covariance_) <= math.sqrt(2) / 1000 + 1e-12
 
 
 # -- accounting ------------------------------------------------------------------
+@pytest.mark.parametrize("method", ["auto", "gauss", "separate", "eigen"])
+@pytest.mark.parametrize("center", [True, False])
 @pytest.mark.parametrize(
-    ("params", "center", "costs", "spent"),
-    [
-        ({"rho": 0.8}, True, [ZCDP(0.2), ZCDP(0.6000000000000001)], ZCDP(0.8)),
-        ({"rho": 0.8}, False, [ZCDP(0.8)], ZCDP(0.8)),
-        ({"epsilon": 2.0}, True, [PureDP(0.5), PureDP(1.5)], PureDP(2.0)),
-        ({"epsilon": 2.0}, False, [PureDP(2.0)], PureDP(2.0)),
-    ],
+    ("params", "spent"), [({"rho": 0.8}, ZCDP(0.8)), ({"epsilon": 2.0}, PureDP(2.0))]
 )
-def test_budget_split_adds_up_exactly_to_the_ledger(params, center, costs, spent):
+def test_budget_split_adds_up_exactly_to_the_ledger(method, center, params, spent):
     budget = PrivacyBudget(rho=100.0)
     X = _ball_data(100, 3, 1.0, 0)
-    est = PrivateCovariance(**params, data_norm=1.0, center=center, budget=budget)
-    est.fit(X)
-    recorded = [e.cost for e in budget.ledger()]
-    assert recorded == costs
-    assert est.privacy_spent_ == spent
-    assert [e.mechanism for e in budget.ledger()][-1].endswith("second_moment")
-    value = math.fsum(c.rho if isinstance(c, ZCDP) else c.epsilon for c in recorded)
-    assert value <= (spent.rho if isinstance(spent, ZCDP) else spent.epsilon)
+    est = PrivateCovariance(
+        method=method, **params, data_norm=1.0, center=center, budget=budget
+    ).fit(X)
+    events = budget.ledger()
+    assert [(e.cost, e.mechanism) for e in events] == release_plan(
+        spent, method, center, 3
+    )
+    assert est.privacy_spent_ == pytest.approx(spent) or math.isclose(
+        _value(est.privacy_spent_), _value(spent), rel_tol=1e-12
+    )
+    # The parts never exceed the whole (shares are rounded down).
+    if isinstance(spent, ZCDP):
+        total = math.fsum(
+            e.cost.rho if isinstance(e.cost, ZCDP) else e.cost.epsilon**2 / 2
+            for e in events
+        )
+    else:
+        total = math.fsum(e.cost.epsilon for e in events)
+    assert total <= _value(spent) * (1 + 1e-12)
+    assert total == pytest.approx(_value(spent), rel=1e-12)
+    if center:
+        assert events[0].cost == split_cost(spent, [MEAN_SHARE, 1 - MEAN_SHARE])[0]
+
+
+def _value(cost):
+    return cost.rho if isinstance(cost, ZCDP) else cost.epsilon
 
 
 def test_epsilon_delta_is_converted_to_the_largest_rho():
@@ -314,10 +352,11 @@ def test_statistics_move_by_at_most_the_stated_sensitivity(data, radius, index):
     assert upper_l1 <= min(d + 1, math.sqrt(2) * d) * b2 / n * (1 + tol)
 
 
-def test_chunked_sums_equal_one_pass():
+def test_chunked_sums_equal_one_pass(monkeypatch):
     X = np.random.default_rng(0).normal(size=(1001, 4)) * 3
-    one = clipped_sums(X, np.ones(4), 2.0, chunk_rows=10_000)
-    many = clipped_sums(X, np.ones(4), 2.0, chunk_rows=7)
+    one = clipped_sums(X, np.ones(4), 2.0)
+    monkeypatch.setattr(sums_module, "CHUNK_ROWS", 7)
+    many = clipped_sums(X, np.ones(4), 2.0)
     for a, b in zip(one, many, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 

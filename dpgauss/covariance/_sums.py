@@ -1,0 +1,129 @@
+"""Sums over rows of clipped data, read in chunks (numpy, memory-mapped or Dask).
+
+Every estimator's data pass is here: the heavy work is sums over rows, so the
+same code runs on an array, a memory-mapped file or a Dask array.
+"""
+
+import numpy as np
+
+__all__ = ["CHUNK_ROWS", "clipped_sums", "is_dask_array", "row_norms"]
+
+#: Rows per chunk when summing over rows (bounds temporary memory to about
+#: ``CHUNK_ROWS * n_features * 8`` bytes).
+CHUNK_ROWS = 1 << 15
+
+
+def is_dask_array(X):
+    """True when ``X`` is a dask array (without importing dask otherwise)."""
+    return type(X).__module__.split(".")[0] == "dask" and hasattr(X, "to_delayed")
+
+
+def _block_sums(block, location, radius, with_outer):
+    d = block.shape[1]
+    sum_y, sum_yy = np.zeros(d), np.zeros((d, d)) if with_outer else None
+    for start in range(0, block.shape[0], CHUNK_ROWS):
+        y = _clip_rows(np.asarray(block[start : start + CHUNK_ROWS]), location, radius)
+        sum_y += y.sum(axis=0)
+        if with_outer:
+            sum_yy += y.T @ y
+    return sum_y, sum_yy
+
+
+def _over_blocks(X, func, *args):
+    """Apply ``func`` to row blocks (Dask blocks computed in parallel) and add up."""
+    if not is_dask_array(X):
+        return [func(X, *args)]
+    import dask
+
+    blocks = X.rechunk({1: -1}).to_delayed().ravel()
+    return dask.compute(*[dask.delayed(func)(b, *args) for b in blocks])
+
+
+def clipped_sums(X, location, data_norm, with_outer=True):
+    """Return the sums over rows of y and y y^T for rows clipped to ``data_norm``.
+
+    Each row ``x`` becomes ``y = (x - c) * min(1, data_norm / ||x - c||)`` with
+    ``c = location``, so ``||y|| <= data_norm`` whatever the data. The input is
+    read in chunks and never modified.
+
+    Parameters
+    ----------
+    X : ndarray or dask array of shape (n_samples, n_features)
+        The data (an array, a memory-mapped array or a Dask array).
+    location : ndarray of shape (n_features,)
+        The public centre of the clipping ball.
+    data_norm : float
+        The public radius.
+    with_outer : bool, default=True
+        Also sum the outer products (skip for a mean-only pass).
+
+    Returns
+    -------
+    sum_y : ndarray of shape (n_features,)
+        Sum of the clipped rows.
+    sum_yy : ndarray of shape (n_features, n_features) or None
+        Sum of their outer products (None if ``with_outer`` is False).
+    """
+    parts = _over_blocks(X, _block_sums, location, data_norm, with_outer)
+    sum_y = np.sum([p[0] for p in parts], axis=0)
+    sum_yy = np.sum([p[1] for p in parts], axis=0) if with_outer else None
+    return sum_y, sum_yy
+
+
+def _block_norms(block, location):
+    norms = []
+    for start in range(0, block.shape[0], CHUNK_ROWS):
+        y = _offsets(np.asarray(block[start : start + CHUNK_ROWS]), location)
+        peak = np.abs(y).max(axis=1, initial=0.0)
+        safe = np.where(peak > 0, peak, 1.0)
+        with np.errstate(over="ignore"):  # a norm above float64's range is inf
+            norms.append(peak * np.linalg.norm(y / safe[:, None], axis=1))
+    return np.concatenate(norms) if norms else np.zeros(0)
+
+
+def row_norms(X, location):
+    """Return the l2 norm of every row's offset from ``location`` (non-finite -> 0).
+
+    Parameters
+    ----------
+    X : ndarray or dask array of shape (n_samples, n_features)
+        The data.
+    location : ndarray of shape (n_features,)
+        The centre.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+        The norms, in row order (rows that are not finite count as the centre).
+    """
+    return np.concatenate(_over_blocks(X, _block_norms, location))
+
+
+def _offsets(x, location):
+    """``x - location``, with rows that are not finite (or overflow) set to 0."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        y = np.asarray(x, dtype=np.float64) - location
+    y[~np.isfinite(y).all(axis=1)] = 0.0
+    return y
+
+
+def _clip_rows(x, location, radius):
+    """Return ``x - location`` with every row scaled into the ball of ``radius``.
+
+    Privacy must not depend on input validation, so every float row is mapped
+    into the ball: a row that is not finite (possible when scikit-learn's
+    ``assume_finite`` is set) or whose offset overflows float64 is mapped to the
+    centre, a fixed public point; a huge finite row is scaled without overflow.
+    """
+    y = _offsets(x, location)
+    with np.errstate(over="ignore"):
+        norms = np.sqrt(np.einsum("ij,ij->i", y, y))
+    with np.errstate(divide="ignore"):
+        factor = np.minimum(1.0, radius / norms)  # 0 where ||y||^2 overflowed
+    huge = np.isinf(norms)
+    if huge.any():  # recompute those norms as max|y| * ||y / max|y|||
+        scaled = y[huge] / np.abs(y[huge]).max(axis=1, keepdims=True)
+        factor[huge] = 1.0
+        y[huge] = scaled * (radius / np.linalg.norm(scaled, axis=1))[:, None]
+    y *= factor[:, None]
+    return y
