@@ -6,6 +6,11 @@ optional shared :class:`PrivacyBudget` before it reads the data.
 
 from dpgauss._version import __version__
 from dpgauss.accounting import PrivacyBudget
-from dpgauss.covariance import PrivateCovariance
+from dpgauss.covariance import PrivateCovariance, TailSensitiveCovariance
 
-__all__ = ["PrivacyBudget", "PrivateCovariance", "__version__"]
+__all__ = [
+    "PrivacyBudget",
+    "PrivateCovariance",
+    "TailSensitiveCovariance",
+    "__version__",
+]

@@ -19,7 +19,7 @@ from sklearn.utils.estimator_checks import (
     parametrize_with_checks,
 )
 
-from dpgauss import PrivacyBudget, PrivateCovariance
+from dpgauss import PrivacyBudget, PrivateCovariance, TailSensitiveCovariance
 from dpgauss.utils.estimator_checks import check_dp_estimator
 
 ESTIMATORS = [
@@ -28,10 +28,14 @@ ESTIMATORS = [
     PrivateCovariance(
         epsilon=1.0, delta=1e-6, data_norm=10.0, budget=PrivacyBudget(rho=1e9)
     ),
+    PrivateCovariance(method="separate", rho=1.0, data_norm=10.0),
+    PrivateCovariance(method="eigen", epsilon=2.0, data_norm=10.0),
+    TailSensitiveCovariance(rho=1.0, data_norm=100.0),
+    TailSensitiveCovariance(epsilon=1.0, data_norm=10.0, center=False),
 ]
 
 # Fitted attribute holding a private release, per estimator class.
-RELEASE = {PrivateCovariance: "covariance_"}
+RELEASE = {PrivateCovariance: "covariance_", TailSensitiveCovariance: "covariance_"}
 
 
 def _id(est):

@@ -76,22 +76,24 @@ def test_classes_and_functions_have_examples():
 
 
 def test_estimators_state_their_privacy_in_notes():
-    from dpgauss import PrivateCovariance
+    from dpgauss import PrivateCovariance, TailSensitiveCovariance
 
-    for cls in [PrivateCovariance]:
+    for cls in [PrivateCovariance, TailSensitiveCovariance]:
         notes = inspect.getdoc(cls).split("Notes\n-----", 1)[1]
         assert "**Privacy.**" in notes
         for phrase in ("replacing one row", "public", "zCDP"):
             assert phrase in notes, f"{cls.__name__} Notes do not mention {phrase!r}"
 
 
-def test_documented_attributes_are_the_fitted_ones():
+@pytest.mark.parametrize("name", ["PrivateCovariance", "TailSensitiveCovariance"])
+def test_documented_attributes_are_the_fitted_ones(name):
     # The Attributes section is the list of releases: nothing more is stored.
-    from dpgauss import PrivateCovariance
+    import dpgauss
 
+    cls = getattr(dpgauss, name)
     X = np.random.default_rng(0).normal(size=(30, 3))
-    est = PrivateCovariance(rho=1.0, data_norm=3.0).fit(X)
-    doc = inspect.getdoc(PrivateCovariance)
+    est = cls(rho=1.0, data_norm=3.0).fit(X)
+    doc = inspect.getdoc(cls)
     section = doc.split("Attributes\n----------", 1)[1].split("See Also", 1)[0]
     documented = set(re.findall(r"^(\w+_) :", section, flags=re.M))
     fitted = {k for k in vars(est) if k.endswith("_") and not k.startswith("_")}

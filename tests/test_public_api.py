@@ -27,4 +27,9 @@ def test_all_is_importable(name):
 def test_top_level_names():
     import dpgauss
 
-    assert set(dpgauss.__all__) == {"PrivacyBudget", "PrivateCovariance", "__version__"}
+    assert set(dpgauss.__all__) == {
+        "PrivacyBudget",
+        "PrivateCovariance",
+        "TailSensitiveCovariance",
+        "__version__",
+    }

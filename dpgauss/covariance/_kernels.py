@@ -200,12 +200,17 @@ def separate_release(M, n, radius, cost, rng, trace_cap=None):
 
 
 # -- choosing a mechanism: predicted errors (data-independent given a trace) --------
-#: Calibration constants of the predicted errors, fitted on the benchmark
-#: settings (``benchmarks/calibrate_proxies.py``): the ratio of the measured
-#: error to the raw noise level, which the projections lower.
-KAPPA_GAUSS = 0.75
-KAPPA_EIGENVALUES = 0.75
-KAPPA_EIGENVECTORS = 1.0
+#: Calibration constants of the predicted errors, chosen by
+#: ``benchmarks/calibrate_proxies.py`` on 18 settings of the DLY benchmark table
+#: (zCDP, second moment): KAPPA_GAUSS is the median of measured error / expected
+#: noise norm (the trace projection removes part of the noise); the separate
+#: constants make the gauss-or-separate choice right in all 18 settings (in each,
+#: the chosen method's error is the smaller one) and, among such choices, predict
+#: the measured separate error best (mean |log ratio| 0.17). They steer choices
+#: only and never affect privacy (benchmarks/results/calibrate_proxies.txt).
+KAPPA_GAUSS = 0.79
+KAPPA_EIGENVALUES = 1.0
+KAPPA_EIGENVECTORS = 0.0928
 
 
 def _entry_stds(mechanism):

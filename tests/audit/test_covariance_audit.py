@@ -12,7 +12,7 @@ clipping step removed (a plausible bug): the long row moves the entry by 5 B^2/n
 import numpy as np
 import pytest
 
-import dpgauss.covariance._sums as module
+import dpgauss.covariance._private_covariance as module
 from dpgauss import PrivateCovariance
 from dpgauss.accounting import zcdp_to_approx
 from dpgauss.utils.audit import audit
@@ -33,7 +33,7 @@ def _neighbours():
 
 
 def _runner(X):
-    est = PrivateCovariance(rho=RHO, data_norm=1.0, center=False)
+    est = PrivateCovariance(method="gauss", rho=RHO, data_norm=1.0, center=False)
 
     def run(n, rng):
         return np.array(
@@ -46,7 +46,7 @@ def _runner(X):
     return run
 
 
-def _unclipped_sums(X, location, data_norm, chunk_rows=module.CHUNK_ROWS):
+def _unclipped_sums(X, location, data_norm, with_outer=True):
     y = np.asarray(X, dtype=np.float64) - location
     return y.sum(axis=0), y.T @ y
 
