@@ -1,0 +1,137 @@
+"""Audits of TailSensitiveCovariance's two sparse-vector searches, with canaries.
+
+Both searches run AboveThreshold on queries of sensitivity 1. The neighbours put
+every query exactly at the threshold on one dataset and one unit above it on the
+other (one row moved from the centre to the top of the norms). The real search
+is eps-DP: its lower confidence bound must not exceed eps. The canary is a
+plausible bug, the threshold's own noise left out: then each query the output
+passes contributes its own privacy loss (about eps/4 each), so outputs deep in
+the grid reveal far more than eps, and the audit must catch it.
+"""
+
+import functools
+
+import numpy as np
+import pytest
+
+import dpgauss.covariance._tail_sensitive as module
+from dpgauss.accounting import ZCDP
+from dpgauss.mechanisms import AboveThreshold, _noise
+from dpgauss.utils.audit import audit
+
+pytestmark = pytest.mark.audit
+EPSILON = 1.0
+
+
+class _NoThresholdNoise(AboveThreshold):
+    """Broken: compares noisy queries with the bare threshold."""
+
+    def first_above(self, values, random_state=None):
+        noisy = values + _noise.draw_laplace(
+            4.0 * self.sensitivity / self.cost.epsilon, values.shape, random_state
+        )
+        fired = np.flatnonzero(noisy >= self.threshold)
+        return int(fired[0]) if fired.size else None
+
+
+def _index(value, grid):
+    return float(np.argmin(np.abs(grid - value)))
+
+
+def _radius_runner(norms):
+    grid = 2.0 ** (-np.arange(module.RADIUS_GRID) / 2.0)
+
+    def run(n, rng):
+        return np.array(
+            [
+                _index(module.private_radius(norms, 1.0, EPSILON, rng), grid)
+                for _ in range(n)
+            ]
+        )
+
+    return run
+
+
+def _radius_neighbours():
+    # T = (4 / eps) log(K / beta): put floor(T) rows at the top and move one more
+    # row there, so count(norm > r) is T - 0.7 or T + 0.3 at every radius below 1.
+    threshold = (4.0 / EPSILON) * np.log(module.RADIUS_GRID / 0.1)
+    top = int(np.floor(threshold))
+    a = np.concatenate([np.full(top, 0.99), np.full(200, 1e-30)])
+    b = a.copy()
+    b[top] = 0.99
+    return a, b
+
+
+def _search_runner(norms):
+    # A huge final budget makes the predicted noise ~0, so with every norm at 0
+    # each query is ~0 (exactly at the threshold 0); one norm at the radius
+    # lifts every query by 1 - tau^2 ~ 1.
+    final, n, d = ZCDP(1e12), norms.size, 3
+    grid = 2.0 ** -np.arange(module.TAU_GRID, dtype=float)
+
+    def run(size, rng):
+        return np.array(
+            [
+                _index(
+                    module.search_threshold(norms, 1.0, 0.0, final, n, d, EPSILON, rng),
+                    grid,
+                )
+                for _ in range(size)
+            ]
+        )
+
+    return run
+
+
+def _run(which, size):
+    if which == "radius":
+        a, b = _radius_neighbours()
+        return audit(
+            _radius_runner(a),
+            _radius_runner(b),
+            n_samples=size,
+            n_select=size // 2,
+            random_state=7,
+        )
+    a = np.zeros(200)
+    b = a.copy()
+    b[0] = 1.0
+    return audit(
+        _search_runner(a),
+        _search_runner(b),
+        n_samples=size,
+        n_select=size // 2,
+        random_state=7,
+    )
+
+
+@pytest.fixture(autouse=True)
+def _cached_noise(monkeypatch):
+    # predicted_noise is deterministic in its arguments; caching it only makes
+    # the 10^5 runs fast, it changes no output.
+    monkeypatch.setattr(
+        module,
+        "predicted_noise",
+        functools.lru_cache(maxsize=None)(module.predicted_noise),
+    )
+
+
+@pytest.mark.parametrize("which", ["radius", "search"])
+def test_search_keeps_its_claim(which):
+    result = _run(which, 40_000)
+    assert result.epsilon_lower <= EPSILON, result
+
+
+@pytest.mark.parametrize("which", ["radius", "search"])
+def test_search_without_threshold_noise_is_caught(which, monkeypatch):
+    monkeypatch.setattr(module, "AboveThreshold", _NoThresholdNoise)
+    result = _run(which, 40_000)
+    assert result.epsilon_lower > EPSILON, result
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("which", ["radius", "search"])
+def test_search_keeps_its_claim_large(which):
+    result = _run(which, 200_000)
+    assert result.epsilon_lower <= EPSILON, result

@@ -1,0 +1,186 @@
+"""Covariance kernels: projections, sensitivities, releases, Bingham sampling."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from scipy import integrate
+
+from dpgauss.accounting import ZCDP, PureDP
+from dpgauss.covariance._eigen import eigen_release, sample_bingham
+from dpgauss.covariance._kernels import (
+    eigh_descending,
+    gauss_release,
+    project_simplex_capped,
+    project_trace,
+    release_trace,
+    separate_release,
+)
+from dpgauss.covariance._private_covariance import choose_method
+from dpgauss.covariance._sums import clipped_sums
+from dpgauss.covariance._tail_sensitive import clipping_bias
+
+finite = st.floats(-10, 10, allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def symmetric(draw, d=None):
+    d = d or draw(st.integers(1, 6))
+    A = draw(arrays(np.float64, (d, d), elements=finite))
+    return (A + A.T) / 2
+
+
+@st.composite
+def psd_with_trace_at_most(draw, d, cap):
+    B = draw(arrays(np.float64, (d, d), elements=finite))
+    P = B @ B.T
+    trace = np.trace(P)
+    return (
+        P if trace <= cap or trace == 0 else P * (cap / trace) * draw(st.floats(0, 1))
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    v=arrays(np.float64, st.integers(1, 8), elements=finite),
+    cap=st.floats(0.01, 20),
+    data=st.data(),
+)
+def test_simplex_projection_is_a_projection(v, cap, data):
+    p = project_simplex_capped(v, cap)
+    assert np.all(p >= 0)
+    assert p.sum() <= cap * (1 + 1e-9)
+    # Projection onto a convex set: never farther from any point of the set.
+    u = data.draw(arrays(np.float64, v.shape, elements=st.floats(0, 1)))
+    u = u * (cap / max(u.sum(), cap))
+    assert np.linalg.norm(p - u) <= np.linalg.norm(v - u) + 1e-9
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.data(), d=st.integers(1, 5), cap=st.floats(0.1, 10))
+def test_trace_projection_never_increases_the_error(data, d, cap):
+    # The truth (PSD, trace <= cap) is in the convex set, so projecting a noisy
+    # symmetric estimate onto it can only bring it closer (DLY Appendix C).
+    noisy = data.draw(symmetric(d))
+    truth = data.draw(psd_with_trace_at_most(d, cap))
+    projected = project_trace(noisy, cap)
+    assert np.linalg.eigvalsh(projected).min() >= -1e-9
+    assert np.trace(projected) <= cap * (1 + 1e-9)
+    assert np.linalg.norm(projected - truth) <= np.linalg.norm(noisy - truth) + 1e-9
+
+
+@st.composite
+def neighbours(draw):
+    d = draw(st.integers(1, 5))
+    n = draw(st.integers(2, 7))
+    X = draw(arrays(np.float64, (n, d), elements=finite))
+    Y = X.copy()
+    Y[draw(st.integers(0, n - 1))] = draw(arrays(np.float64, (d,), elements=finite))
+    return X, Y
+
+
+@settings(max_examples=200, deadline=None)
+@given(pair=neighbours(), radius=st.floats(0.1, 5))
+def test_eigenvalue_trace_and_bias_sensitivities(pair, radius):
+    X, Y = pair
+    n, d = X.shape
+    r2, tol = radius**2, 1 + 1e-9
+    Mx = clipped_sums(X, np.zeros(d), radius)[1] / n
+    My = clipped_sums(Y, np.zeros(d), radius)[1] / n
+    diff = eigh_descending(Mx)[0] - eigh_descending(My)[0]
+    assert np.linalg.norm(diff) <= math.sqrt(2) * r2 / n * tol + 1e-12  # Lemma 8
+    assert np.abs(diff).sum() <= 2 * r2 / n * tol + 1e-12  # ADK+19 Lemma 12
+    assert abs(np.trace(Mx) - np.trace(My)) <= r2 / n * tol + 1e-12
+    taus = radius * 2.0 ** -np.arange(8)
+    nx, ny = np.linalg.norm(X, axis=1), np.linalg.norm(Y, axis=1)
+    queries = n * (clipping_bias(nx, radius, taus) - clipping_bias(ny, radius, taus))
+    assert np.all(np.abs(queries) / r2 <= tol)  # the search's queries: sensitivity 1
+
+
+def test_clipping_bias_matches_its_definition():
+    norms = np.array([0.1, 0.5, 0.9, 2.0])
+    taus = np.array([1.0, 0.6, 0.3, 0.05])
+    brute = [np.mean(np.maximum(np.minimum(norms, 1.0) ** 2 - t**2, 0)) for t in taus]
+    np.testing.assert_allclose(clipping_bias(norms, 1.0, taus), brute)
+
+
+def _unit_rows(n, d, seed, decay=0.7):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * decay ** np.arange(d)
+    return X / np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+
+
+@pytest.mark.parametrize("release", [gauss_release, separate_release, eigen_release])
+@pytest.mark.parametrize("cost", [ZCDP(1e6), PureDP(1e4)])
+def test_releases_recover_the_second_moment_with_a_huge_budget(release, cost):
+    X = _unit_rows(2000, 5, 0)
+    M = X.T @ X / 2000
+    estimate, _ = release(M, 2000, 1.0, cost, np.random.default_rng(0))
+    np.testing.assert_allclose(estimate, estimate.T, atol=1e-12)
+    assert np.linalg.eigvalsh(estimate).min() >= -1e-12
+    assert np.trace(estimate) <= 1.0 + 1e-9
+    assert np.linalg.norm(estimate - M) < 0.02 * np.linalg.norm(M)
+
+
+def test_separate_pairs_eigenvalues_with_their_eigenvectors():
+    # Clear spectrum: the release must put the largest eigenvalue on the top
+    # eigenvector (the authors' SVD version mis-pairs indefinite directions).
+    M = np.diag([0.5, 0.2, 0.05])
+    estimate, _ = separate_release(M, 10**6, 1.0, ZCDP(10.0), np.random.default_rng(0))
+    values, vectors = eigh_descending(estimate)
+    np.testing.assert_allclose(values, [0.5, 0.2, 0.05], atol=1e-3)
+    np.testing.assert_allclose(np.abs(vectors), np.eye(3), atol=1e-2)
+
+
+def test_trace_cap_is_applied():
+    M = np.eye(4) * 0.01
+    capped, _ = gauss_release(M, 10, 1.0, ZCDP(1e-3), np.random.default_rng(0), 0.05)
+    assert np.trace(capped) <= 0.05 + 1e-9
+
+
+def test_release_trace_gives_an_upper_bound():
+    # beta = 1e-3: the upper bound fails in about 0.1% of runs.
+    rng = np.random.default_rng(0)
+    uppers = [release_trace(0.3, ZCDP(0.01), 100, 1.0, rng)[1] for _ in range(2000)]
+    assert np.mean(np.array(uppers) < 0.3) < 0.005
+    estimate, upper = release_trace(0.3, PureDP(1e6), 100, 1.0, rng)
+    assert estimate == pytest.approx(0.3, abs=1e-4)
+    assert upper >= estimate
+
+
+@pytest.mark.parametrize("a", [0.5, 5.0, 50.0])
+def test_bingham_sampler_on_the_circle_is_exact(a):
+    # Density exp(-a sin^2 phi) on the circle: E[x_2^2] by quadrature. 8,000
+    # draws: x_2^2 in [0, 1] has sd <= 0.5, so the mean's sd <= 0.0056; 5 sd.
+    rng = np.random.default_rng(1)
+    draws = np.array([sample_bingham(np.diag([0.0, a]), rng) for _ in range(8_000)])
+    weight = lambda p: np.exp(-a * np.sin(p) ** 2)  # noqa: E731
+    exact = (
+        integrate.quad(lambda p: np.sin(p) ** 2 * weight(p), 0, 2 * np.pi)[0]
+        / integrate.quad(weight, 0, 2 * np.pi)[0]
+    )
+    assert np.mean(draws[:, 1] ** 2) == pytest.approx(exact, abs=0.028)
+    np.testing.assert_allclose(np.linalg.norm(draws, axis=1), 1.0)
+
+
+def test_bingham_sampler_in_five_dimensions_matches_importance_sampling():
+    a = np.array([0.0, 1.0, 3.0, 10.0, 30.0])
+    rng = np.random.default_rng(2)
+    # 8,000 draws: each E[x_j^2] to within 5 sd (<= 0.028); the importance-
+    # sampling reference (500,000 uniform points) is far more precise.
+    draws = np.array([sample_bingham(np.diag(a), rng) for _ in range(8_000)])
+    u = rng.standard_normal((500_000, 5))
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    w = np.exp(-(u * u) @ a)
+    reference = (u * u * w[:, None]).sum(axis=0) / w.sum()
+    np.testing.assert_allclose(np.mean(draws**2, axis=0), reference, atol=0.028)
+
+
+def test_choose_method_follows_the_theory():
+    # Small d, large n: GaussCov's d/n wins; large d, small trace: SeparateCov.
+    assert choose_method(ZCDP(0.1), 50_000, 10, 1.0, trace=1.0) == "gauss"
+    assert choose_method(ZCDP(0.1), 50_000, 200, 1.0, trace=0.04) == "separate"
+    assert choose_method(ZCDP(0.1), 1000, 800, 1.0, trace=1.0) == "separate"
