@@ -1,0 +1,186 @@
+"""Speed and scale of the covariance estimators, as ratios measured in one run.
+
+Run: ``.venv/bin/python benchmarks/bench_scale.py [speed|eigen|memmap|dask|all]``.
+
+* speed: fitting n = 1,000,000 x d = 100 against ``numpy.cov`` on the same array
+  (target: at most 3x), best of 3 each, for every method;
+* eigen: EMCov (``method="eigen"``) at d = 100 (target: under 2 s);
+* memmap: a 10,000,000 x 100 float64 file (8 GB) fitted through
+  ``np.load(mmap_mode="r")`` in a child process that reports its peak resident
+  memory (VmHWM) and its peak anonymous memory (RssAnon, sampled every 20 ms)
+  (target: under 2 GB); the file is written once to ``--dir`` and removed after;
+* dask: the same estimate from a Dask array as from numpy, same random_state.
+
+Writes ``results/bench_scale.md``.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from dpgauss import PrivateCovariance, TailSensitiveCovariance
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def _best(func, repeat=3):
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        func()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def speed(n=1_000_000, d=100):
+    X = np.random.default_rng(0).normal(size=(n, d))
+    base = _best(lambda: np.cov(X, rowvar=False))
+    lines = [
+        f"numpy.cov on {n} x {d}: {base:.2f} s",
+        "",
+        "| estimator | fit (s) | ratio |",
+        "|---|---|---|",
+    ]
+    for name, est in [
+        (
+            "PrivateCovariance(method='auto')",
+            PrivateCovariance(rho=1.0, data_norm=15.0),
+        ),
+        (
+            "PrivateCovariance(method='gauss')",
+            PrivateCovariance(method="gauss", rho=1.0, data_norm=15.0),
+        ),
+        (
+            "PrivateCovariance(method='separate')",
+            PrivateCovariance(method="separate", rho=1.0, data_norm=15.0),
+        ),
+        ("TailSensitiveCovariance", TailSensitiveCovariance(rho=1.0, data_norm=15.0)),
+    ]:
+        fit = _best(lambda est=est: est.fit(X))
+        lines.append(f"| {name} | {fit:.2f} | {fit / base:.2f} |")
+    return lines
+
+
+def eigen(d=100, n=10_000):
+    X = np.random.default_rng(0).normal(size=(n, d))
+    est = PrivateCovariance(method="eigen", rho=1.0, data_norm=15.0)
+    fit = _best(lambda: est.fit(X))
+    return [f"EMCov (method='eigen') fit at n={n}, d={d}: {fit:.2f} s (target < 2 s)"]
+
+
+_CHILD = r"""
+import json, sys, threading, time
+import numpy as np
+from dpgauss import PrivateCovariance
+
+peak_anon = 0
+done = False
+
+def status(field):
+    for line in open("/proc/self/status"):
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+def sample():
+    global peak_anon
+    while not done:
+        peak_anon = max(peak_anon, status("RssAnon"))
+        time.sleep(0.02)
+
+thread = threading.Thread(target=sample, daemon=True)
+thread.start()
+X = np.load(sys.argv[1], mmap_mode="r")
+start = time.perf_counter()
+est = PrivateCovariance(rho=1.0, data_norm=15.0).fit(X)
+seconds = time.perf_counter() - start
+done = True
+thread.join()
+peak_anon = max(peak_anon, status("RssAnon"))
+print(json.dumps({"seconds": seconds, "vmhwm": status("VmHWM"),
+                  "rss_anon_peak": peak_anon}))
+"""
+
+
+def memmap(directory, n=10_000_000, d=100):
+    path = Path(directory) / "dpgauss-bench-10M.npy"
+    rng = np.random.default_rng(0)
+    out = np.lib.format.open_memmap(path, mode="w+", dtype=np.float64, shape=(n, d))
+    for start in range(0, n, 500_000):
+        out[start : start + 500_000] = rng.normal(size=(min(500_000, n - start), d))
+    out.flush()
+    del out
+    try:
+        child = subprocess.run(
+            [sys.executable, "-c", _CHILD, str(path)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        stats = json.loads(child.stdout.strip().splitlines()[-1])
+    finally:
+        os.remove(path)
+    gib = 2**30
+    return [
+        f"memory-mapped {n} x {d} float64 ({n * d * 8 / 1e9:.0f} GB): "
+        f"fit {stats['seconds']:.1f} s, peak anonymous memory "
+        f"{stats['rss_anon_peak'] / gib:.2f} GiB, peak resident memory incl. file "
+        f"cache pages {stats['vmhwm'] / gib:.2f} GiB (target < 2 GB)"
+    ]
+
+
+def dask_check(n=200_000, d=20):
+    import dask.array as da
+
+    X = np.random.default_rng(0).normal(size=(n, d))
+    lines = []
+    for est in [
+        PrivateCovariance(rho=1.0, data_norm=8.0, random_state=0),
+        TailSensitiveCovariance(rho=1.0, data_norm=80.0, random_state=0),
+    ]:
+        a = est.fit(X).covariance_
+        b = est.fit(da.from_array(X, chunks=(25_000, d))).covariance_
+        lines.append(
+            f"{type(est).__name__}: max |dask - numpy| = {np.abs(a - b).max():.2e} "
+            "(same random_state; sums differ only in floating-point order)"
+        )
+    return lines
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument(
+        "what",
+        nargs="?",
+        default="all",
+        choices=["speed", "eigen", "memmap", "dask", "all"],
+    )
+    parser.add_argument(
+        "--dir", default=tempfile.gettempdir(), help="where the 8 GB file goes"
+    )
+    args = parser.parse_args()
+    lines = []
+    if args.what in ("speed", "all"):
+        lines += ["## Speed", "", *speed(), ""]
+    if args.what in ("eigen", "all"):
+        lines += ["## EMCov", "", *eigen(), ""]
+    if args.what in ("dask", "all"):
+        lines += ["## Dask", "", *dask_check(), ""]
+    if args.what in ("memmap", "all"):
+        lines += ["## Memory-mapped input", "", *memmap(args.dir), ""]
+    text = "\n".join(lines)
+    print(text)
+    RESULTS.mkdir(exist_ok=True)
+    if args.what == "all":
+        (RESULTS / "bench_scale.md").write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()

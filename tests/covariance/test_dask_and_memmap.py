@@ -1,0 +1,58 @@
+"""Large inputs: Dask arrays and memory-mapped files give the numpy estimate."""
+
+import numpy as np
+import pytest
+
+from dpgauss import PrivacyBudget, PrivateCovariance, TailSensitiveCovariance
+
+da = pytest.importorskip("dask.array")
+
+
+@pytest.mark.parametrize(
+    "est",
+    [
+        PrivateCovariance(rho=1.0, data_norm=6.0, random_state=0),
+        PrivateCovariance(
+            method="separate", epsilon=2.0, data_norm=6.0, random_state=0
+        ),
+        TailSensitiveCovariance(rho=1.0, data_norm=60.0, random_state=0),
+    ],
+    ids=lambda e: type(e).__name__ + getattr(e, "method", ""),
+)
+def test_dask_array_gives_the_numpy_estimate(est):
+    # Same random_state, same releases; the sums over rows differ only in the
+    # order of floating-point additions (chunks), so agreement is to ~1e-15.
+    X = np.random.default_rng(0).normal(size=(20_000, 5))
+    a = est.fit(X).covariance_
+    b = est.fit(da.from_array(X, chunks=(3_000, 5))).covariance_
+    np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+    assert est.n_features_in_ == 5
+
+
+def test_dask_input_is_validated_lazily_and_before_spending():
+    budget = PrivacyBudget(rho=1.0)
+    X = np.random.default_rng(0).normal(size=(100, 3))
+    X[5, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        PrivateCovariance(rho=0.5, data_norm=5.0, budget=budget).fit(
+            da.from_array(X, chunks=(30, 3))
+        )
+    with pytest.raises(ValueError, match="minimum of 2"):
+        PrivateCovariance(rho=0.5, data_norm=5.0, budget=budget).fit(
+            da.from_array(X[:1], chunks=(1, 3))
+        )
+    assert budget.ledger() == []
+
+
+def test_memory_mapped_input_for_every_estimator(tmp_path):
+    path = tmp_path / "X.npy"
+    X = np.random.default_rng(1).normal(size=(5000, 4))
+    np.save(path, X)
+    mapped = np.load(path, mmap_mode="r")
+    for est in (
+        PrivateCovariance(method="separate", rho=1.0, data_norm=5.0, random_state=0),
+        TailSensitiveCovariance(rho=1.0, data_norm=5.0, random_state=0),
+    ):
+        np.testing.assert_array_equal(
+            est.fit(mapped).covariance_, est.fit(X).covariance_
+        )
