@@ -14,7 +14,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpgauss.accounting import ZCDP, PrivacyBudget
 from dpgauss.accounting._composition import compose
-from dpgauss.covariance._sums import clipped_sums, is_dask_array
+from dpgauss.covariance._sums import (
+    _file_backed,
+    all_finite,
+    clipped_sums,
+    is_dask_array,
+)
 from dpgauss.mechanisms import GaussianMechanism, LaplaceMechanism
 from dpgauss.utils._random import check_random_state
 from dpgauss.utils._sklearn_compat import Interval
@@ -76,6 +81,14 @@ class BasePrivateCovariance(DensityMixin, BaseEstimator):
         A Dask array is checked lazily (shape, dtype, finiteness computed with
         Dask) so that it is never loaded into memory.
         """
+        if _file_backed(X) and X.dtype == np.float64:
+            # Shape, type and size checks on the map (no data read); finiteness
+            # chunk by chunk with file reads; then keep the memmap itself (the
+            # validated array is a plain view that would be read through the map).
+            validate_data(self, X, ensure_min_samples=2, ensure_all_finite=False)
+            if not all_finite(X):
+                raise ValueError("Input X contains NaN or infinity.")
+            return X
         if not is_dask_array(X):
             return validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         name = type(self).__name__

@@ -4,9 +4,18 @@ Every estimator's data pass is here: the heavy work is sums over rows, so the
 same code runs on an array, a memory-mapped file or a Dask array.
 """
 
+import mmap
+
 import numpy as np
 
-__all__ = ["CHUNK_ROWS", "clipped_sums", "is_dask_array", "row_norms"]
+__all__ = [
+    "CHUNK_ROWS",
+    "all_finite",
+    "clipped_sums",
+    "is_dask_array",
+    "iter_chunks",
+    "row_norms",
+]
 
 #: Rows per chunk when summing over rows (bounds temporary memory to about
 #: ``CHUNK_ROWS * n_features * 8`` bytes).
@@ -18,11 +27,58 @@ def is_dask_array(X):
     return type(X).__module__.split(".")[0] == "dask" and hasattr(X, "to_delayed")
 
 
+def _file_backed(X):
+    """True for a whole, C-ordered memory-mapped file (as ``np.load`` returns).
+
+    Such arrays are read with ordinary file reads: pages touched through the
+    mapping would count towards the process's resident memory (8 GB for an 8 GB
+    file), while pages read into a buffer stay in the kernel's cache only.
+    """
+    return (
+        isinstance(X, np.memmap)
+        and isinstance(getattr(X, "base", None), mmap.mmap)
+        and X.filename is not None
+        and X.ndim == 2
+        and X.flags.c_contiguous
+    )
+
+
+def iter_chunks(X):
+    """Yield consecutive row blocks of ``X`` (at most CHUNK_ROWS rows each).
+
+    Parameters
+    ----------
+    X : ndarray or numpy.memmap of shape (n_samples, n_features)
+        The data.
+
+    Yields
+    ------
+    ndarray
+        The next block of rows (a view for arrays, a fresh buffer for files).
+    """
+    n, d = X.shape
+    if not _file_backed(X):
+        for start in range(0, n, CHUNK_ROWS):
+            yield X[start : start + CHUNK_ROWS]
+        return
+    with open(X.filename, "rb") as fh:
+        fh.seek(X.offset)
+        for start in range(0, n, CHUNK_ROWS):
+            rows = min(CHUNK_ROWS, n - start)
+            block = np.fromfile(fh, dtype=X.dtype, count=rows * d)
+            yield block.reshape(rows, d)
+
+
+def all_finite(X):
+    """True when every entry of ``X`` is finite, checked chunk by chunk."""
+    return all(bool(np.isfinite(block).all()) for block in iter_chunks(X))
+
+
 def _block_sums(block, location, radius, with_outer):
     d = block.shape[1]
     sum_y, sum_yy = np.zeros(d), np.zeros((d, d)) if with_outer else None
-    for start in range(0, block.shape[0], CHUNK_ROWS):
-        y = _clip_rows(np.asarray(block[start : start + CHUNK_ROWS]), location, radius)
+    for chunk in iter_chunks(np.asarray(block) if not _file_backed(block) else block):
+        y = _clip_rows(chunk, location, radius)
         sum_y += y.sum(axis=0)
         if with_outer:
             sum_yy += y.T @ y
@@ -72,8 +128,8 @@ def clipped_sums(X, location, data_norm, with_outer=True):
 
 def _block_norms(block, location):
     norms = []
-    for start in range(0, block.shape[0], CHUNK_ROWS):
-        y = _offsets(np.asarray(block[start : start + CHUNK_ROWS]), location)
+    for chunk in iter_chunks(np.asarray(block) if not _file_backed(block) else block):
+        y = _offsets(chunk, location)
         peak = np.abs(y).max(axis=1, initial=0.0)
         safe = np.where(peak > 0, peak, 1.0)
         with np.errstate(over="ignore"):  # a norm above float64's range is inf

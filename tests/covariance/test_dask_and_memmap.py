@@ -56,3 +56,32 @@ def test_memory_mapped_input_for_every_estimator(tmp_path):
         np.testing.assert_array_equal(
             est.fit(mapped).covariance_, est.fit(X).covariance_
         )
+
+
+def test_memory_mapped_file_is_read_with_file_reads(tmp_path, monkeypatch):
+    # Pages touched through a mapping count as the process's resident memory;
+    # a file-backed memmap is therefore read chunk by chunk with np.fromfile.
+    import dpgauss.covariance._sums as sums
+
+    path = tmp_path / "X.npy"
+    X = np.random.default_rng(2).normal(size=(1000, 3))
+    np.save(path, X)
+    mapped = np.load(path, mmap_mode="r")
+    assert sums._file_backed(mapped)
+    calls = []
+    original = np.fromfile
+    monkeypatch.setattr(
+        sums.np, "fromfile", lambda *a, **k: calls.append(1) or original(*a, **k)
+    )
+    monkeypatch.setattr(sums, "CHUNK_ROWS", 300)
+    est = PrivateCovariance(rho=1.0, data_norm=5.0, random_state=0).fit(mapped)
+    assert len(calls) >= 3 * 4  # finiteness check, mean pass, second moment pass
+    np.testing.assert_array_equal(
+        est.covariance_,
+        PrivateCovariance(rho=1.0, data_norm=5.0, random_state=0).fit(X).covariance_,
+    )
+    bad = tmp_path / "bad.npy"
+    X[500, 1] = np.nan
+    np.save(bad, X)
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        PrivateCovariance(rho=1.0, data_norm=5.0).fit(np.load(bad, mmap_mode="r"))
