@@ -23,6 +23,7 @@ from dpgauss.covariance._sums import (
 from dpgauss.mechanisms import GaussianMechanism, LaplaceMechanism
 from dpgauss.utils._random import check_random_state
 from dpgauss.utils._sklearn_compat import Interval
+from dpgauss.utils.validation import check_data_norm, resolve_privacy
 
 __all__ = ["BasePrivateCovariance"]
 
@@ -75,6 +76,22 @@ class BasePrivateCovariance(DensityMixin, BaseEstimator):
     }
 
     # -- fitting helpers ----------------------------------------------------------
+    def _resolve_public(self):
+        """The fit's privacy total and public bound, checked before anything else."""
+        name = type(self).__name__
+        total = resolve_privacy(self.rho, self.epsilon, self.delta, owner=name)
+        return total, check_data_norm(self.data_norm, owner=name)
+
+    def _read_input(self, total, X):
+        """Refuse an exhausted budget before reading ``X``, then validate ``X``.
+
+        Returns the validated data and the public centre (``location``).
+        """
+        if self.budget is not None:
+            self.budget.check(total)
+        X = self._validate_input(X)
+        return X, self._check_location(X.shape[1])
+
     def _validate_input(self, X):
         """Validate ``X`` (numpy, memory-mapped or Dask) and set ``n_features_in_``.
 

@@ -21,9 +21,9 @@ from scipy.optimize import brentq
 
 from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.covariance._kernels import (
+    assemble,
     eigenvalue_mechanism,
     eigh_descending,
-    project_simplex_capped,
 )
 from dpgauss.utils.validation import split_cost
 
@@ -87,9 +87,8 @@ def _complement_basis(P, u):
     w = u.copy()
     w[0] += math.copysign(1.0, u[0]) if u[0] != 0 else 1.0
     w /= np.linalg.norm(w)
-    H = np.eye(m) - 2.0 * np.outer(
-        w, w
-    )  # H maps u to -+e1; its other columns span u^perp
+    # H maps u to -+e1, so its other columns are an orthonormal basis of u^perp.
+    H = np.eye(m) - 2.0 * np.outer(w, w)
     return P @ H[:, 1:]
 
 
@@ -141,9 +140,7 @@ def eigen_release(M, n, radius, cost, rng, trace_cap=None):
         P = _complement_basis(P, u)
     directions.append(P[:, 0])
     vectors = np.column_stack(directions)
-    cap = radius * radius if trace_cap is None else min(trace_cap, radius * radius)
-    kept = project_simplex_capped(np.sort(noisy_values)[::-1], cap)
-    return (vectors * kept) @ vectors.T, mechanism
+    return assemble(vectors, noisy_values, radius, trace_cap), mechanism
 
 
 def eigen_step_costs(cost, d):

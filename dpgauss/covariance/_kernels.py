@@ -32,6 +32,7 @@ from dpgauss.mechanisms import (
 from dpgauss.utils.validation import split_cost
 
 __all__ = [
+    "assemble",
     "eigenvalue_mechanism",
     "eigh_descending",
     "gauss_release",
@@ -194,9 +195,19 @@ def separate_release(M, n, radius, cost, rng, trace_cap=None):
     noisy_values = eigenvalue_mechanism(value_cost, n, radius).randomise(values, rng)
     mechanism = second_moment_mechanism(vector_cost, n, M.shape[0], radius)
     vectors = eigh_descending(mechanism.randomise(M, rng))[1]
+    return assemble(vectors, noisy_values, radius, trace_cap), mechanism
+
+
+def assemble(vectors, noisy_values, radius, trace_cap):
+    """``V diag(u) V^T`` with u the noisy eigenvalues sorted (decreasing) and
+    projected onto {u >= 0, sum u <= cap}, paired in order with the columns of V.
+
+    The cap is ``radius**2`` (or ``trace_cap`` when smaller): the trace of the
+    second moment of rows clipped to ``radius`` is at most ``radius**2``.
+    """
     cap = radius * radius if trace_cap is None else min(trace_cap, radius * radius)
     kept = project_simplex_capped(np.sort(noisy_values)[::-1], cap)
-    return (vectors * kept) @ vectors.T, mechanism
+    return (vectors * kept) @ vectors.T
 
 
 # -- choosing a mechanism: predicted errors (data-independent given a trace) --------

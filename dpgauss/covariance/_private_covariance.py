@@ -24,7 +24,7 @@ from dpgauss.covariance._kernels import (
 from dpgauss.covariance._sums import clipped_sums
 from dpgauss.utils._random import check_random_state
 from dpgauss.utils._sklearn_compat import StrOptions, _fit_context
-from dpgauss.utils.validation import check_data_norm, resolve_privacy, split_cost
+from dpgauss.utils.validation import split_cost
 
 __all__ = ["PrivateCovariance"]
 
@@ -262,14 +262,9 @@ class PrivateCovariance(BasePrivateCovariance):
         self : PrivateCovariance
             The fitted estimator.
         """
-        name = type(self).__name__
-        total = resolve_privacy(self.rho, self.epsilon, self.delta, owner=name)
-        radius = check_data_norm(self.data_norm, owner=name)
-        if self.budget is not None:  # refuse an exhausted budget before reading X
-            self.budget.check(total)
-        X = self._validate_input(X)
+        total, radius = self._resolve_public()
+        X, centre = self._read_input(total, X)
         n, d = X.shape
-        centre = self._check_location(d)
         plan = release_plan(total, self.method, bool(self.center), d)
         self._charge(total, plan)
         rng = check_random_state(self.random_state)

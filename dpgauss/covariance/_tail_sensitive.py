@@ -27,7 +27,7 @@ from dpgauss.covariance._sums import clipped_sums, row_norms
 from dpgauss.mechanisms import AboveThreshold
 from dpgauss.utils._random import check_random_state
 from dpgauss.utils._sklearn_compat import _fit_context
-from dpgauss.utils.validation import check_data_norm, resolve_privacy, split_cost
+from dpgauss.utils.validation import split_cost
 
 __all__ = ["TailSensitiveCovariance"]
 
@@ -292,14 +292,9 @@ class TailSensitiveCovariance(BasePrivateCovariance):
         self : TailSensitiveCovariance
             The fitted estimator.
         """
-        name = type(self).__name__
-        total = resolve_privacy(self.rho, self.epsilon, self.delta, owner=name)
-        bound = check_data_norm(self.data_norm, owner=name)
+        total, bound = self._resolve_public()
         plan = release_plan(total, bool(self.center), self._check_split())
-        if self.budget is not None:  # refuse an exhausted budget before reading X
-            self.budget.check(total)
-        X = self._validate_input(X)
-        centre = self._check_location(X.shape[1])
+        X, centre = self._read_input(total, X)
         self._charge(total, plan)
         rng = check_random_state(self.random_state)
         costs = [cost for cost, _ in plan]
