@@ -14,6 +14,7 @@ code, 5 repetitions) next to ours, checks the issue's targets, and writes
 
 import argparse
 import csv
+import json
 import sys
 import time
 from pathlib import Path
@@ -131,10 +132,17 @@ def main():
     if args.quick:
         keys = [k for k in keys if k[1] <= 200 and k[2] <= 50000]
     keys += [("digits", 64, 1797, 0, rho) for rho in DIGITS_RHOS]
-    results = Parallel(n_jobs=args.jobs)(
-        delayed(_run_setting)(k, args.reps) for k in keys
-    )
     RESULTS.mkdir(exist_ok=True)
+    keys.sort(key=lambda k: -(k[1] ** 2) * k[2])  # heaviest first, for load balance
+    results = []
+    partial = RESULTS / "bench_dly.partial.jsonl"
+    partial.write_text("")
+    jobs = Parallel(n_jobs=args.jobs, return_as="generator_unordered")
+    for key, means in jobs(delayed(_run_setting)(k, args.reps) for k in keys):
+        results.append((key, means))
+        with open(partial, "a") as fh:  # progress survives an interrupted run
+            fh.write(json.dumps({"key": list(key), "means": means}) + "\n")
+    results.sort(key=lambda r: r[0])  # figure, then d, n, N, rho
     lines = [
         f"Mean Frobenius error over {args.reps} repetitions (second moment, rows in "
         "the unit ball, zCDP). ref = the spec's numpy port of the authors' code "

@@ -24,6 +24,7 @@ from _data import zipf_data
 
 import dpgauss.covariance._kernels as K
 from dpgauss.accounting import ZCDP
+from dpgauss.covariance._private_covariance import SEPARATE_MARGIN
 
 SETTINGS = [
     (n, d, N, rho)
@@ -132,7 +133,7 @@ def main(reps=3):
         n, d, N, rho, tr, g, s_, raw, e0, v0 = row
         pred = math.sqrt(coef[0] * e0 + coef[1] * v0)
         gpred = K.KAPPA_GAUSS * raw
-        pick = "separate" if pred < gpred else "gauss"
+        pick = "separate" if pred < SEPARATE_MARGIN * gpred else "gauss"
         best = "separate" if s_ < g else "gauss"
         loss = (s_ if pick == "separate" else g) / min(g, s_)
         print(

@@ -22,7 +22,11 @@ from dpgauss.covariance._kernels import (
     release_trace,
     separate_release,
 )
-from dpgauss.covariance._private_covariance import MEAN_SHARE, noise_sd
+from dpgauss.covariance._private_covariance import (
+    MEAN_SHARE,
+    choose_method,
+    noise_sd,
+)
 from dpgauss.covariance._sums import clipped_sums, row_norms
 from dpgauss.mechanisms import AboveThreshold
 from dpgauss.utils._random import check_random_state
@@ -316,9 +320,7 @@ class TailSensitiveCovariance(BasePrivateCovariance):
             norms, radius, trace, final, n, d, search_cost.epsilon, rng
         )
         M = clipped_sums(X, centre, tau)[1] / n
-        gauss = predicted_gauss_error(final, n, d, tau)
-        separate = predicted_separate_error(final, n, d, tau, min(trace, tau * tau))
-        self.method_ = "separate" if separate < gauss else "gauss"
+        self.method_ = choose_method(final, n, d, tau, min(trace, tau * tau))
         release = separate_release if self.method_ == "separate" else gauss_release
         estimate, mechanism = release(M, n, tau, final, rng, trace_cap=upper)
         self.radius_, self.clip_threshold_ = radius, tau
