@@ -127,7 +127,15 @@ def main():
     parser.add_argument("--reps", type=int, default=20)
     parser.add_argument("--quick", action="store_true", help="only d <= 200, n <= 5e4")
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument(
+        "--plot-only", action="store_true", help="redraw from results/*.partial.jsonl"
+    )
     args = parser.parse_args()
+    if args.plot_only:
+        lines = (RESULTS / "bench_dly.partial.jsonl").read_text().splitlines()
+        records = [json.loads(line) for line in lines]
+        _plot([(tuple(r["key"]), r["means"]) for r in records])
+        return
     keys = list(REFERENCE)
     if args.quick:
         keys = [k for k in keys if k[1] <= 200 and k[2] <= 50000]
@@ -192,10 +200,12 @@ def _plot(results):
     except ImportError:  # the benchmarks extra installs matplotlib
         print("matplotlib not installed: no plot")
         return
-    panels = [("3a", 4, "N"), ("3b", 1, "d"), ("3c", 2, "n"), ("3d", 5, "rho")]
+    panels = [("3a", 3, "N"), ("3b", 1, "d"), ("3c", 2, "n"), ("3d", 4, "rho")]
     fig, axes = plt.subplots(1, 4, figsize=(18, 4))
     for ax, (name, index, label) in zip(axes, panels, strict=True):
-        chosen = sorted([(k[index], m) for k, m in results if k[0] == name])
+        chosen = sorted(
+            [(k[index], m) for k, m in results if k[0] == name], key=lambda t: t[0]
+        )
         xs = [x for x, _ in chosen]
         for method in ("gauss", "separate", "auto", "tail", "zero"):
             ax.plot(xs, [m[method] for _, m in chosen], marker="o", label=method)

@@ -38,7 +38,12 @@ __all__ = ["TailSensitiveCovariance"]
 #: Default shares of the (non-mean) cost: radius, trace, threshold search, final.
 DEFAULT_SPLIT = (1 / 32, 1 / 32, 1 / 8, 13 / 16)
 RADIUS_GRID = 80  # radii data_norm * 2^(-k/2), k = 0..79
-TAU_GRID = 60  # thresholds radius * 2^(-l), l = 0..59
+#: The radius returned is this many grid steps (factor sqrt(2) each) above the
+#: one where the scan stopped: the scan stops only once about T rows lie
+#: outside, and a generous radius costs little because the threshold search
+#: below it (on a grid of the same ratio) still clips as far as it pays.
+STEP_BACK = 2
+TAU_GRID = 120  # thresholds radius * 2^(-l/2), l = 0..119 (down to 2^-60 r)
 
 
 def _as_epsilon(cost):
@@ -78,14 +83,15 @@ def release_plan(total, center, split):
 
 
 def private_radius(norms, data_norm, epsilon, rng, beta=0.1):
-    """Privately find a radius outside which only about T rows lie.
+    """Privately find a radius that only a thin tail of the norms exceeds.
 
     Scans the radii ``data_norm * 2^(-k/2)`` downward with AboveThreshold on
     ``count(norm > r)`` (sensitivity 1: one row moves one count) and threshold
-    ``T = (4 / eps) log(K / beta)``, and returns the last radius before the
-    count was judged to exceed T. T is large enough that radii above every norm
-    (count 0) rarely stop the scan however loose ``data_norm`` is; the ~T rows
-    beyond the result are the far tail the threshold search would clip anyway.
+    ``T = (4 / eps) log(K / beta)``, and returns the radius ``STEP_BACK`` grid
+    steps above the one where the count was judged to exceed T. T is large
+    enough that radii above every norm (count 0) rarely stop the scan however
+    loose ``data_norm`` is; stepping back keeps a top group of fewer than T rows
+    unclipped, leaving the decision to clip them to the threshold search.
 
     Parameters
     ----------
@@ -113,7 +119,7 @@ def private_radius(norms, data_norm, epsilon, rng, beta=0.1):
     index = svt.first_above(counts.astype(float), rng)
     if index is None:
         return float(radii[-1])
-    return float(radii[max(index - 1, 0)])
+    return float(radii[max(index - STEP_BACK, 0)])
 
 
 def clipping_bias(norms, radius, taus):
@@ -138,14 +144,14 @@ def predicted_noise(cost, n, d, tau, trace):
 
 
 def search_threshold(norms, radius, trace, final, n, d, epsilon, rng):
-    """AboveThreshold over tau = r 2^(-l): first tau where bias exceeds noise.
+    """AboveThreshold over tau = r 2^(-l/2): first tau where bias exceeds noise.
 
     Query l is ``n (gamma(tau_l) - Noise(tau_l)) / r^2`` (sensitivity 1: Noise is
     public given the private trace); threshold 0. Returns the tau one grid step
     above the first query that fired (the last tau where bias < noise), or the
     smallest tau if none fired.
     """
-    taus = radius * 2.0 ** -np.arange(TAU_GRID, dtype=float)
+    taus = radius * 2.0 ** (-np.arange(TAU_GRID, dtype=float) / 2.0)
     noise = np.array([predicted_noise(final, n, d, t, trace) for t in taus])
     queries = n * (clipping_bias(norms, radius, taus) - noise) / radius**2
     index = AboveThreshold(threshold=0.0, sensitivity=1.0, epsilon=epsilon).first_above(
