@@ -285,13 +285,12 @@ class PrivateCovariance(BasePrivateCovariance):
     def _release(self, M, n, radius, plan, total, rng):
         """Run the chosen mechanism on the second moment ``M``."""
         d = M.shape[0]
-        first = 1 if self.center else 0
         final = (
             split_cost(total, [MEAN_SHARE, 1 - MEAN_SHARE])[1] if self.center else total
         )
         cap, method = None, self.method
-        if method == "auto":
-            trace_cost, final = plan[first][0], plan[first + 1][0]
+        if method == "auto":  # the plan ends with the trace and the final release
+            (trace_cost, _), (final, _) = plan[-2:]
             trace, cap = release_trace(np.trace(M), trace_cost, n, radius, rng)
             method = choose_method(final, n, d, radius, trace)
         self.method_ = method
