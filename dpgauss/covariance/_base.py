@@ -138,16 +138,18 @@ class BasePrivateCovariance(DensityMixin, BaseEstimator):
         return location
 
     @staticmethod
-    def _release_centre(X, location, radius, cost, rng):
+    def _release_centre(X, location, radius, cost, rng, sum_y=None):
         """Release the mean of the rows clipped to ``radius`` around ``location``.
 
         Sensitivity (replace-one): 2r/n in l2 (Gaussian, zCDP) and 2 sqrt(d) r/n in
         l1 (Laplace, pure DP). The release is projected onto the ball of radius r,
         where the exact clipped mean lies (post-processing). Returns the new centre
-        ``location + mean``.
+        ``location + mean``. ``sum_y``, the sum of the clipped rows, is computed
+        here unless given.
         """
         n, d = X.shape
-        sum_y, _ = clipped_sums(X, location, radius, with_outer=False)
+        if sum_y is None:
+            sum_y, _ = clipped_sums(X, location, radius, with_outer=False)
         if isinstance(cost, ZCDP):
             mech = GaussianMechanism(sensitivity=2 * radius / n, rho=cost.rho)
         else:

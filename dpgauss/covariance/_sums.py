@@ -127,13 +127,12 @@ def clipped_sums(X, location, data_norm, with_outer=True):
 
 
 def _block_norms(block, location):
-    norms = []
-    for chunk in iter_chunks(np.asarray(block) if not _file_backed(block) else block):
-        y = _offsets(chunk, location)
-        peak = np.abs(y).max(axis=1, initial=0.0)
-        safe = np.where(peak > 0, peak, 1.0)
-        with np.errstate(over="ignore"):  # a norm above float64's range is inf
-            norms.append(peak * np.linalg.norm(y / safe[:, None], axis=1))
+    norms = [
+        _offsets_and_norms(chunk, location)[1]
+        for chunk in iter_chunks(
+            np.asarray(block) if not _file_backed(block) else block
+        )
+    ]
     return np.concatenate(norms) if norms else np.zeros(0)
 
 
@@ -155,12 +154,27 @@ def row_norms(X, location):
     return np.concatenate(_over_blocks(X, _block_norms, location))
 
 
-def _offsets(x, location):
-    """``x - location``, with rows that are not finite (or overflow) set to 0."""
+def _offsets_and_norms(x, location):
+    """``y = x - location`` (a new array) and the l2 norm of each row of y.
+
+    Rows that are not finite (or whose offset overflows) are set to 0. Norms are
+    computed with one pass; only rows whose squared norm is not finite (rare:
+    non-finite input, or entries beyond ~1e154) take the careful path, where the
+    norm is ``max|y| * ||y / max|y|||`` (inf if it exceeds float64's range).
+    """
     with np.errstate(over="ignore", invalid="ignore"):
         y = np.asarray(x, dtype=np.float64) - location
-    y[~np.isfinite(y).all(axis=1)] = 0.0
-    return y
+        squared = np.einsum("ij,ij->i", y, y)
+    bad = np.flatnonzero(~np.isfinite(squared))
+    if bad.size:
+        rows = y[bad]
+        rows[~np.isfinite(rows).all(axis=1)] = 0.0
+        y[bad] = rows
+        peak = np.abs(rows).max(axis=1)
+        safe = np.where(peak > 0, peak, 1.0)
+        with np.errstate(over="ignore"):
+            squared[bad] = (peak * np.linalg.norm(rows / safe[:, None], axis=1)) ** 2
+    return y, np.sqrt(squared)
 
 
 def _clip_rows(x, location, radius):
@@ -171,15 +185,83 @@ def _clip_rows(x, location, radius):
     ``assume_finite`` is set) or whose offset overflows float64 is mapped to the
     centre, a fixed public point; a huge finite row is scaled without overflow.
     """
-    y = _offsets(x, location)
-    with np.errstate(over="ignore"):
-        norms = np.sqrt(np.einsum("ij,ij->i", y, y))
+    y, norms = _offsets_and_norms(x, location)
     with np.errstate(divide="ignore"):
-        factor = np.minimum(1.0, radius / norms)  # 0 where ||y||^2 overflowed
+        factor = np.minimum(1.0, radius / norms)  # 0 where the norm overflowed
     huge = np.isinf(norms)
-    if huge.any():  # recompute those norms as max|y| * ||y / max|y|||
+    if huge.any():  # scale those rows by their largest entry first
         scaled = y[huge] / np.abs(y[huge]).max(axis=1, keepdims=True)
         factor[huge] = 1.0
         y[huge] = scaled * (radius / np.linalg.norm(scaled, axis=1))[:, None]
     y *= factor[:, None]
     return y
+
+
+def _in_memory(X):
+    return type(X) is np.ndarray
+
+
+def clipped_mean_sum(X, location, radius, norms):
+    """Sum of the rows clipped to ``radius`` around ``location``, given their norms.
+
+    For an in-memory array this is ``X^T f - location sum(f)`` with
+    ``f = min(1, radius / norms)``: one matrix-vector product instead of a pass
+    that copies the data. If the array is not in memory, or the product is not
+    finite (a row that is not finite), the chunked :func:`clipped_sums` is used.
+    Both compute the same per-row map (up to floating-point rounding), so the
+    sensitivity 2r/n of the mean holds either way.
+
+    Parameters
+    ----------
+    X : array of shape (n_samples, n_features)
+        The data.
+    location : ndarray of shape (n_features,)
+        The centre.
+    radius : float
+        The clipping radius.
+    norms : ndarray of shape (n_samples,)
+        ``row_norms(X, location)``.
+
+    Returns
+    -------
+    ndarray of shape (n_features,)
+        The sum of the clipped rows.
+    """
+    if _in_memory(X):
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            f = np.minimum(1.0, radius / norms)
+            total = X.T @ f - location * f.sum()
+        if np.all(np.isfinite(total)):
+            return total
+    return clipped_sums(X, location, radius, with_outer=False)[0]
+
+
+def shifted_norms(X, location, norms, shift):
+    """Norms of ``x - (location + shift)`` from the norms of ``x - location``.
+
+    For an in-memory array: ``|x - l - s|^2 = |x - l|^2 - 2 (x - l).s + |s|^2``,
+    one matrix-vector product; otherwise (or if not finite) a chunked pass.
+
+    Parameters
+    ----------
+    X : array of shape (n_samples, n_features)
+        The data.
+    location : ndarray of shape (n_features,)
+        The old centre.
+    norms : ndarray of shape (n_samples,)
+        ``row_norms(X, location)``.
+    shift : ndarray of shape (n_features,)
+        The new centre minus the old.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+        The norms around the new centre.
+    """
+    if _in_memory(X):
+        with np.errstate(over="ignore", invalid="ignore"):
+            dots = X @ shift - location @ shift
+            squared = norms**2 - 2.0 * dots + shift @ shift
+        if np.all(np.isfinite(squared)):
+            return np.sqrt(np.maximum(squared, 0.0))
+    return row_norms(X, location + shift)

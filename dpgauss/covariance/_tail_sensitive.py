@@ -27,7 +27,12 @@ from dpgauss.covariance._private_covariance import (
     choose_method,
     noise_sd,
 )
-from dpgauss.covariance._sums import clipped_sums, row_norms
+from dpgauss.covariance._sums import (
+    clipped_mean_sum,
+    clipped_sums,
+    row_norms,
+    shifted_norms,
+)
 from dpgauss.mechanisms import AboveThreshold
 from dpgauss.utils._random import check_random_state
 from dpgauss.utils._sklearn_compat import _fit_context
@@ -310,17 +315,22 @@ class TailSensitiveCovariance(BasePrivateCovariance):
         costs = [cost for cost, _ in plan]
         if self.center:
             costs = costs[1:]
-        radius = private_radius(row_norms(X, centre), bound, costs[0].epsilon, rng)
+        norms = row_norms(X, centre)
+        radius = private_radius(norms, bound, costs[0].epsilon, rng)
         if self.center:
-            centre = self._release_centre(X, centre, radius, plan[0][0], rng)
-        self._fit_clipped(X, centre, radius, costs[1:], rng)
+            mean_sum = clipped_mean_sum(X, centre, radius, norms)
+            new_centre = self._release_centre(
+                X, centre, radius, plan[0][0], rng, mean_sum
+            )
+            norms = shifted_norms(X, centre, norms, new_centre - centre)
+            centre = new_centre
+        self._fit_clipped(X, centre, radius, np.minimum(norms, radius), costs[1:], rng)
         return self
 
-    def _fit_clipped(self, X, centre, radius, costs, rng):
+    def _fit_clipped(self, X, centre, radius, norms, costs, rng):
         """Trace, threshold search and final release around ``centre``."""
         trace_cost, search_cost, final = costs
         n, d = X.shape
-        norms = np.minimum(row_norms(X, centre), radius)
         trace, upper = release_trace(np.mean(norms**2), trace_cost, n, radius, rng)
         tau = search_threshold(
             norms, radius, trace, final, n, d, search_cost.epsilon, rng
