@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpgauss.accounting import ZCDP, PrivacyBudget
 from dpgauss.accounting._composition import compose
+from dpgauss.covariance._kernels import eigh_descending
 from dpgauss.covariance._sums import (
     _file_backed,
     all_finite,
@@ -49,8 +50,7 @@ def project_psd(matrix, upper):
     eigenvectors : ndarray of shape (d, d)
         Orthonormal eigenvectors, one per column.
     """
-    sym = 0.5 * (matrix + matrix.T)
-    values, vectors = linalg.eigh(sym)
+    values, vectors = eigh_descending(matrix)
     return np.clip(values, 0.0, upper), vectors
 
 

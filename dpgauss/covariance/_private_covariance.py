@@ -80,6 +80,16 @@ def choose_method(cost, n, d, radius, trace):
     return "separate" if separate < SEPARATE_MARGIN * gauss else "gauss"
 
 
+def split_mean(total, center):
+    """The mean's release (a one-entry plan, empty without centring) and the cost
+    left for the covariance (``MEAN_SHARE`` of ``total`` goes to the mean)."""
+    if not center:
+        return [], total
+    mean, rest = split_cost(total, [MEAN_SHARE, 1.0 - MEAN_SHARE])
+    kind = "gaussian" if isinstance(total, ZCDP) else "laplace"
+    return [(mean, f"{kind}:mean")], rest
+
+
 def release_plan(total, method, center, d):
     """The fit's releases as (cost, label) pairs, in order, before any noise.
 
@@ -100,10 +110,7 @@ def release_plan(total, method, center, d):
         The ledger entries; they compose to at most ``total``.
     """
     kind = "gaussian" if isinstance(total, ZCDP) else "laplace"
-    shares = [MEAN_SHARE, 1.0 - MEAN_SHARE] if center else [1.0]
-    parts = split_cost(total, shares)
-    plan = [(parts[0], f"{kind}:mean")] if center else []
-    rest = parts[-1]
+    plan, rest = split_mean(total, center)
     if method == "auto":
         trace, final = split_cost(rest, [AUTO_TRACE_SHARE, 1 - AUTO_TRACE_SHARE])
         return [*plan, (trace, f"{kind}:trace"), (final, "auto:gauss_or_separate")]
@@ -285,9 +292,7 @@ class PrivateCovariance(BasePrivateCovariance):
     def _release(self, M, n, radius, plan, total, rng):
         """Run the chosen mechanism on the second moment ``M``."""
         d = M.shape[0]
-        final = (
-            split_cost(total, [MEAN_SHARE, 1 - MEAN_SHARE])[1] if self.center else total
-        )
+        final = split_mean(total, self.center)[1]
         cap, method = None, self.method
         if method == "auto":  # the plan ends with the trace and the final release
             (trace_cost, _), (final, _) = plan[-2:]

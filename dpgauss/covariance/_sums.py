@@ -58,6 +58,7 @@ def iter_chunks(X):
     """
     n, d = X.shape
     if not _file_backed(X):
+        X = np.asarray(X)
         for start in range(0, n, CHUNK_ROWS):
             yield X[start : start + CHUNK_ROWS]
         return
@@ -77,7 +78,7 @@ def all_finite(X):
 def _block_sums(block, location, radius, with_outer):
     d = block.shape[1]
     sum_y, sum_yy = np.zeros(d), np.zeros((d, d)) if with_outer else None
-    for chunk in iter_chunks(np.asarray(block) if not _file_backed(block) else block):
+    for chunk in iter_chunks(block):
         y = _clip_rows(chunk, location, radius)
         sum_y += y.sum(axis=0)
         if with_outer:
@@ -127,12 +128,7 @@ def clipped_sums(X, location, data_norm, with_outer=True):
 
 
 def _block_norms(block, location):
-    norms = [
-        _offsets_and_norms(chunk, location)[1]
-        for chunk in iter_chunks(
-            np.asarray(block) if not _file_backed(block) else block
-        )
-    ]
+    norms = [_offsets_and_norms(chunk, location)[1] for chunk in iter_chunks(block)]
     return np.concatenate(norms) if norms else np.zeros(0)
 
 

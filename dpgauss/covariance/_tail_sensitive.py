@@ -16,16 +16,15 @@ import numpy as np
 from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.covariance._base import BasePrivateCovariance
 from dpgauss.covariance._kernels import (
-    gauss_release,
     predicted_gauss_error,
     predicted_separate_error,
     release_trace,
-    separate_release,
 )
 from dpgauss.covariance._private_covariance import (
-    MEAN_SHARE,
+    RELEASES,
     choose_method,
     noise_sd,
+    split_mean,
 )
 from dpgauss.covariance._sums import (
     clipped_mean_sum,
@@ -75,9 +74,8 @@ def release_plan(total, center, split):
         final release.
     """
     kind = "gaussian" if isinstance(total, ZCDP) else "laplace"
-    parts = split_cost(total, [MEAN_SHARE, 1 - MEAN_SHARE]) if center else [total]
-    plan = [(parts[0], f"{kind}:mean")] if center else []
-    radius, trace, search, final = split_cost(parts[-1], split)
+    plan, rest = split_mean(total, center)
+    radius, trace, search, final = split_cost(rest, split)
     return [
         *plan,
         (PureDP(_as_epsilon(radius)), "above_threshold:radius"),
@@ -337,7 +335,7 @@ class TailSensitiveCovariance(BasePrivateCovariance):
         )
         M = clipped_sums(X, centre, tau)[1] / n
         self.method_ = choose_method(final, n, d, tau, min(trace, tau * tau))
-        release = separate_release if self.method_ == "separate" else gauss_release
+        release = RELEASES[self.method_]
         estimate, mechanism = release(M, n, tau, final, rng, trace_cap=upper)
         self.radius_, self.clip_threshold_ = radius, tau
         self._set_covariance(estimate, centre, noise_sd(mechanism), tau * tau)
