@@ -59,6 +59,10 @@ class LedgerEvent:
         The privacy cost of the release.
     pid : int
         The process that recorded it.
+    id : int, default=0
+        The event's id in its ledger: unique, increasing, starting at 1 in a
+        fresh ledger (0 for an event not read from a ledger). Fits derive their
+        noise from it (see :func:`dpgauss.utils.fit_generator`).
 
     Examples
     --------
@@ -75,6 +79,7 @@ class LedgerEvent:
     mechanism: str
     cost: object
     pid: int
+    id: int = 0
 
 
 def _total_from(rho, epsilon, delta):
@@ -316,12 +321,12 @@ class PrivacyBudget:
 
     def _read_events(self, conn):
         rows = conn.execute(
-            "SELECT time, estimator, mechanism, kind, rho, epsilon, delta, pid "
+            "SELECT time, estimator, mechanism, kind, rho, epsilon, delta, pid, id "
             "FROM events ORDER BY id"
         ).fetchall()
         return [
-            LedgerEvent(t, est, mech, _row_to_cost(kind, r, e, d), pid)
-            for t, est, mech, kind, r, e, d, pid in rows
+            LedgerEvent(t, est, mech, _row_to_cost(kind, r, e, d), pid, i)
+            for t, est, mech, kind, r, e, d, pid, i in rows
         ]
 
     @contextlib.contextmanager
@@ -408,15 +413,18 @@ class PrivacyBudget:
         with self._locked(write=True) as conn:
             recorded = [e.cost for e in self._read_events(conn)]
             self._require_fits(recorded, [cost for cost, _ in items])
-            conn.executemany(
-                "INSERT INTO events (time, estimator, mechanism, kind, rho, epsilon,"
-                " delta, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (now, str(estimator), mech, *row, pid)
-                    for (_, mech), row in zip(items, rows, strict=True)
-                ],
-            )
-        return [LedgerEvent(now, str(estimator), m, c, pid) for c, m in items]
+            ids = [
+                conn.execute(
+                    "INSERT INTO events (time, estimator, mechanism, kind, rho, "
+                    "epsilon, delta, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (now, str(estimator), mech, *row, pid),
+                ).lastrowid
+                for (_, mech), row in zip(items, rows, strict=True)
+            ]
+        return [
+            LedgerEvent(now, str(estimator), m, c, pid, i)
+            for (c, m), i in zip(items, ids, strict=True)
+        ]
 
     def _require_fits(self, recorded, costs):
         if not within(self.total, recorded + costs):

@@ -22,7 +22,7 @@ from dpgauss.covariance._sums import (
     is_dask_array,
 )
 from dpgauss.mechanisms import GaussianMechanism, LaplaceMechanism
-from dpgauss.utils._random import check_random_state
+from dpgauss.utils._random import check_generator
 from dpgauss.utils._sklearn_compat import Interval
 from dpgauss.utils.validation import check_data_norm, resolve_privacy
 
@@ -74,6 +74,28 @@ class BasePrivateCovariance(DensityMixin, BaseEstimator):
             None,
         ],
     }
+
+    # -- the price of a fit ----------------------------------------------------------
+    def planned_costs(self, n_features):
+        """Return the costs of the releases one fit makes, before any fit.
+
+        A fit charges exactly these costs to ``budget`` (their composition is
+        ``privacy_spent_``). They depend only on public parameters and the number
+        of features, so a whole cross-validation or search can be priced before
+        it runs (see :mod:`dpgauss.model_selection`).
+
+        Parameters
+        ----------
+        n_features : int
+            Number of columns of the data the fit would see.
+
+        Returns
+        -------
+        list of ZCDP, PureDP or ApproxDP
+            One cost per release, in the order the fit makes them.
+        """
+        total = self._resolve_public()[0]
+        return [cost for cost, _ in self._plan(total, int(n_features))]
 
     # -- fitting helpers ----------------------------------------------------------
     def _resolve_public(self):
@@ -307,7 +329,7 @@ class BasePrivateCovariance(DensityMixin, BaseEstimator):
         check_is_fitted(self)
         if not isinstance(n_samples, numbers.Integral) or n_samples < 1:
             raise ValueError(f"n_samples must be a positive int, got {n_samples!r}.")
-        rng = check_random_state(random_state)
+        rng = check_generator(random_state)
         z = rng.standard_normal((int(n_samples), self.location_.shape[0]))
         return self.location_ + z @ self._sample_factor.T
 

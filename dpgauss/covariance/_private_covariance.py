@@ -22,7 +22,7 @@ from dpgauss.covariance._kernels import (
     separate_release,
 )
 from dpgauss.covariance._sums import clipped_sums
-from dpgauss.utils._random import check_random_state
+from dpgauss.utils._random import check_generator
 from dpgauss.utils._sklearn_compat import StrOptions, _fit_context
 from dpgauss.utils.validation import split_cost
 
@@ -279,15 +279,18 @@ class PrivateCovariance(BasePrivateCovariance):
         total, radius = self._resolve_public()
         X, centre = self._read_input(total, X)
         n, d = X.shape
-        plan = release_plan(total, self.method, bool(self.center), d)
+        plan = self._plan(total, d)
         self._charge(total, plan)
-        rng = check_random_state(self.random_state)
+        rng = check_generator(self.random_state)
         if self.center:
             centre = self._release_centre(X, centre, radius, plan[0][0], rng)
         M = clipped_sums(X, centre, radius)[1] / n
         estimate, mechanism = self._release(M, n, radius, plan, total, rng)
         self._set_covariance(estimate, centre, noise_sd(mechanism), radius**2)
         return self
+
+    def _plan(self, total, d):
+        return release_plan(total, self.method, bool(self.center), d)
 
     def _release(self, M, n, radius, plan, total, rng):
         """Run the chosen mechanism on the second moment ``M``."""

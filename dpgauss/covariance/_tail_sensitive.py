@@ -33,7 +33,7 @@ from dpgauss.covariance._sums import (
     shifted_norms,
 )
 from dpgauss.mechanisms import AboveThreshold
-from dpgauss.utils._random import check_random_state
+from dpgauss.utils._random import check_generator
 from dpgauss.utils._sklearn_compat import _fit_context
 from dpgauss.utils.validation import split_cost
 
@@ -306,10 +306,10 @@ class TailSensitiveCovariance(BasePrivateCovariance):
             The fitted estimator.
         """
         total, bound = self._resolve_public()
-        plan = release_plan(total, bool(self.center), self._check_split())
+        plan = self._plan(total, None)
         X, centre = self._read_input(total, X)
         self._charge(total, plan)
-        rng = check_random_state(self.random_state)
+        rng = check_generator(self.random_state)
         costs = [cost for cost, _ in plan]
         if self.center:
             costs = costs[1:]
@@ -324,6 +324,9 @@ class TailSensitiveCovariance(BasePrivateCovariance):
             centre = new_centre
         self._fit_clipped(X, centre, radius, np.minimum(norms, radius), costs[1:], rng)
         return self
+
+    def _plan(self, total, d):
+        return release_plan(total, bool(self.center), self._check_split())
 
     def _fit_clipped(self, X, centre, radius, norms, costs, rng):
         """Trace, threshold search and final release around ``centre``."""

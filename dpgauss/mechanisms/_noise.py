@@ -11,7 +11,7 @@ leak information; dpgauss's guarantees are stated for ideal real-valued noise
 
 import numpy as np
 
-from dpgauss.utils._random import check_random_state
+from dpgauss.utils._random import check_generator
 
 __all__ = [
     "draw_gaussian",
@@ -24,22 +24,22 @@ __all__ = [
 
 def draw_gaussian(scale, size, random_state):
     """Draw N(0, scale^2) noise of shape ``size``."""
-    return check_random_state(random_state).normal(0.0, scale, size=size)
+    return check_generator(random_state).normal(0.0, scale, size=size)
 
 
 def draw_laplace(scale, size, random_state):
     """Draw Laplace(0, scale) noise (density exp(-|x|/scale) / (2 scale))."""
-    return check_random_state(random_state).laplace(0.0, scale, size=size)
+    return check_generator(random_state).laplace(0.0, scale, size=size)
 
 
 def draw_gumbel(size, random_state):
     """Draw standard Gumbel noise (for the exponential mechanism's Gumbel-max)."""
-    return check_random_state(random_state).gumbel(0.0, 1.0, size=size)
+    return check_generator(random_state).gumbel(0.0, 1.0, size=size)
 
 
 def draw_uniform(low, high, size, random_state):
     """Draw uniform noise on ``[low, high)``."""
-    return check_random_state(random_state).uniform(low, high, size=size)
+    return check_generator(random_state).uniform(low, high, size=size)
 
 
 def draw_symmetric(diagonal_scale, off_diagonal_scale, dim, kind, random_state):
@@ -64,7 +64,7 @@ def draw_symmetric(diagonal_scale, off_diagonal_scale, dim, kind, random_state):
     ndarray of shape (dim, dim)
         Symmetric noise.
     """
-    rng = check_random_state(random_state)
+    rng = check_generator(random_state)
     draw = draw_gaussian if kind == "gaussian" else draw_laplace
     upper = np.triu(draw(1.0, (dim, dim), rng), k=1) * off_diagonal_scale
     noise = upper + upper.T

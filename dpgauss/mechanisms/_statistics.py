@@ -12,7 +12,7 @@ from dpgauss.accounting._costs import _check_positive_finite
 from dpgauss.mechanisms import _noise
 from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
 from dpgauss.mechanisms._selection import ExponentialMechanism
-from dpgauss.utils._random import check_random_state
+from dpgauss.utils._random import check_generator
 
 __all__ = ["PrivateHistogram", "PrivateQuantile"]
 
@@ -181,7 +181,7 @@ class PrivateQuantile:
         float
             A point in [low, high].
         """
-        rng = check_random_state(random_state)
+        rng = check_generator(random_state)
         low, high = self.bounds
         points = np.concatenate(
             ([low], np.sort(np.clip(_values_1d(values), low, high)), [high])

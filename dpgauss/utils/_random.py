@@ -1,14 +1,32 @@
-"""Resolution of ``random_state`` into a numpy Generator (the only entry point)."""
+"""Randomness: ``random_state`` to a numpy Generator, and one stream per fit.
+
+Two rules keep the noise of different releases independent:
+
+* :func:`check_generator` turns a ``random_state`` into a Generator; call it once
+  per public call and pass the Generator down (never resolve an int twice: two
+  streams built from one int are identical).
+* :func:`fit_generator` gives each fit charged to a budget its own stream, derived
+  from ``random_state`` *and* the ids of the fit's ledger events. ``clone`` (and so
+  ``GridSearchCV`` and ``cross_val_score``) deep-copies ``random_state``: an int, or
+  a Generator in the same state, is shared by every clone, and without the event
+  ids every fold would draw the same noise, so that two releases subtracted would
+  reveal the exact difference of two statistics. The event ids are unique within
+  a ledger and start at 1 in a fresh one, so an int seed replayed on a fresh ledger
+  reproduces a whole experiment.
+"""
 
 import numbers
 
 import numpy as np
 
-__all__ = ["check_random_state"]
+__all__ = ["check_generator", "fit_generator"]
 
 
-def check_random_state(seed):
+def check_generator(seed):
     """Turn ``seed`` into a :class:`numpy.random.Generator`.
+
+    Unlike :func:`sklearn.utils.check_random_state`, which returns a legacy
+    ``RandomState``, this returns a ``Generator``.
 
     Parameters
     ----------
@@ -17,7 +35,8 @@ def check_random_state(seed):
         setting meant for real releases). An int gives a reproducible generator,
         meant for tests and research: anyone who knows the seed can reproduce the
         noise and remove it. A Generator is used as is. A RandomState is used to
-        seed a new Generator (so sklearn's ``check_random_state`` habits work).
+        seed a new Generator (so the habits of sklearn's ``check_random_state``
+        work).
 
     Returns
     -------
@@ -26,8 +45,8 @@ def check_random_state(seed):
 
     Examples
     --------
-    >>> from dpgauss.utils import check_random_state
-    >>> rng = check_random_state(0)
+    >>> from dpgauss.utils import check_generator
+    >>> rng = check_generator(0)
     >>> float(round(rng.standard_normal(), 4))
     0.1257
     """
@@ -45,3 +64,50 @@ def check_random_state(seed):
         "random_state must be None, an int, a numpy Generator or RandomState, "
         f"got {seed!r}."
     )
+
+
+def fit_generator(random_state, event_ids=()):
+    """The Generator one fit draws all its noise from.
+
+    Parameters
+    ----------
+    random_state : None, int, numpy.random.Generator or numpy.random.RandomState
+        The estimator's parameter. ``None`` draws from operating-system entropy
+        (the event ids add nothing). An int seeds the stream together with the
+        event ids. A Generator or RandomState first gives up 128 bits (advancing
+        it, so a second fit with the same object differs), which are then mixed
+        with the event ids: two copies of one Generator in the same state (as
+        ``clone`` makes) still give different streams to different fits.
+    event_ids : sequence of int, default=()
+        The ids of the ledger events the fit was charged with (empty without a
+        budget). Unique within a ledger.
+
+    Returns
+    -------
+    numpy.random.Generator
+        A fresh generator for this fit.
+
+    Examples
+    --------
+    >>> from dpgauss.utils import fit_generator
+    >>> a = fit_generator(0, [1, 2]).standard_normal()
+    >>> b = fit_generator(0, [3, 4]).standard_normal()
+    >>> c = fit_generator(0, [1, 2]).standard_normal()
+    >>> a == c, a == b
+    (True, False)
+    """
+    ids = [int(i) for i in event_ids]
+    if any(i < 0 for i in ids):
+        raise ValueError(f"event ids must be non-negative, got {ids!r}.")
+    if random_state is None:
+        return np.random.default_rng()
+    if isinstance(random_state, (np.random.Generator, np.random.RandomState)):
+        source = check_generator(random_state)
+        entropy = [int(w) for w in source.integers(0, 2**32, size=4, dtype=np.uint64)]
+    else:
+        entropy = [int(check_generator(random_state).bit_generator.seed_seq.entropy)]
+    # SeedSequence hashes the whole list: (seed, ids) and (seed, other ids) give
+    # statistically independent streams. A leading tag keeps a seed with event ids
+    # apart from the same seed alone.
+    tag = 1 if ids else 0
+    return np.random.default_rng(np.random.SeedSequence([*entropy, tag, *ids]))

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import beta
 
-from dpgauss.utils._random import check_random_state
+from dpgauss.utils._random import check_generator
 
 __all__ = ["AuditResult", "audit", "clopper_pearson"]
 
@@ -155,7 +155,7 @@ def audit(
     >>> bool(result.epsilon_lower <= 1.0)
     True
     """
-    rng = check_random_state(random_state)
+    rng = check_generator(random_state)
     n_select = n_samples if n_select is None else n_select
     sel_a = np.asarray(run_a(n_select, rng), dtype=np.float64)
     sel_b = np.asarray(run_b(n_select, rng), dtype=np.float64)
