@@ -1,6 +1,9 @@
 """scikit-learn's estimator checks and dpgauss's DP checks on every estimator.
 
-No check is expected to fail. scikit-learn skips two kinds of check on its own:
+Estimators are discovered (:func:`dpgauss.utils.discovery.all_estimators`) and
+instantiated from ``INIT_PARAMS``; test ids are deterministic (class name and
+parameters). No check is expected to fail. scikit-learn skips two kinds of check
+on its own:
 
 * ``check_methods_subset_invariance`` and ``check_methods_sample_order_invariance``
   are skipped for estimators tagged ``non_deterministic`` (every DP estimator is:
@@ -19,27 +22,30 @@ from sklearn.utils.estimator_checks import (
     parametrize_with_checks,
 )
 
-from dpgauss import PrivacyBudget, PrivateCovariance, TailSensitiveCovariance
+from dpgauss.utils._test_common.instance_generator import (
+    INIT_PARAMS,
+    instance_id,
+    make_instances,
+)
+from dpgauss.utils.discovery import all_estimators
 from dpgauss.utils.estimator_checks import check_dp_estimator
 
-ESTIMATORS = [
-    PrivateCovariance(rho=1.0, data_norm=10.0),
-    PrivateCovariance(epsilon=1.0, data_norm=10.0, center=False),
-    PrivateCovariance(
-        epsilon=1.0, delta=1e-6, data_norm=10.0, budget=PrivacyBudget(rho=1e9)
-    ),
-    PrivateCovariance(method="separate", rho=1.0, data_norm=10.0),
-    PrivateCovariance(method="eigen", epsilon=2.0, data_norm=10.0),
-    TailSensitiveCovariance(rho=1.0, data_norm=100.0),
-    TailSensitiveCovariance(epsilon=1.0, data_norm=10.0, center=False),
-]
+ESTIMATORS = list(make_instances(all_estimators()))
 
 # Fitted attribute holding a private release, per estimator class.
-RELEASE = {PrivateCovariance: "covariance_", TailSensitiveCovariance: "covariance_"}
+RELEASE = {"PrivateCovariance": "covariance_", "TailSensitiveCovariance": "covariance_"}
 
 
-def _id(est):
-    return repr(est).replace("\n", "").replace(" ", "")
+def test_every_estimator_is_tested():
+    names = {name for name, _ in all_estimators()}
+    assert names == set(INIT_PARAMS)
+    assert names == set(RELEASE)
+
+
+def test_ids_are_deterministic():
+    ids = [instance_id(e) for e in ESTIMATORS]
+    assert ids == [instance_id(e) for e in make_instances(all_estimators())]
+    assert len(set(ids)) == len(ids)
 
 
 @parametrize_with_checks(ESTIMATORS)
@@ -47,14 +53,23 @@ def test_sklearn_compatible(estimator, check):
     check(estimator)
 
 
-@pytest.mark.parametrize("estimator", ESTIMATORS, ids=_id)
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=instance_id)
 def test_invariance_checks_with_a_fixed_seed(estimator):
     name = type(estimator).__name__
     check_methods_subset_invariance(name, estimator)
     check_methods_sample_order_invariance(name, estimator)
 
 
-@pytest.mark.parametrize("estimator", ESTIMATORS, ids=_id)
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=instance_id)
 def test_dp_checks(estimator):
     X = np.random.default_rng(0).normal(size=(60, 3))
-    check_dp_estimator(estimator, X, RELEASE[type(estimator)])
+    check_dp_estimator(estimator, X, RELEASE[type(estimator).__name__])
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=instance_id)
+def test_repr_is_deterministic_and_does_no_io(estimator):
+    if estimator.budget is not None:  # the budget's repr is being fixed separately
+        pytest.xfail("PrivacyBudget's repr still shows its path")
+    text = repr(estimator)
+    assert "path" not in text
+    assert "/" not in text

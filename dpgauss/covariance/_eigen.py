@@ -20,14 +20,10 @@ import numpy as np
 from scipy.optimize import brentq
 
 from dpgauss.accounting import ZCDP, PureDP
-from dpgauss.covariance._kernels import (
-    assemble,
-    eigenvalue_mechanism,
-    eigh_descending,
-)
+from dpgauss.utils._linalg import eigh_descending, project_simplex_capped
 from dpgauss.utils.validation import split_cost
 
-__all__ = ["eigen_release", "sample_bingham"]
+__all__ = ["BinghamMechanism", "eigen_entries", "eigen_release", "sample_bingham"]
 
 _MAX_PROPOSALS = 10_000_000
 
@@ -92,72 +88,86 @@ def _complement_basis(P, u):
     return P @ H[:, 1:]
 
 
-def eigen_release(M, n, radius, cost, rng, trace_cap=None):
-    """EMCov: eigenvalues as in SeparateCov, eigenvectors by the exponential mechanism.
+class BinghamMechanism:
+    """One EMCov eigenvector step: the exponential mechanism on the unit sphere.
+
+    Utility ``u^T C u`` with ``C = P^T (n M) P``, sensitivity ``r^2`` (module
+    docstring); sampling ``p(u) ∝ exp(c u^T C u)`` with ``c = eps / (2 r^2)`` is
+    eps-DP. Under zCDP the step counts as ``eps^2 / 2``.
 
     Parameters
     ----------
-    M : ndarray of shape (d, d)
-        Exact second moment of rows clipped to ``radius``.
-    n : int
-        Number of rows.
+    cost : PureDP
+        The step's cost.
     radius : float
-        Clipping radius.
-    cost : ZCDP or PureDP
-        Total cost: half to the eigenvalues, half split evenly over the d - 1
-        eigenvector steps (each pure eps_i-DP: eps_i = eps / (2 (d - 1)) for a
-        pure cost; for zCDP, eps_i^2 / 2 = rho / (2 (d - 1))).
-    rng : numpy.random.Generator
-        Source of randomness.
-    trace_cap : float, default=None
-        Upper bound on ``tr M`` (``radius**2`` if None).
+        The clipping radius r.
+    rounding : float, default=0.0
+        Relative rounding slack of the utility (``2 n e``, e from
+        :func:`dpgauss.utils._sums.summation_error`).
 
-    Returns
-    -------
-    estimate : ndarray of shape (d, d)
-        The release.
-    mechanism : object
-        The eigenvalue mechanism (for its noise scale).
+    Attributes
+    ----------
+    cost : PureDP
+        The step's cost.
+    draws : int
+        Number of samples drawn (a fit draws once per step).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpgauss.accounting import PureDP
+    >>> from dpgauss.covariance._eigen import BinghamMechanism
+    >>> mech = BinghamMechanism(PureDP(1.0), radius=1.0)
+    >>> u = mech.select(np.diag([100.0, 0.0]), np.random.default_rng(0))
+    >>> round(float(np.linalg.norm(u)), 6)
+    1.0
     """
-    d = M.shape[0]
-    value_cost, vector_cost = split_cost(cost, [0.5, 0.5])
-    mechanism = eigenvalue_mechanism(value_cost, n, radius)
-    noisy_values = mechanism.randomise(eigh_descending(M)[0], rng)
-    steps = max(d - 1, 1)
-    if isinstance(vector_cost, PureDP):
-        eps_step = vector_cost.epsilon / steps
-    else:
-        eps_step = math.sqrt(2.0 * vector_cost.rho / steps)
-    coefficient = eps_step / (2.0 * radius * radius)
-    C = n * M
-    P = np.eye(d)
-    directions = []
-    for _ in range(d - 1):
-        Ci = P.T @ C @ P
-        top = np.linalg.eigvalsh(Ci)[-1]
-        u = sample_bingham(coefficient * (top * np.eye(P.shape[1]) - Ci), rng)
-        directions.append(P @ u)
-        P = _complement_basis(P, u)
-    directions.append(P[:, 0])
-    vectors = np.column_stack(directions)
-    return assemble(vectors, noisy_values, radius, trace_cap), mechanism
+
+    def __init__(self, cost, radius, rounding=0.0):
+        if not isinstance(cost, PureDP):
+            raise TypeError(f"an EMCov step has a pure cost, got {cost!r}.")
+        self.cost = cost
+        # Sensitivity r^2, plus the rounding of the computed n M (rounding r^2,
+        # see dpgauss.utils._sums.summation_error, times n). The sampler itself
+        # works under idealized real arithmetic (a continuous output).
+        self.sensitivity = radius * radius * (1.0 + rounding)
+        self.coefficient = cost.epsilon / (2.0 * self.sensitivity)
+        if not (math.isfinite(self.coefficient) and self.coefficient > 0):
+            raise ValueError(
+                f"the EMCov coefficient eps / (2 r^2) = {self.coefficient!r} is not "
+                "a positive finite number."
+            )
+        self.draws = 0
+
+    def select(self, C, rng):
+        """Draw a unit vector from ``exp(c u^T C u)`` (C symmetric PSD)."""
+        self.draws += 1
+        top = np.linalg.eigvalsh(C)[-1]
+        return sample_bingham(self.coefficient * (top * np.eye(C.shape[0]) - C), rng)
 
 
-def eigen_step_costs(cost, d):
-    """Per-release costs of :func:`eigen_release`, for the ledger.
+def eigen_entries(cost, d):
+    """The releases of EMCov at ``cost``: the eigenvalues, then d - 1 steps.
+
+    Half the cost releases the eigenvalues as in SeparateCov; the other half is
+    split evenly over the d - 1 eigenvector steps, each pure eps_i-DP: eps_i =
+    eps / (2 (d - 1)) for a pure cost; for zCDP, eps_i^2 / 2 = rho / (2 (d - 1)).
+    The last direction is determined by the others (no cost).
 
     Parameters
     ----------
     cost : ZCDP or PureDP
-        The total.
+        The covariance release's cost.
     d : int
         Number of features.
 
     Returns
     -------
-    list of (cost, str)
-        The eigenvalue release, then one pure eps_i cost per eigenvector step.
+    tuple of Release
+        ``eigenvalues``, ``eigenvector_1``, ..., ``eigenvector_{d-1}``.
     """
+    from dpgauss.accounting._plan import Release
+
     value_cost, vector_cost = split_cost(cost, [0.5, 0.5])
     steps = max(d - 1, 1)
     if isinstance(vector_cost, PureDP):
@@ -165,6 +175,48 @@ def eigen_step_costs(cost, d):
     else:
         step = PureDP(math.sqrt(2.0 * vector_cost.rho / steps))
     kind = "gaussian" if isinstance(cost, ZCDP) else "laplace"
-    return [(value_cost, f"{kind}:eigenvalues")] + [
-        (step, f"exponential:eigenvector_{i + 1}") for i in range(d - 1)
-    ]
+    steps = [Release(f"eigenvector_{i + 1}", step, "exponential") for i in range(d - 1)]
+    return (Release("eigenvalues", value_cost, kind), *steps)
+
+
+def eigen_release(M, n, plan, make, rng, cap):
+    """EMCov: eigenvalues as in SeparateCov, eigenvectors by the exponential mechanism.
+
+    Parameters
+    ----------
+    M : ndarray of shape (d, d)
+        Exact second moment of rows clipped to the radius.
+    n : int
+        Number of rows.
+    plan : ReleasePlan
+        The fit's plan (releases ``eigenvalues`` and ``eigenvector_i``).
+    make : callable
+        ``make(name)(cost)`` builds a mechanism.
+    rng : numpy.random.Generator
+        Source of randomness.
+    cap : float
+        Upper bound on ``tr M``.
+
+    Returns
+    -------
+    values, vectors : ndarray
+        Eigenvalues (projected, decreasing) and eigenvectors of the estimate.
+    floor : float
+        The eigenvalue noise's standard deviation.
+    """
+    d = M.shape[0]
+    value_mech = plan.calibrate("eigenvalues", make("eigenvalues"))
+    noisy_values = value_mech.randomise(eigh_descending(M)[0], rng)
+    C = n * M
+    P = np.eye(d)
+    directions = []
+    for i in range(d - 1):
+        mech = plan.calibrate(f"eigenvector_{i + 1}", make(f"eigenvector_{i + 1}"))
+        u = mech.select(P.T @ C @ P, rng)
+        directions.append(P @ u)
+        P = _complement_basis(P, u)
+    directions.append(P[:, 0])
+    vectors = np.column_stack(directions)
+    values = project_simplex_capped(np.sort(noisy_values)[::-1], cap)
+    sd = value_mech.scale * (1.0 if isinstance(value_mech.cost, ZCDP) else math.sqrt(2))
+    return values, vectors, sd

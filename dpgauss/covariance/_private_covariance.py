@@ -7,122 +7,36 @@ References: Dong, Liang and Yi (2022), "Differentially private covariance
 revisited"; Amin et al. (2019) for EMCov; Dwork et al. (2014) for GaussCov.
 """
 
-import math
-
 import numpy as np
 
-from dpgauss.accounting import ZCDP
+from dpgauss.accounting._plan import Release, ReleasePlan
+from dpgauss.base import calibration_error
 from dpgauss.covariance._base import BasePrivateCovariance
-from dpgauss.covariance._eigen import eigen_release, eigen_step_costs
-from dpgauss.covariance._kernels import (
-    gauss_release,
-    predicted_gauss_error,
-    predicted_separate_error,
-    release_trace,
-    separate_release,
+from dpgauss.covariance._methods import (
+    choose_method,
+    covariance_entries,
+    kind_of,
+    mechanism_factory,
+    release_covariance,
 )
-from dpgauss.covariance._sums import clipped_sums
-from dpgauss.utils._random import check_generator
+from dpgauss.mechanisms._releases import mean_mechanism, sum_mechanism
+from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import StrOptions, _fit_context
+from dpgauss.utils._sums import (
+    clipped_sums,
+    fixed_point_bits,
+    n_partial_sums,
+    row_norms,
+)
 from dpgauss.utils.validation import split_cost
 
 __all__ = ["PrivateCovariance"]
 
-#: Share of the fit's privacy cost spent on the mean when ``center=True``. The
-#: covariance is then estimated around the released mean, so the mean's error
-#: enters only quadratically (see ``benchmarks/bench_centering.py``).
-MEAN_SHARE = 0.1
-
 #: Share of the (non-mean) cost that ``method="auto"`` spends on the trace.
 AUTO_TRACE_SHARE = 1.0 / 16.0
 
-RELEASES = {
-    "gauss": gauss_release,
-    "separate": separate_release,
-    "eigen": eigen_release,
-}
 
-
-def noise_sd(mechanism):
-    """Standard deviation of one noise entry of a calibrated mechanism."""
-    gaussian = type(mechanism).__name__.endswith("GaussianMechanism")
-    return mechanism.scale * (1.0 if gaussian else math.sqrt(2.0))
-
-
-#: SeparateCov is chosen only when predicted at least this much better: the
-#: GaussCov prediction is the more reliable one (its noise norm is known in
-#: distribution; the separate proxy's calibration spread is about 17% in log),
-#: so near-ties go to GaussCov. Every choice of the calibration table is unchanged.
-SEPARATE_MARGIN = 0.9
-
-
-def choose_method(cost, n, d, radius, trace):
-    """The method with the smaller predicted error: ``"gauss"`` or ``"separate"``.
-
-    Parameters
-    ----------
-    cost : ZCDP or PureDP
-        The cost of the final release.
-    n, d : int
-        Rows and features.
-    radius : float
-        Clipping radius.
-    trace : float
-        A private estimate of the second moment's trace.
-
-    Returns
-    -------
-    str
-        ``"gauss"`` or ``"separate"``.
-    """
-    gauss = predicted_gauss_error(cost, n, d, radius)
-    separate = predicted_separate_error(cost, n, d, radius, trace)
-    return "separate" if separate < SEPARATE_MARGIN * gauss else "gauss"
-
-
-def split_mean(total, center):
-    """The mean's release (a one-entry plan, empty without centring) and the cost
-    left for the covariance (``MEAN_SHARE`` of ``total`` goes to the mean)."""
-    if not center:
-        return [], total
-    mean, rest = split_cost(total, [MEAN_SHARE, 1.0 - MEAN_SHARE])
-    kind = "gaussian" if isinstance(total, ZCDP) else "laplace"
-    return [(mean, f"{kind}:mean")], rest
-
-
-def release_plan(total, method, center, d):
-    """The fit's releases as (cost, label) pairs, in order, before any noise.
-
-    Parameters
-    ----------
-    total : ZCDP or PureDP
-        What the fit may spend.
-    method : str
-        ``"auto"``, ``"gauss"``, ``"separate"`` or ``"eigen"``.
-    center : bool
-        Whether a mean is released first.
-    d : int
-        Number of features.
-
-    Returns
-    -------
-    list of (cost, str)
-        The ledger entries; they compose to at most ``total``.
-    """
-    kind = "gaussian" if isinstance(total, ZCDP) else "laplace"
-    plan, rest = split_mean(total, center)
-    if method == "auto":
-        trace, final = split_cost(rest, [AUTO_TRACE_SHARE, 1 - AUTO_TRACE_SHARE])
-        return [*plan, (trace, f"{kind}:trace"), (final, "auto:gauss_or_separate")]
-    if method == "gauss":
-        return [*plan, (rest, f"{kind}:second_moment")]
-    if method == "separate":
-        values, vectors = split_cost(rest, [0.5, 0.5])
-        eigenvectors = f"{kind}:second_moment_for_eigenvectors"
-        return [*plan, (values, f"{kind}:eigenvalues"), (vectors, eigenvectors)]
-    return plan + eigen_step_costs(rest, d)
-
-
+@fill_doc
 class PrivateCovariance(BasePrivateCovariance):
     """Differentially private covariance estimator (Dong, Liang and Yi 2022).
 
@@ -146,17 +60,7 @@ class PrivateCovariance(BasePrivateCovariance):
           ``"gauss"`` and ``"separate"`` has the smaller predicted error.
 
         With ``epsilon`` alone every method is pure DP (Laplace noise).
-    rho : float, default=None
-        Privacy as rho-zCDP. Give exactly one of ``rho``, ``epsilon``, or
-        ``epsilon`` and ``delta``.
-    epsilon : float, default=None
-        Privacy as pure epsilon-DP (alone) or, with ``delta``, as
-        (epsilon, delta)-DP, converted to the largest rho that implies it.
-    delta : float, default=None
-        See ``epsilon``; ``0 < delta < 1``.
-    budget : PrivacyBudget, default=None
-        A shared budget charged with every release of every fit, before the data
-        are read. ``None`` charges nothing but still records ``privacy_spent_``.
+    {privacy_parameters}
     data_norm : float, default=None
         Required. Public l2 radius B: each row ``x`` is clipped to the ball of
         radius B around ``location`` (around the released mean for the
@@ -168,22 +72,24 @@ class PrivateCovariance(BasePrivateCovariance):
     location : array-like of shape (n_features,), default=None
         Public centre of the clipping ball (the origin when None), and the point
         the second moment is taken about when ``center=False``.
-    random_state : None, int, Generator or RandomState, default=None
-        Source of noise. ``None`` (operating-system entropy) is the only setting
-        for a real release: anyone who knows an int seed can reproduce the noise.
+    {random_state}
 
     Attributes
     ----------
     covariance_ : ndarray of shape (n_features, n_features)
-        The private covariance, symmetric PSD with trace at most data_norm^2.
+        The private covariance: symmetric positive definite, the released
+        eigenvalues (projected onto {>= 0, sum <= data_norm^2}) floored at
+        ``eigenvalue_floor_``.
     location_ : ndarray of shape (n_features,)
         The private mean (``center=True``) or ``location``.
     precision_ : ndarray of shape (n_features, n_features)
-        Inverse of ``covariance_`` with its eigenvalues floored at
-        ``eigenvalue_floor_``.
+        The inverse of ``covariance_``.
     eigenvalue_floor_ : float
-        Public floor (the standard deviation of one noise entry of the final
-        release), used for ``precision_`` and the log-likelihood.
+        The smallest eigenvalue of ``covariance_``: the smaller of the standard
+        deviation of one noise entry of the final release and the mean released
+        eigenvalue (post-processing). ``covariance_``, ``precision_``,
+        ``score_samples``, ``mahalanobis`` and ``sample`` all describe the same
+        Gaussian N(``location_``, ``covariance_``).
     method_ : str
         The mechanism used (``"auto"`` resolved to ``"gauss"`` or ``"separate"``).
     privacy_spent_ : ZCDP or PureDP
@@ -209,12 +115,18 @@ class PrivateCovariance(BasePrivateCovariance):
     the clipped mean has sensitivity 2B/n (l2) and 2 sqrt(d) B/n (l1); the second
     moment sqrt(2) B^2/n (Frobenius) and min(d + 1, sqrt(2) d) B^2/n (l1, upper
     triangle); its sorted eigenvalues sqrt(2) B^2/n (l2) and 2 B^2/n (l1); its
-    trace B^2/n; each EMCov utility u^T (nM) u moves by at most B^2. The releases
-    compose additively (zCDP; pure epsilon-DP steps count epsilon^2/2) and are
-    recorded one by one in the budget before any noise is drawn. Everything after
-    them (eigen-decompositions, sorting, the projection onto {PSD, trace <= B^2}
-    or the private trace bound, the eigenvalue floor) is post-processing.
-    Guarantees assume ideal real-valued noise (see :mod:`dpgauss.mechanisms`).
+    trace B^2/n; each EMCov utility u^T (nM) u moves by at most B^2. These bounds
+    hold in floating point for any finite rows, 1e15 radii away included: rows are
+    clipped as offsets from the centre, and the rounding of the sums is added to
+    each sensitivity (:mod:`dpgauss.mechanisms._releases`). The releases are
+    listed in a release plan before the data are read; they compose additively
+    (zCDP; pure epsilon-DP steps count epsilon^2/2) and are recorded together in
+    the budget before any noise is drawn; a private choice (``"auto"``) is
+    charged at its most expensive option. Everything after them
+    (eigen-decompositions, sorting, the projection onto {PSD, trace <= B^2} or
+    the private trace bound, the eigenvalue floor) is post-processing. Noise is
+    drawn exactly on a lattice (see :mod:`dpgauss.mechanisms`), except EMCov's
+    eigenvector steps, whose continuous sampler assumes ideal real arithmetic.
 
     Examples
     --------
@@ -233,8 +145,6 @@ class PrivateCovariance(BasePrivateCovariance):
     _parameter_constraints: dict = {
         **BasePrivateCovariance._parameter_constraints,
         "method": [StrOptions({"auto", "gauss", "separate", "eigen"})],
-        "center": ["boolean"],
-        "location": ["array-like", None],
     }
 
     def __init__(
@@ -276,30 +186,50 @@ class PrivateCovariance(BasePrivateCovariance):
         self : PrivateCovariance
             The fitted estimator.
         """
-        total, radius = self._resolve_public()
-        X, centre = self._read_input(total, X)
+        return self._private_fit(X)
+
+    def _build_plan(self, total, d):
+        entries, rest = self._mean_entries(total)
+        if self.method == "auto":
+            trace, rest = split_cost(rest, [AUTO_TRACE_SHARE, 1 - AUTO_TRACE_SHARE])
+            entries.append(Release("trace", trace, kind_of(total)))
+        entries += covariance_entries(self.method, rest, d)
+        return ReleasePlan(total, entries)
+
+    def _check_calibration(self, plan, n, d):
+        radius = float(self.data_norm)
+        self._location(d)
+        make = mechanism_factory(n, d, radius, n)
+        try:
+            for release in plan.releases():
+                self._calibrate_one(release, make, n, d, radius)
+        except (ValueError, OverflowError, ZeroDivisionError) as exc:
+            raise calibration_error(type(self).__name__, "a noise scale", exc) from exc
+
+    @staticmethod
+    def _calibrate_one(release, make, n, d, radius):
+        if release.name == "mean":
+            mean_mechanism(release.cost, n, d, radius, n)
+        elif release.name == "trace":
+            sum_mechanism(release.cost, float(2 ** fixed_point_bits(n)))
+        else:
+            make(release.name)(release.cost)
+
+    def _fit_releases(self, X, plan, rng):
         n, d = X.shape
-        plan = self._plan(total, d)
-        self._charge(total, plan)
-        rng = check_generator(self.random_state)
+        radius = float(self.data_norm)
+        center = self._location(d)
         if self.center:
-            centre = self._release_centre(X, centre, radius, plan[0][0], rng)
-        M = clipped_sums(X, centre, radius)[1] / n
-        estimate, mechanism = self._release(M, n, radius, plan, total, rng)
-        self._set_covariance(estimate, centre, noise_sd(mechanism), radius**2)
-        return self
-
-    def _plan(self, total, d):
-        return release_plan(total, self.method, bool(self.center), d)
-
-    def _release(self, M, n, radius, plan, total, rng):
-        """Run the chosen mechanism on the second moment ``M``."""
-        d = M.shape[0]
-        final = split_mean(total, self.center)[1]
-        cap, method = None, self.method
-        if method == "auto":  # the plan ends with the trace and the final release
-            (trace_cost, _), (final, _) = plan[-2:]
-            trace, cap = release_trace(np.trace(M), trace_cost, n, radius, rng)
-            method = choose_method(final, n, d, radius, trace)
-        self.method_ = method
-        return RELEASES[method](M, n, radius, final, rng, trace_cap=cap)
+            center = self._release_mean(X, center, radius, plan, rng)
+        cap, method = radius * radius, self.method
+        if method == "auto":
+            squared = np.minimum(row_norms(X, center), radius) ** 2
+            trace, cap = self._release_trace(squared, n, radius, plan, rng)
+            method = choose_method(plan, n, d, radius, trace)
+            plan.choose("covariance", method)
+        M = clipped_sums(X, center, radius)[1] / n
+        make = mechanism_factory(n, d, radius, n_partial_sums(X))
+        values, vectors, sd = release_covariance(method, M, n, plan, make, rng, cap)
+        fitted = self._model_attributes(center, values, vectors, sd, radius * radius)
+        fitted["method_"] = method
+        return fitted

@@ -5,7 +5,10 @@ threshold that balances clipping bias against noise, then the better of clipped
 GaussCov and clipped SeparateCov. Fixes the authors' code: the Gauss noise proxy
 scales with tau^2 (not tau) inside the search, the final choice is evaluated at
 the chosen tau (not tau/2), and the noise proxies are explicit expected-value
-formulas (see :mod:`dpgauss.covariance._kernels`) instead of an unexplained /6.
+formulas (see :mod:`dpgauss.covariance._methods`) instead of an unexplained /6.
+
+Every pass over the data works on offsets from the centre (rows may lie far
+outside the ball); both searches' queries are exact integer sums in fixed point.
 """
 
 import math
@@ -13,28 +16,29 @@ import numbers
 
 import numpy as np
 
-from dpgauss.accounting import ZCDP, PureDP
+from dpgauss.accounting._plan import Release, ReleasePlan
+from dpgauss.base import calibration_error
 from dpgauss.covariance._base import BasePrivateCovariance
-from dpgauss.covariance._kernels import (
-    predicted_gauss_error,
-    predicted_separate_error,
-    release_trace,
-)
-from dpgauss.covariance._private_covariance import (
-    RELEASES,
+from dpgauss.covariance._methods import (
+    as_pure,
     choose_method,
-    noise_sd,
-    split_mean,
-)
-from dpgauss.covariance._sums import (
-    clipped_mean_sum,
-    clipped_sums,
-    row_norms,
-    shifted_norms,
+    covariance_entries,
+    kind_of,
+    mechanism_factory,
+    predicted_errors,
+    release_covariance,
 )
 from dpgauss.mechanisms import AboveThreshold
-from dpgauss.utils._random import check_generator
+from dpgauss.mechanisms._releases import mean_mechanism, sum_mechanism
+from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import _fit_context
+from dpgauss.utils._sums import (
+    clipped_sums,
+    fixed_point_bits,
+    fixed_point_sums,
+    n_partial_sums,
+    row_norms,
+)
 from dpgauss.utils.validation import split_cost
 
 __all__ = ["TailSensitiveCovariance"]
@@ -48,66 +52,41 @@ RADIUS_GRID = 80  # radii data_norm * 2^(-k/2), k = 0..79
 #: queries are then mostly noise): measured 1.8x worse with a 100x loose bound.
 STEP_BACK = 1
 TAU_GRID = 120  # thresholds radius * 2^(-l/2), l = 0..119 (down to 2^-60 r)
+RADIUS_BETA = 0.1  # failure probability in the radius scan's threshold
+
+_U = 2.0**-53
 
 
-def _as_epsilon(cost):
-    """The pure epsilon of an SVT step costing ``cost`` (rho = eps^2 / 2)."""
-    return cost.epsilon if isinstance(cost, PureDP) else math.sqrt(2.0 * cost.rho)
+def radius_mechanism(epsilon):
+    """The radius scan's AboveThreshold: counts, threshold T = (4/eps) log(K/beta).
 
-
-def release_plan(total, center, split):
-    """The fit's releases as (cost, label) pairs, before any noise.
-
-    Parameters
-    ----------
-    total : ZCDP or PureDP
-        What the fit may spend.
-    center : bool
-        Whether a mean is released.
-    split : tuple of 4 floats
-        Shares of the non-mean cost: radius, trace, threshold search, final.
-
-    Returns
-    -------
-    list of (cost, str)
-        Mean (if any), radius (pure SVT), trace, threshold search (pure SVT),
-        final release.
+    T is large enough that radii above every norm (count 0) rarely stop the scan
+    however loose ``data_norm`` is.
     """
-    kind = "gaussian" if isinstance(total, ZCDP) else "laplace"
-    plan, rest = split_mean(total, center)
-    radius, trace, search, final = split_cost(rest, split)
-    return [
-        *plan,
-        (PureDP(_as_epsilon(radius)), "above_threshold:radius"),
-        (trace, f"{kind}:trace"),
-        (PureDP(_as_epsilon(search)), "above_threshold:clip_threshold"),
-        (final, "clipped_gauss_or_separate"),
-    ]
+    threshold = (4.0 / epsilon) * math.log(RADIUS_GRID / RADIUS_BETA)
+    return AboveThreshold(threshold=threshold, sensitivity=1.0, epsilon=epsilon)
 
 
-def private_radius(norms, data_norm, epsilon, rng, beta=0.1):
+def private_radius(norms, data_norm, svt, rng):
     """Privately find a radius that only a thin tail of the norms exceeds.
 
     Scans the radii ``data_norm * 2^(-k/2)`` downward with AboveThreshold on
-    ``count(norm > r)`` (sensitivity 1: one row moves one count) and threshold
-    ``T = (4 / eps) log(K / beta)``, and returns the radius ``STEP_BACK`` grid
-    steps above the one where the count was judged to exceed T. T is large
-    enough that radii above every norm (count 0) rarely stop the scan however
-    loose ``data_norm`` is; the about T rows beyond the result are a far tail
-    that the threshold search would clip anyway.
+    ``count(norm > r)`` (sensitivity 1: one row moves one count, whatever the
+    floating-point norms are) and returns the radius ``STEP_BACK`` grid steps
+    above the one where the count was judged to exceed the threshold; the about
+    T rows beyond the result are a far tail that the threshold search would clip
+    anyway.
 
     Parameters
     ----------
     norms : ndarray of shape (n,)
-        Row norms (capped at ``data_norm``).
+        Row norms around the public centre.
     data_norm : float
         Public upper bound, the start of the scan.
-    epsilon : float
-        Pure DP cost of the scan.
+    svt : AboveThreshold
+        The calibrated scan (see :func:`radius_mechanism`).
     rng : numpy.random.Generator
         Source of noise.
-    beta : float, default=0.1
-        Failure probability in the threshold.
 
     Returns
     -------
@@ -117,54 +96,88 @@ def private_radius(norms, data_norm, epsilon, rng, beta=0.1):
     radii = data_norm * 2.0 ** (-np.arange(RADIUS_GRID) / 2.0)
     ordered = np.sort(np.minimum(norms, data_norm))
     counts = ordered.size - np.searchsorted(ordered, radii, side="right")
-    threshold = (4.0 / epsilon) * math.log(RADIUS_GRID / beta)
-    svt = AboveThreshold(threshold=threshold, sensitivity=1.0, epsilon=epsilon)
     index = svt.first_above(counts.astype(float), rng)
     if index is None:
         return float(radii[-1])
     return float(radii[max(index - STEP_BACK, 0)])
 
 
-def clipping_bias(norms, radius, taus):
-    """``gamma(tau) = (1/n) sum (min(|y|, r)^2 - tau^2)_+`` for each tau.
+def tau_grid(radius):
+    """The candidate thresholds ``radius * 2^(-l/2)``, l = 0..TAU_GRID-1."""
+    return radius * 2.0 ** (-np.arange(TAU_GRID, dtype=float) / 2.0)
 
-    The Frobenius distance between the second moments of rows clipped at r and
-    at tau is at most gamma(tau) (DLY Lemma 9); each row adds a term in
-    [0, r^2 / n], so ``n gamma / r^2`` has sensitivity 1.
+
+def threshold_queries(norms, radius, noise, n):
+    """The threshold search's queries and their sensitivity.
+
+    Query l is ``n (gamma(tau_l) - Noise(tau_l)) / r^2`` where
+    ``gamma(tau) = (1/n) sum (min(|y|, r)^2 - tau^2)_+`` bounds the Frobenius
+    distance between the second moments clipped at r and at tau (DLY Lemma 9).
+    Each row adds a term in [0, 1] to ``n gamma / r^2``: the sums are computed
+    exactly in fixed point (each term an integer in [0, 2^k], so one row moves a
+    sum by at most 2^k exactly); the scaling by 2^-k is exact; subtracting the
+    public ``c_l = n Noise_l / r^2`` rounds once, by at most ``u |result|``, so
+    two neighbours' queries differ by at most ``1 + 2u (n + max |c|)``.
+
+    Returns
+    -------
+    values : ndarray of shape (TAU_GRID,)
+        The queries.
+    sensitivity : float
+        Their sensitivity.
     """
-    squared = np.sort(np.minimum(norms, radius) ** 2)
-    suffix = np.concatenate([np.cumsum(squared[::-1])[::-1], [0.0]])
-    above = np.searchsorted(squared, taus**2, side="right")
-    count = squared.size - above
-    return (suffix[above] - count * taus**2) / squared.size
+    r2 = radius * radius
+    taus = tau_grid(radius)
+    bits = fixed_point_bits(n)
+    sums = fixed_point_sums(
+        np.minimum(norms, radius) ** 2 / r2, (taus / radius) ** 2, bits
+    )
+    offsets = n * np.asarray(noise, dtype=np.float64) / r2
+    values = sums.astype(np.float64) * 2.0**-bits - offsets
+    sensitivity = 1.0 + 4.0 * _U * (n + float(np.max(np.abs(offsets))))
+    return values, sensitivity
 
 
-def predicted_noise(cost, n, d, tau, trace):
-    """min(clipped Gauss, clipped Separate) predicted error at threshold ``tau``."""
-    gauss = predicted_gauss_error(cost, n, d, tau)
-    separate = predicted_separate_error(cost, n, d, tau, min(trace, tau * tau))
-    return min(gauss, separate)
-
-
-def search_threshold(norms, radius, trace, final, n, d, epsilon, rng):
+def search_threshold(norms, radius, noise, n, make_svt, rng):
     """AboveThreshold over tau = r 2^(-l/2): first tau where bias exceeds noise.
 
-    Query l is ``n (gamma(tau_l) - Noise(tau_l)) / r^2`` (sensitivity 1: Noise is
-    public given the private trace); threshold 0. Returns the tau one grid step
-    above the first query that fired (the last tau where bias < noise), or the
-    smallest tau if none fired.
+    Parameters
+    ----------
+    norms : ndarray of shape (n,)
+        Row norms around the (released) centre.
+    radius : float
+        The radius r (the first candidate).
+    noise : ndarray of shape (TAU_GRID,)
+        Predicted noise of the final release at each candidate (public given the
+        private trace).
+    n : int
+        Rows.
+    make_svt : callable
+        ``make_svt(sensitivity)`` returns the calibrated AboveThreshold (threshold
+        0).
+    rng : numpy.random.Generator
+        Source of noise.
+
+    Returns
+    -------
+    float
+        The tau one grid step above the first query that fired (the last tau
+        where bias < noise), or the smallest tau if none fired.
     """
-    taus = radius * 2.0 ** (-np.arange(TAU_GRID, dtype=float) / 2.0)
-    noise = np.array([predicted_noise(final, n, d, t, trace) for t in taus])
-    queries = n * (clipping_bias(norms, radius, taus) - noise) / radius**2
-    index = AboveThreshold(threshold=0.0, sensitivity=1.0, epsilon=epsilon).first_above(
-        queries, rng
-    )
+    taus = tau_grid(radius)
+    values, sensitivity = threshold_queries(norms, radius, noise, n)
+    index = make_svt(sensitivity).first_above(values, rng)
     if index is None:
         return float(taus[-1])
     return float(taus[max(index - 1, 0)])
 
 
+def predicted_noise(plan, n, d, tau, trace):
+    """min(clipped Gauss, clipped Separate) predicted error at threshold ``tau``."""
+    return min(predicted_errors(plan, n, d, tau, min(trace, tau * tau)))
+
+
+@fill_doc
 class TailSensitiveCovariance(BasePrivateCovariance):
     """Private covariance that adapts its clipping to the tail of the row norms.
 
@@ -176,16 +189,7 @@ class TailSensitiveCovariance(BasePrivateCovariance):
 
     Parameters
     ----------
-    rho : float, default=None
-        Privacy as rho-zCDP. Give exactly one of ``rho``, ``epsilon``, or
-        ``epsilon`` and ``delta``.
-    epsilon : float, default=None
-        Privacy as pure epsilon-DP (alone; Laplace noise throughout) or, with
-        ``delta``, as (epsilon, delta)-DP converted to the largest rho.
-    delta : float, default=None
-        See ``epsilon``; ``0 < delta < 1``.
-    budget : PrivacyBudget, default=None
-        A shared budget charged with every release before the data are read.
+    {privacy_parameters}
     data_norm : float, default=None
         Required. A public upper bound on the l2 norm of ``x - location``; it may
         be loose (10x or 1000x too large): the radius actually used is found
@@ -201,20 +205,20 @@ class TailSensitiveCovariance(BasePrivateCovariance):
         radius and the search get the paper's 1/8 each: the radius scan clips
         about T = (4/eps) log(K/beta) rows, so a smaller share clips a top group
         of a few hundred rows at rho = 0.1. The trace needs little.
-    random_state : None, int, Generator or RandomState, default=None
-        Source of noise. ``None`` is the only setting for a real release.
+    {random_state}
 
     Attributes
     ----------
     covariance_ : ndarray of shape (n_features, n_features)
-        The private covariance, symmetric PSD.
+        The private covariance: symmetric positive definite, the released
+        eigenvalues floored at ``eigenvalue_floor_``.
     location_ : ndarray of shape (n_features,)
         The private mean (``center=True``) or ``location``.
     precision_ : ndarray of shape (n_features, n_features)
-        Inverse of the covariance with eigenvalues floored at
-        ``eigenvalue_floor_``.
+        The inverse of ``covariance_``.
     eigenvalue_floor_ : float
-        Public floor: the sd of one noise entry of the final release.
+        The smallest eigenvalue of ``covariance_``: the smaller of the sd of one
+        noise entry of the final release and the mean released eigenvalue.
     radius_ : float
         The privately found radius.
     clip_threshold_ : float
@@ -236,16 +240,20 @@ class TailSensitiveCovariance(BasePrivateCovariance):
     -----
     **Privacy.** rho-zCDP (or epsilon-DP with ``epsilon`` alone) with respect to
     replacing one row; n and all parameters are public. Releases, in order, each
-    paid before any noise: the mean (sensitivity 2B/n, rows clipped to the found
-    radius r); the radius (AboveThreshold on counts, sensitivity 1, pure
-    eps-DP, charged eps^2/2 under zCDP); the trace of the rows clipped at r
+    paid before any noise: the radius (AboveThreshold on counts, sensitivity 1,
+    pure eps-DP, charged eps^2/2 under zCDP); the mean (sensitivity 2r/n, rows
+    clipped to the found radius r); the trace of the rows clipped at r
     (sensitivity r^2/n); the threshold search (AboveThreshold on
     ``n (gamma - Noise) / r^2``, sensitivity 1, the noise proxies being public
     given the private trace); and the final GaussCov or SeparateCov release on the
     rows clipped at the chosen tau (sensitivities scaled by tau^2, see
     :class:`PrivateCovariance`). The choices between branches use only released
     values (post-processing); so do the projection onto {PSD, trace <= released
-    upper bound} and the eigenvalue floor.
+    upper bound} and the eigenvalue floor. The searches' queries are computed
+    exactly in integer fixed point and the sums' rounding is part of every
+    sensitivity, so the bounds hold in floating point for any finite rows. The
+    releases come from one release plan, recorded in the budget before any noise
+    is drawn; the final choice is charged at its more expensive option.
 
     Examples
     --------
@@ -261,8 +269,6 @@ class TailSensitiveCovariance(BasePrivateCovariance):
 
     _parameter_constraints: dict = {
         **BasePrivateCovariance._parameter_constraints,
-        "center": ["boolean"],
-        "location": ["array-like", None],
         "split": [tuple, list],
     }
 
@@ -305,53 +311,92 @@ class TailSensitiveCovariance(BasePrivateCovariance):
         self : TailSensitiveCovariance
             The fitted estimator.
         """
-        total, bound = self._resolve_public()
-        plan = self._plan(total, None)
-        X, centre = self._read_input(total, X)
-        self._charge(total, plan)
-        rng = check_generator(self.random_state)
-        costs = [cost for cost, _ in plan]
-        if self.center:
-            costs = costs[1:]
-        norms = row_norms(X, centre)
-        radius = private_radius(norms, bound, costs[0].epsilon, rng)
-        if self.center:
-            mean_sum = clipped_mean_sum(X, centre, radius, norms)
-            new_centre = self._release_centre(
-                X, centre, radius, plan[0][0], rng, mean_sum
-            )
-            norms = shifted_norms(X, centre, norms, new_centre - centre)
-            centre = new_centre
-        self._fit_clipped(X, centre, radius, np.minimum(norms, radius), costs[1:], rng)
-        return self
+        return self._private_fit(X)
 
-    def _plan(self, total, d):
-        return release_plan(total, bool(self.center), self._check_split())
-
-    def _fit_clipped(self, X, centre, radius, norms, costs, rng):
-        """Trace, threshold search and final release around ``centre``."""
-        trace_cost, search_cost, final = costs
-        n, d = X.shape
-        trace, upper = release_trace(np.mean(norms**2), trace_cost, n, radius, rng)
-        tau = search_threshold(
-            norms, radius, trace, final, n, d, search_cost.epsilon, rng
-        )
-        M = clipped_sums(X, centre, tau)[1] / n
-        self.method_ = choose_method(final, n, d, tau, min(trace, tau * tau))
-        release = RELEASES[self.method_]
-        estimate, mechanism = release(M, n, tau, final, rng, trace_cap=upper)
-        self.radius_, self.clip_threshold_ = radius, tau
-        self._set_covariance(estimate, centre, noise_sd(mechanism), tau * tau)
-
-    def _check_split(self):
+    def _check_params(self):
+        super()._check_params()
         split = tuple(self.split)
         if (
             len(split) != 4
-            or not all(isinstance(s, numbers.Real) and s > 0 for s in split)
+            or not all(
+                isinstance(s, numbers.Real) and not isinstance(s, bool) and s > 0
+                for s in split
+            )
             or not math.isclose(sum(split), 1.0)
         ):
             raise ValueError(
                 "split must be 4 positive shares (radius, trace, threshold search, "
                 f"final) summing to 1, got {self.split!r}."
             )
-        return split
+
+    def _build_plan(self, total, d):
+        mean, rest = self._mean_entries(total)
+        radius, trace, search, final = split_cost(rest, tuple(self.split))
+        kind = kind_of(total)
+        entries = [
+            Release("radius", as_pure(radius), "above_threshold"),
+            *mean,
+            Release("trace", trace, kind),
+            Release("clip_threshold", as_pure(search), "above_threshold"),
+            *covariance_entries("auto", final, d),
+        ]
+        return ReleasePlan(total, entries)
+
+    def _check_calibration(self, plan, n, d):
+        self._location(d)
+        bound = float(self.data_norm)
+        smallest = bound * 2.0 ** (-(RADIUS_GRID - 1) / 2.0 - (TAU_GRID - 1) / 2.0)
+        try:
+            radius_mechanism(plan.cost("radius").epsilon)
+            if self.center:
+                for r in (bound, bound * 2.0 ** (-(RADIUS_GRID - 1) / 2.0)):
+                    mean_mechanism(plan.cost("mean"), n, d, r, n)
+            sum_mechanism(plan.cost("trace"), float(2 ** fixed_point_bits(n)))
+            for tau in (bound, smallest):
+                make = mechanism_factory(n, d, tau, n)
+                for name in ("second_moment", "eigenvalues", "eigenvectors"):
+                    make(name)(plan.cost(name))
+                noise = predicted_noise(plan, n, d, tau, tau * tau)
+                if not math.isfinite(n * noise / tau**2):
+                    raise ValueError(f"predicted noise {noise!r} at tau={tau!r}")
+            AboveThreshold(
+                threshold=0.0,
+                sensitivity=1.0,
+                epsilon=plan.cost("clip_threshold").epsilon,
+            )
+        except (ValueError, OverflowError, ZeroDivisionError) as exc:
+            raise calibration_error(
+                type(self).__name__, "a noise scale or the clipping grid", exc
+            ) from exc
+
+    def _fit_releases(self, X, plan, rng):
+        n, d = X.shape
+        center = self._location(d)
+        norms = row_norms(X, center)
+        svt = plan.calibrate("radius", lambda c: radius_mechanism(c.epsilon))
+        radius = private_radius(norms, float(self.data_norm), svt, rng)
+        if self.center:
+            center = self._release_mean(X, center, radius, plan, rng)
+            norms = row_norms(X, center)
+        clipped = np.minimum(norms, radius)
+        trace, upper = self._release_trace(clipped**2, n, radius, plan, rng)
+        noise = [predicted_noise(plan, n, d, t, trace) for t in tau_grid(radius)]
+
+        def make_svt(sensitivity):
+            return plan.calibrate(
+                "clip_threshold",
+                lambda c: AboveThreshold(
+                    threshold=0.0, sensitivity=sensitivity, epsilon=c.epsilon
+                ),
+            )
+
+        tau = search_threshold(clipped, radius, noise, n, make_svt, rng)
+        method = choose_method(plan, n, d, tau, min(trace, tau * tau))
+        plan.choose("covariance", method)
+        M = clipped_sums(X, center, tau)[1] / n
+        make = mechanism_factory(n, d, tau, n_partial_sums(X))
+        cap = min(upper, tau * tau)
+        values, vectors, sd = release_covariance(method, M, n, plan, make, rng, cap)
+        fitted = self._model_attributes(center, values, vectors, sd, tau * tau)
+        fitted.update(method_=method, radius_=radius, clip_threshold_=tau)
+        return fitted

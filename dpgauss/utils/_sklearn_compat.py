@@ -9,7 +9,14 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import (
     Interval,
     StrOptions,
+    validate_parameter_constraints,
     validate_params,
 )
 
-__all__ = ["Interval", "StrOptions", "_fit_context", "validate_params"]
+__all__ = [
+    "Interval",
+    "StrOptions",
+    "_fit_context",
+    "validate_parameter_constraints",
+    "validate_params",
+]

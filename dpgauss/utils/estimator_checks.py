@@ -1,15 +1,22 @@
 """Differential-privacy checks every dpgauss estimator must pass.
 
 scikit-learn's ``parametrize_with_checks`` tests the estimator contract; these
-checks test what it cannot see: that a fit charges its shared budget exactly what
-it reports, spends again on refit, is reproducible only through ``random_state``,
-shares its budget with clones and never mutates its parameters.
+checks test what it cannot see: that a fit charges its shared budget exactly its
+release plan, spends again on refit, draws noise that no other fit on the same
+budget shares (also across clones with one seed or one Generator), reproduces an
+experiment from an int seed on a fresh ledger, refuses bad parameters before any
+spend (also with scikit-learn's validation switched off), is not fitted after a
+failed fit, and never mutates its parameters.
 """
 
+import copy
 import math
 
 import numpy as np
+from sklearn import config_context
 from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
 
 from dpgauss.accounting import ZCDP, PrivacyBudget
 from dpgauss.accounting._composition import compose
@@ -22,21 +29,25 @@ def _value(cost):
 
 
 def check_budget_charged_exactly(estimator, X):
-    """The ledger grows by exactly ``privacy_spent_``; a second fit spends again."""
+    """The ledger grows by exactly the fit's plan; a second fit spends again."""
     budget = PrivacyBudget(rho=1e6)
     est = clone(estimator).set_params(budget=budget)
     est.fit(X)
-    first = [e.cost for e in budget.ledger()]
+    first = [(e.cost, e.mechanism) for e in budget.ledger()]
     assert first, "a fit recorded nothing in its budget"
-    assert compose(type(est.privacy_spent_)(0.0), first) == est.privacy_spent_
+    plan = est._build_plan(est._privacy_total(), X.shape[1])
+    assert first == plan.charges(), "the ledger differs from the release plan"
+    costs = [c for c, _ in first]
+    assert compose(type(est.privacy_spent_)(0.0), costs) == est.privacy_spent_
     in_currency = [
-        c.to_zcdp() if isinstance(est.privacy_spent_, ZCDP) else c for c in first
+        c.to_zcdp() if isinstance(est.privacy_spent_, ZCDP) else c for c in costs
     ]
     assert math.isclose(
         _value(est.privacy_spent_),
         math.fsum(_value(c) for c in in_currency),
         rel_tol=1e-12,
     )
+    assert est.planned_costs(X.shape[1]) == costs
     est.fit(X)
     assert len(budget.ledger()) == 2 * len(first), "a refit did not spend again"
 
@@ -51,13 +62,44 @@ def check_clone_shares_budget(estimator, X):
     assert budget.ledger(), "the clone's spend did not reach the shared ledger"
 
 
+def check_clones_draw_independent_noise(estimator, X, attribute):
+    """Two fits on one budget never share noise, whatever ``random_state`` is.
+
+    ``clone`` deep-copies ``random_state``: with an int or a Generator, every
+    clone starts from the same state. Subtracting two such releases of the same
+    statistic would remove the noise. Replayed on a fresh ledger, an int seed
+    reproduces the same sequence of releases.
+    """
+    for seed in (0, np.random.default_rng(0)):
+        budget = PrivacyBudget(rho=1e6)
+        est = clone(estimator).set_params(budget=budget, random_state=seed)
+        a = getattr(clone(est).fit(X), attribute)
+        b = getattr(clone(est).fit(X), attribute)
+        assert not np.array_equal(a, b), f"two clones ({seed!r}) drew the same noise"
+    first = [
+        getattr(
+            clone(estimator).set_params(budget=budget, random_state=3).fit(X), attribute
+        )
+        for budget in [PrivacyBudget(rho=1e6)] * 2
+    ]
+    replay = [
+        getattr(
+            clone(estimator).set_params(budget=budget, random_state=3).fit(X), attribute
+        )
+        for budget in [PrivacyBudget(rho=1e6)] * 2
+    ]
+    for a, b in zip(first, replay, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
 def check_randomness(estimator, X, attribute):
-    """The same int seed reproduces a fit; different seeds (and None) differ."""
-    a = getattr(clone(estimator).set_params(random_state=0).fit(X), attribute)
-    b = getattr(clone(estimator).set_params(random_state=0).fit(X), attribute)
-    c = getattr(clone(estimator).set_params(random_state=1).fit(X), attribute)
-    d = getattr(clone(estimator).set_params(random_state=None).fit(X), attribute)
-    e = getattr(clone(estimator).set_params(random_state=None).fit(X), attribute)
+    """Without a budget: an int seed reproduces; other seeds and None differ."""
+    est = clone(estimator).set_params(budget=None)
+    a = getattr(clone(est).set_params(random_state=0).fit(X), attribute)
+    b = getattr(clone(est).set_params(random_state=0).fit(X), attribute)
+    c = getattr(clone(est).set_params(random_state=1).fit(X), attribute)
+    d = getattr(clone(est).set_params(random_state=None).fit(X), attribute)
+    e = getattr(clone(est).set_params(random_state=None).fit(X), attribute)
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(a, c), "different seeds gave the same release"
     assert not np.array_equal(d, e), "random_state=None repeated a release"
@@ -67,9 +109,51 @@ def check_parameters_untouched(estimator, X):
     """``fit`` leaves every parameter object as it was."""
     est = clone(estimator)
     before = est.get_params(deep=False)
+    snapshot = copy.deepcopy({k: v for k, v in before.items() if k != "budget"})
     est.fit(X)
     after = est.get_params(deep=False)
     assert all(before[k] is after[k] for k in before), "fit changed a parameter"
+    for key, value in snapshot.items():
+        np.testing.assert_equal(after[key], value)
+
+
+def check_refuses_bad_parameters_before_spending(estimator, X):
+    """A bad parameter is refused before any spend, even with validation off."""
+    for skip in (False, True):
+        for name, bad in (("random_state", "seed"), ("rho", -1.0), ("budget", 3)):
+            if name == "rho" and estimator.get_params()["rho"] is None:
+                continue
+            budget = PrivacyBudget(rho=1e6)
+            est = clone(estimator).set_params(budget=budget)
+            est.set_params(**{name: bad})
+            with config_context(skip_parameter_validation=skip):
+                try:
+                    est.fit(X)
+                except (ValueError, TypeError):
+                    pass
+                else:
+                    raise AssertionError(f"{name}={bad!r} was accepted")
+            if name != "budget":
+                assert budget.ledger() == [], f"{name}={bad!r} was refused too late"
+
+
+def check_failed_fit_is_not_fitted(estimator, X):
+    """A fit that fails leaves no fitted attribute behind (also after a good fit)."""
+    est = clone(estimator).fit(X)
+    check_is_fitted(est)
+    bad = np.array(X, dtype=np.float64)
+    bad[0, 0] = np.nan
+    try:
+        est.fit(bad)
+    except ValueError:
+        pass
+    try:
+        check_is_fitted(est)
+    except NotFittedError:
+        pass
+    else:
+        raise AssertionError("a failed fit left the estimator fitted")
+    assert not [k for k in vars(est) if k.endswith("_") and not k.startswith("__")]
 
 
 def check_dp_estimator(estimator, X, attribute):
@@ -94,5 +178,8 @@ def check_dp_estimator(estimator, X, attribute):
     """
     check_budget_charged_exactly(estimator, X)
     check_clone_shares_budget(estimator, X)
+    check_clones_draw_independent_noise(estimator, X, attribute)
     check_randomness(estimator, X, attribute)
     check_parameters_untouched(estimator, X)
+    check_refuses_bad_parameters_before_spending(estimator, X)
+    check_failed_fit_is_not_fitted(estimator, X)

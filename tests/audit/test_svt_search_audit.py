@@ -9,13 +9,10 @@ passes contributes its own privacy loss (about eps/4 each), so outputs deep in
 the grid reveal far more than eps, and the audit must catch it.
 """
 
-import functools
-
 import numpy as np
 import pytest
 
 import dpgauss.covariance._tail_sensitive as module
-from dpgauss.accounting import ZCDP
 from dpgauss.mechanisms import AboveThreshold, _noise
 from dpgauss.utils.audit import audit
 
@@ -42,9 +39,10 @@ def _radius_runner(norms):
     grid = 2.0 ** (-np.arange(module.RADIUS_GRID) / 2.0)
 
     def run(n, rng):
+        svt = module.radius_mechanism(EPSILON)
         return np.array(
             [
-                _index(module.private_radius(norms, 1.0, EPSILON, rng), grid)
+                _index(module.private_radius(norms, 1.0, svt, rng), grid)
                 for _ in range(n)
             ]
         )
@@ -64,17 +62,22 @@ def _radius_neighbours():
 
 
 def _search_runner(norms):
-    # A huge final budget makes the predicted noise ~0, so with every norm at 0
-    # each query is ~0 (exactly at the threshold 0); one norm at the radius
-    # lifts every query by 1 - tau^2 ~ 1.
-    final, n, d = ZCDP(1e12), norms.size, 3
+    # Zero predicted noise, so with every norm at 0 each query is exactly 0 (at
+    # the threshold 0); one norm at the radius lifts every query by 1 - tau^2.
+    n = norms.size
     grid = 2.0 ** (-np.arange(module.TAU_GRID, dtype=float) / 2.0)
+    noise = np.zeros(module.TAU_GRID)
+
+    def make_svt(sensitivity):
+        return module.AboveThreshold(
+            threshold=0.0, sensitivity=sensitivity, epsilon=EPSILON
+        )
 
     def run(size, rng):
         return np.array(
             [
                 _index(
-                    module.search_threshold(norms, 1.0, 0.0, final, n, d, EPSILON, rng),
+                    module.search_threshold(norms, 1.0, noise, n, make_svt, rng),
                     grid,
                 )
                 for _ in range(size)
@@ -103,17 +106,6 @@ def _run(which, size):
         n_samples=size,
         n_select=size // 2,
         random_state=7,
-    )
-
-
-@pytest.fixture(autouse=True)
-def _cached_noise(monkeypatch):
-    # predicted_noise is deterministic in its arguments; caching it only makes
-    # the 10^5 runs fast, it changes no output.
-    monkeypatch.setattr(
-        module,
-        "predicted_noise",
-        functools.lru_cache(maxsize=None)(module.predicted_noise),
     )
 
 

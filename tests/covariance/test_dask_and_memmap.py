@@ -63,13 +63,13 @@ def test_memory_mapped_input_for_every_estimator(tmp_path):
 def test_memory_mapped_file_is_read_with_file_reads(tmp_path, monkeypatch):
     # Pages touched through a mapping count as the process's resident memory;
     # a file-backed memmap is therefore read chunk by chunk with np.fromfile.
-    import dpgauss.covariance._sums as sums
+    import dpgauss.utils._sums as sums
 
     path = tmp_path / "X.npy"
     X = np.random.default_rng(2).normal(size=(1000, 3))
     np.save(path, X)
     mapped = np.load(path, mmap_mode="r")
-    assert sums._file_backed(mapped)
+    assert sums.file_backed(mapped)
     calls = []
     original = np.fromfile
     monkeypatch.setattr(
@@ -87,33 +87,3 @@ def test_memory_mapped_file_is_read_with_file_reads(tmp_path, monkeypatch):
     np.save(bad, X)
     with pytest.raises(ValueError, match="NaN or infinity"):
         PrivateCovariance(rho=1.0, data_norm=5.0).fit(np.load(bad, mmap_mode="r"))
-
-
-def test_in_memory_fast_paths_equal_the_chunked_passes():
-    # clipped_mean_sum and shifted_norms use matrix-vector products on arrays in
-    # memory; they must give the chunked passes' per-row maps, and fall back to
-    # them when a row is not finite (possible under assume_finite).
-    from dpgauss.covariance import _sums
-
-    rng = np.random.default_rng(3)
-    X = rng.normal(size=(500, 4)) * 3
-    location, shift = np.ones(4), rng.normal(size=4)
-    norms = _sums.row_norms(X, location)
-    np.testing.assert_allclose(
-        _sums.clipped_mean_sum(X, location, 2.0, norms),
-        _sums.clipped_sums(X, location, 2.0, with_outer=False)[0],
-        atol=1e-10,
-    )
-    np.testing.assert_allclose(
-        _sums.shifted_norms(X, location, norms, shift),
-        _sums.row_norms(X, location + shift),
-        atol=1e-10,
-    )
-    X[7, 2] = np.nan
-    norms = _sums.row_norms(X, location)
-    mean_sum = _sums.clipped_mean_sum(X, location, 2.0, norms)
-    assert np.all(np.isfinite(mean_sum))
-    np.testing.assert_array_equal(
-        mean_sum, _sums.clipped_sums(X, location, 2.0, with_outer=False)[0]
-    )
-    assert np.all(np.isfinite(_sums.shifted_norms(X, location, norms, shift)))

@@ -11,12 +11,12 @@ from hypothesis.extra.numpy import arrays
 from scipy import stats
 from sklearn.covariance import EmpiricalCovariance
 
-import dpgauss.covariance._sums as sums_module
+import dpgauss.utils._sums as sums_module
 from dpgauss import PrivacyBudget, PrivateCovariance
 from dpgauss.accounting import ZCDP, PureDP, approx_to_zcdp
-from dpgauss.covariance._private_covariance import MEAN_SHARE, release_plan
-from dpgauss.covariance._sums import _clip_rows, clipped_sums
+from dpgauss.covariance._base import MEAN_SHARE
 from dpgauss.exceptions import BudgetExceededError, PrivacyAccountingError
+from dpgauss.utils._sums import clip_rows, clipped_sums
 from dpgauss.utils.validation import split_cost
 
 
@@ -245,9 +245,9 @@ def test_budget_split_adds_up_exactly_to_the_ledger(method, center, params, spen
         method=method, **params, data_norm=1.0, center=center, budget=budget
     ).fit(X)
     events = budget.ledger()
-    assert [(e.cost, e.mechanism) for e in events] == release_plan(
-        spent, method, center, 3
-    )
+    assert [(e.cost, e.mechanism) for e in events] == est._build_plan(
+        spent, 3
+    ).charges()
     assert est.privacy_spent_ == pytest.approx(spent) or math.isclose(
         _value(est.privacy_spent_), _value(spent), rel_tol=1e-12
     )
@@ -288,9 +288,14 @@ def test_each_fit_spends_again():
 
 
 class _Untouchable:
-    """An array-like whose data must not be read."""
+    """An array-like whose data must not be read (its shape is metadata).
+
+    The refusal needs only the number of features, from ``shape``; inputs without
+    a shape (lists) are refused by the atomic spend, still before any noise.
+    """
 
     touched = False
+    shape = (10, 3)
 
     def __array__(self, *args, **kwargs):
         type(self).touched = True
@@ -459,7 +464,7 @@ def test_clipping_maps_every_float_row_into_the_ball():
     sum_y, sum_yy = clipped_sums(X, location, 2.0)
     assert np.all(np.isfinite(sum_y))
     assert np.all(np.isfinite(sum_yy))
-    norms = np.linalg.norm(_clip_rows(X, location, 2.0), axis=1)
+    norms = np.linalg.norm(clip_rows(X, location, 2.0), axis=1)
     assert np.all(norms <= 2.0 * (1 + 1e-12))
     np.testing.assert_allclose(norms, [0.0, 0.0, 0.0, 2.0, 2.0], atol=1e-12)
 

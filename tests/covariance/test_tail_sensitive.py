@@ -7,12 +7,16 @@ import pytest
 
 from dpgauss import PrivacyBudget, PrivateCovariance, TailSensitiveCovariance
 from dpgauss.accounting import ZCDP, PureDP
+from dpgauss.accounting._plan import ReleasePlan
+from dpgauss.covariance._methods import covariance_entries
 from dpgauss.covariance._tail_sensitive import (
-    DEFAULT_SPLIT,
+    predicted_noise,
     private_radius,
-    release_plan,
+    radius_mechanism,
     search_threshold,
+    tau_grid,
 )
+from dpgauss.mechanisms import AboveThreshold
 
 
 def _skewed(n, d, seed, heavy=8):
@@ -34,9 +38,20 @@ def test_private_radius_finds_the_top_of_the_norms(loose):
     # with 20 such radii (loose = 1000) in about 1% of runs; allow 10%.
     norms = np.concatenate([np.full(600, 1.0), np.full(9400, 0.01)])
     rng = np.random.default_rng(0)
-    radii = np.array([private_radius(norms, loose, 1.0, rng) for _ in range(100)])
+    svt = radius_mechanism(1.0)
+    radii = np.array([private_radius(norms, loose, svt, rng) for _ in range(100)])
     assert radii.min() >= 1.0 - 1e-12
     assert np.mean(radii <= math.sqrt(2) * 1.0001) >= 0.9
+
+
+def _search(norms, trace, final, n, d, rng):
+    plan = ReleasePlan(final, covariance_entries("auto", final, d))
+    noise = [predicted_noise(plan, n, d, t, trace) for t in tau_grid(1.0)]
+
+    def make_svt(sensitivity):
+        return AboveThreshold(threshold=0.0, sensitivity=sensitivity, epsilon=1.0)
+
+    return search_threshold(norms, 1.0, noise, n, make_svt, rng)
 
 
 def test_threshold_search_clips_a_thin_tail_and_keeps_a_thick_one():
@@ -49,13 +64,10 @@ def test_threshold_search_clips_a_thin_tail_and_keeps_a_thick_one():
     # bias and the small-trace separate proxy are comparable), so the typical
     # run must clip.
     thin = np.concatenate([np.full(5, 1.0), np.full(n - 5, 2.0**-6)])
-    taus = [
-        search_threshold(thin, 1.0, np.mean(thin**2), final, n, d, 1.0, rng)
-        for _ in range(20)
-    ]
+    taus = [_search(thin, np.mean(thin**2), final, n, d, rng) for _ in range(20)]
     assert np.median(taus) <= 0.5
     thick = np.full(n, 1.0)
-    tau = search_threshold(thick, 1.0, 1.0, final, n, d, 1.0, rng)
+    tau = _search(thick, 1.0, final, n, d, rng)
     assert tau == 1.0  # clipping every row would cost far more than noise
 
 
@@ -111,14 +123,15 @@ def test_ledger_matches_the_plan_and_adds_up(center, total):
         **kwargs, data_norm=5.0, center=center, budget=budget, random_state=0
     ).fit(_skewed(2000, 5, 0))
     events = [(e.cost, e.mechanism) for e in budget.ledger()]
-    assert events == release_plan(total, center, DEFAULT_SPLIT)
+    assert events == est._build_plan(total, 5).charges()
     assert est.privacy_spent_.to_zcdp().rho == pytest.approx(total.to_zcdp().rho)
-    assert [m for _, m in events][-4:] == [
-        "above_threshold:radius",
-        events[-3][1],
+    labels = [m for _, m in events]
+    assert labels[0] == "above_threshold:radius"
+    assert labels[-2:] == [
         "above_threshold:clip_threshold",
-        "clipped_gauss_or_separate",
+        "choice:covariance/second_moment",
     ]
+    assert len(labels) == (5 if center else 4)
     assert est.clip_threshold_ <= est.radius_ <= 5.0
 
 

@@ -1,4 +1,4 @@
-"""Covariance kernels: projections, sensitivities, releases, Bingham sampling."""
+"""Covariance methods: projections, sensitivities, releases, Bingham sampling."""
 
 import math
 
@@ -10,18 +10,22 @@ from hypothesis.extra.numpy import arrays
 from scipy import integrate
 
 from dpgauss.accounting import ZCDP, PureDP
-from dpgauss.covariance._eigen import eigen_release, sample_bingham
-from dpgauss.covariance._kernels import (
+from dpgauss.accounting._plan import ReleasePlan
+from dpgauss.covariance._base import BasePrivateCovariance
+from dpgauss.covariance._eigen import sample_bingham
+from dpgauss.covariance._methods import (
+    choose_method,
+    covariance_entries,
+    mechanism_factory,
+    release_covariance,
+)
+from dpgauss.covariance._tail_sensitive import tau_grid, threshold_queries
+from dpgauss.utils._linalg import (
     eigh_descending,
-    gauss_release,
     project_simplex_capped,
     project_trace,
-    release_trace,
-    separate_release,
 )
-from dpgauss.covariance._private_covariance import choose_method
-from dpgauss.covariance._sums import clipped_sums
-from dpgauss.covariance._tail_sensitive import clipping_bias
+from dpgauss.utils._sums import clipped_sums
 
 finite = st.floats(-10, 10, allow_nan=False, allow_infinity=False)
 
@@ -94,17 +98,26 @@ def test_eigenvalue_trace_and_bias_sensitivities(pair, radius):
     assert np.linalg.norm(diff) <= math.sqrt(2) * r2 / n * tol + 1e-12  # Lemma 8
     assert np.abs(diff).sum() <= 2 * r2 / n * tol + 1e-12  # ADK+19 Lemma 12
     assert abs(np.trace(Mx) - np.trace(My)) <= r2 / n * tol + 1e-12
-    taus = radius * 2.0 ** -np.arange(8)
+    # The threshold search's queries (with any public noise offsets) move by at
+    # most their stated sensitivity, which is 1 up to a rounding term.
     nx, ny = np.linalg.norm(X, axis=1), np.linalg.norm(Y, axis=1)
-    queries = n * (clipping_bias(nx, radius, taus) - clipping_bias(ny, radius, taus))
-    assert np.all(np.abs(queries) / r2 <= tol)  # the search's queries: sensitivity 1
+    noise = np.linspace(0.0, 0.1, tau_grid(radius).size) * r2
+    qx, sens = threshold_queries(nx, radius, noise, n)
+    qy, sens_y = threshold_queries(ny, radius, noise, n)
+    assert sens == sens_y
+    assert sens <= 1 + 1e-12
+    assert np.all(np.abs(qx - qy) <= sens)
 
 
-def test_clipping_bias_matches_its_definition():
+def test_threshold_queries_match_their_definition():
+    # n gamma(tau) / r^2 - c with gamma(tau) = mean (min(|y|, r)^2 - tau^2)_+;
+    # the fixed-point sums floor each term onto a 2^-k grid (k = 50 for n = 4),
+    # so they agree with the float definition to 4 * 2^-50.
     norms = np.array([0.1, 0.5, 0.9, 2.0])
-    taus = np.array([1.0, 0.6, 0.3, 0.05])
-    brute = [np.mean(np.maximum(np.minimum(norms, 1.0) ** 2 - t**2, 0)) for t in taus]
-    np.testing.assert_allclose(clipping_bias(norms, 1.0, taus), brute)
+    taus = tau_grid(1.0)
+    queries, _ = threshold_queries(norms, 1.0, np.zeros(taus.size), norms.size)
+    brute = [np.sum(np.maximum(np.minimum(norms, 1.0) ** 2 - t**2, 0)) for t in taus]
+    np.testing.assert_allclose(queries, brute, atol=4 * 2.0**-48)
 
 
 def _unit_rows(n, d, seed, decay=0.7):
@@ -113,12 +126,24 @@ def _unit_rows(n, d, seed, decay=0.7):
     return X / np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
 
 
-@pytest.mark.parametrize("release", [gauss_release, separate_release, eigen_release])
+def _release(method, M, n, cost, cap=1.0, seed=0):
+    """Run one covariance release from a one-method plan; check the plan after."""
+    d = M.shape[0]
+    plan = ReleasePlan(cost, covariance_entries(method, cost, d))
+    make = mechanism_factory(n, d, 1.0, 1)
+    values, vectors, sd = release_covariance(
+        method, M, n, plan, make, np.random.default_rng(seed), cap
+    )
+    plan.finish()  # every planned release drew exactly once
+    return (vectors * values) @ vectors.T, values, sd
+
+
+@pytest.mark.parametrize("method", ["gauss", "separate", "eigen"])
 @pytest.mark.parametrize("cost", [ZCDP(1e6), PureDP(1e4)])
-def test_releases_recover_the_second_moment_with_a_huge_budget(release, cost):
+def test_releases_recover_the_second_moment_with_a_huge_budget(method, cost):
     X = _unit_rows(2000, 5, 0)
     M = X.T @ X / 2000
-    estimate, _ = release(M, 2000, 1.0, cost, np.random.default_rng(0))
+    estimate, _, _ = _release(method, M, 2000, cost)
     np.testing.assert_allclose(estimate, estimate.T, atol=1e-12)
     assert np.linalg.eigvalsh(estimate).min() >= -1e-12
     assert np.trace(estimate) <= 1.0 + 1e-9
@@ -129,24 +154,57 @@ def test_separate_pairs_eigenvalues_with_their_eigenvectors():
     # Clear spectrum: the release must put the largest eigenvalue on the top
     # eigenvector (the authors' SVD version mis-pairs indefinite directions).
     M = np.diag([0.5, 0.2, 0.05])
-    estimate, _ = separate_release(M, 10**6, 1.0, ZCDP(10.0), np.random.default_rng(0))
+    estimate, _, _ = _release("separate", M, 10**6, ZCDP(10.0))
     values, vectors = eigh_descending(estimate)
     np.testing.assert_allclose(values, [0.5, 0.2, 0.05], atol=1e-3)
     np.testing.assert_allclose(np.abs(vectors), np.eye(3), atol=1e-2)
 
 
 def test_trace_cap_is_applied():
-    M = np.eye(4) * 0.01
-    capped, _ = gauss_release(M, 10, 1.0, ZCDP(1e-3), np.random.default_rng(0), 0.05)
-    assert np.trace(capped) <= 0.05 + 1e-9
+    estimate, _, _ = _release("gauss", np.eye(4) * 0.01, 10, ZCDP(1e-3), cap=0.05)
+    assert np.trace(estimate) <= 0.05 + 1e-9
+
+
+@pytest.mark.parametrize("method", ["gauss", "separate", "eigen"])
+@pytest.mark.parametrize("cap", [0.0, -1.0, 1e-300, np.nan, 1.0])
+@pytest.mark.parametrize("cost", [ZCDP(1e-300), ZCDP(1e300), PureDP(1e-150)])
+def test_releases_complete_for_adversarial_noise_and_caps(method, cap, cost):
+    # Once charged, a fit must complete whatever the noise: caps of 0, negative
+    # or NaN (a private trace bound of 0), noise 1e150 times the statistic, or
+    # none at all. The output is always a finite PSD matrix with trace <= cap.
+    M = np.diag([0.5, 0.0, 0.0])
+    estimate, values, sd = _release(method, M, 3, cost, cap=cap)
+    assert np.all(np.isfinite(estimate))
+    assert np.all(values >= 0)
+    assert np.sum(values) <= (cap if cap > 0 else 0.0) * (1 + 1e-9) + 1e-300
+    assert np.isfinite(sd)
+
+
+def test_model_floor_keeps_the_model_consistent():
+    # All released eigenvalues 0 (noise swamped everything): the floor stays
+    # positive and the model is a proper Gaussian with trace <= cap.
+    est = BasePrivateCovariance()
+    fitted = est._model_attributes(np.zeros(3), np.zeros(3), np.eye(3), 1e6, 1.0)
+    assert fitted["eigenvalue_floor_"] == pytest.approx(1 / 3)
+    np.testing.assert_allclose(fitted["covariance_"] @ fitted["precision_"], np.eye(3))
 
 
 def test_release_trace_gives_an_upper_bound():
-    # beta = 1e-3: the upper bound fails in about 0.1% of runs.
+    # beta = 1e-3: the upper bound fails in about 0.1% of runs. 100 rows whose
+    # squared norms are 0.3 r^2.
+    from dpgauss.accounting._plan import Release
+
+    squared = np.full(100, 0.3)
     rng = np.random.default_rng(0)
-    uppers = [release_trace(0.3, ZCDP(0.01), 100, 1.0, rng)[1] for _ in range(2000)]
+    uppers = []
+    for _ in range(2000):
+        plan = ReleasePlan(ZCDP(0.01), [Release("trace", ZCDP(0.01), "gaussian")])
+        uppers.append(
+            BasePrivateCovariance._release_trace(squared, 100, 1.0, plan, rng)[1]
+        )
     assert np.mean(np.array(uppers) < 0.3) < 0.005
-    estimate, upper = release_trace(0.3, PureDP(1e6), 100, 1.0, rng)
+    plan = ReleasePlan(PureDP(1e6), [Release("trace", PureDP(1e6), "laplace")])
+    estimate, upper = BasePrivateCovariance._release_trace(squared, 100, 1.0, plan, rng)
     assert estimate == pytest.approx(0.3, abs=1e-4)
     assert upper >= estimate
 
@@ -181,6 +239,10 @@ def test_bingham_sampler_in_five_dimensions_matches_importance_sampling():
 
 def test_choose_method_follows_the_theory():
     # Small d, large n: GaussCov's d/n wins; large d, small trace: SeparateCov.
-    assert choose_method(ZCDP(0.1), 50_000, 10, 1.0, trace=1.0) == "gauss"
-    assert choose_method(ZCDP(0.1), 50_000, 200, 1.0, trace=0.04) == "separate"
-    assert choose_method(ZCDP(0.1), 1000, 800, 1.0, trace=1.0) == "separate"
+    def choose(n, d, trace):
+        plan = ReleasePlan(ZCDP(0.1), covariance_entries("auto", ZCDP(0.1), d))
+        return choose_method(plan, n, d, 1.0, trace)
+
+    assert choose(50_000, 10, trace=1.0) == "gauss"
+    assert choose(50_000, 200, trace=0.04) == "separate"
+    assert choose(1000, 800, trace=1.0) == "separate"

@@ -1,0 +1,368 @@
+"""Base classes shared by every dpgauss estimator family.
+
+* :class:`PrivateEstimatorMixin`: the privacy parameters (``rho``, ``epsilon``,
+  ``delta``, ``budget``, ``random_state``), their validation, and the one fit
+  template every private estimator runs (validate everything, build the release
+  plan, check every calibration, charge the budget, derive the fit's own noise
+  stream, release, check the plan was followed, set the fitted attributes
+  together).
+* :class:`GaussianDensityMixin`: one Gaussian model N(``location_``,
+  ``covariance_``) stored as one eigendecomposition, behind ``covariance_``,
+  ``precision_``, ``score_samples``, ``score``, ``mahalanobis`` and ``sample``.
+
+No estimator module imports another estimator module: families share code
+through this module, :mod:`dpgauss.mechanisms`, :mod:`dpgauss.accounting` and
+:mod:`dpgauss.utils`.
+"""
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+from scipy import linalg
+from sklearn.base import DensityMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from dpgauss.accounting import PrivacyBudget
+from dpgauss.utils._random import check_generator, fit_generator
+from dpgauss.utils._sklearn_compat import Interval, validate_parameter_constraints
+from dpgauss.utils._sums import all_finite, file_backed, is_dask_array
+from dpgauss.utils.validation import resolve_privacy
+
+__all__ = ["GaussianDensityMixin", "PrivateEstimatorMixin"]
+
+_RANDOM_STATE = [
+    Interval(numbers.Integral, 0, None, closed="left"),
+    np.random.RandomState,
+    np.random.Generator,
+    None,
+]
+
+
+class PrivateEstimatorMixin:
+    """Privacy parameters, validation, charging and per-fit noise for estimators.
+
+    Subclasses implement:
+
+    * ``_build_plan(total, n_features)``: the release plan
+      (:class:`~dpgauss.accounting._plan.ReleasePlan`) of one fit, from public
+      parameters and d only;
+    * ``_check_calibration(plan, n_samples, n_features)``: build every mechanism
+      the fit could use, at every public radius it could use, so that an
+      impossible noise scale is refused before anything is spent;
+    * ``_fit_releases(X, plan, rng)``: the data pass and the releases; returns
+      the fitted attributes as a dict (they are set together at the end).
+    """
+
+    _parameter_constraints: dict = {
+        "rho": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "epsilon": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "delta": [Interval(numbers.Real, 0, 1, closed="neither"), None],
+        "budget": [PrivacyBudget, None],
+        "random_state": _RANDOM_STATE,
+    }
+
+    # -- price ------------------------------------------------------------------------
+    def planned_costs(self, n_features):
+        """Return the costs of the releases one fit makes, before any fit.
+
+        A fit charges exactly these costs to ``budget`` (their composition is
+        ``privacy_spent_``). They depend only on public parameters and the number
+        of features, so a whole cross-validation or search can be priced before
+        it runs (see :mod:`dpgauss.model_selection`).
+
+        Parameters
+        ----------
+        n_features : int
+            Number of columns of the data the fit would see.
+
+        Returns
+        -------
+        list of ZCDP, PureDP or ApproxDP
+            One cost per release, in the order the fit makes them.
+        """
+        self._validate_all_params()
+        return self._build_plan(self._privacy_total(), int(n_features)).costs()
+
+    # -- validation -------------------------------------------------------------------
+    def _validate_all_params(self):
+        """Check every parameter, whatever scikit-learn's configuration says.
+
+        ``sklearn.set_config(skip_parameter_validation=True)`` switches off
+        ``_fit_context``'s validation; privacy must not depend on it, so the
+        constraints are checked here unconditionally, then the semantic checks
+        of :meth:`_check_params`.
+        """
+        validate_parameter_constraints(
+            self._parameter_constraints,
+            self.get_params(deep=False),
+            caller_name=type(self).__name__,
+        )
+        self._check_params()
+
+    def _check_params(self):
+        """Checks beyond the constraints (combinations, values); none by default."""
+
+    def _privacy_total(self):
+        return resolve_privacy(
+            self.rho, self.epsilon, self.delta, owner=type(self).__name__
+        )
+
+    def _validate_rows(self, X):
+        """Validate ``X`` (numpy, memory-mapped or Dask) and set ``n_features_in_``.
+
+        No floating-point warning escapes (one that depends on the values of the
+        rows, such as an overflow while checking finiteness, would be a release).
+        A Dask array is checked lazily, without loading it into memory.
+        """
+        with np.errstate(all="ignore"):
+            if file_backed(X) and X.dtype == np.float64:
+                validate_data(self, X, ensure_min_samples=2, ensure_all_finite=False)
+                if not all_finite(X):
+                    raise ValueError("Input X contains NaN or infinity.")
+                return X
+            if not is_dask_array(X):
+                return validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+            return self._validate_dask(X)
+
+    def _validate_dask(self, X):
+        name = type(self).__name__
+        if X.ndim != 2:
+            raise ValueError(f"Expected 2D array, got a {X.ndim}D dask array.")
+        if not np.issubdtype(X.dtype, np.number) or np.issubdtype(
+            X.dtype, np.complexfloating
+        ):
+            raise ValueError(f"{name}: a dask array of real numbers is required.")
+        if X.shape[0] < 2:
+            raise ValueError(
+                f"Found array with {X.shape[0]} sample(s) while a minimum of 2 is "
+                f"required by {name}."
+            )
+        if not bool(np.isfinite(X).all().compute()):
+            raise ValueError("Input X contains NaN or infinity.")
+        self.n_features_in_ = int(X.shape[1])
+        return X
+
+    # -- the fit ----------------------------------------------------------------
+    def _private_fit(self, X):
+        """Run one private fit; see the class docstring for the steps."""
+        self._clear_fitted()
+        try:
+            self._validate_all_params()
+            total = self._privacy_total()
+            self._refuse_early(total, X)
+            X = self._validate_rows(X)
+            n, d = X.shape
+            plan = self._build_plan(total, d)
+            self._check_calibration(plan, n, d)
+            events = []
+            if self.budget is not None:
+                events = self.budget.spend_many(
+                    plan.charges(), estimator=type(self).__name__
+                )
+            rng = fit_generator(self.random_state, [e.id for e in events])
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                fitted = self._fit_releases(X, plan, rng)
+            plan.finish()
+        except BaseException:
+            self._clear_fitted()
+            raise
+        fitted["privacy_spent_"] = plan.spent()
+        for name, value in fitted.items():
+            setattr(self, name, value)
+        return self
+
+    def _refuse_early(self, total, X):
+        """Refuse a budget that cannot pay, before reading the data.
+
+        The plan needs only d, read from ``X.shape`` (metadata) when there is one;
+        inputs without a shape (lists) are checked by the atomic spend itself.
+        """
+        shape = getattr(X, "shape", None)
+        if self.budget is None or shape is None or len(shape) != 2:
+            return
+        self.budget.check(self._build_plan(total, int(shape[1])).costs())
+
+    def _clear_fitted(self):
+        """Remove every fitted attribute (a failed fit leaves it unfitted)."""
+        for name in [k for k in vars(self) if k.endswith("_") and not k[:2] == "__"]:
+            delattr(self, name)
+        for name in ("_model",):
+            self.__dict__.pop(name, None)
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "privacy_spent_")
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = True
+        return tags
+
+
+def calibration_error(owner, what, exc):
+    """A clear error for a noise scale or grid that float64 cannot represent."""
+    return ValueError(
+        f"{owner}: {what} cannot be calibrated in float64 ({exc}). Nothing was "
+        "spent. Check that data_norm, the privacy parameters and n give noise scales "
+        "between about 1e-150 and 1e150."
+    )
+
+
+class GaussianDensityMixin(DensityMixin):
+    """One fitted Gaussian N(``location_``, ``covariance_``) behind every method.
+
+    The model is stored once, as an eigendecomposition whose eigenvalues are at
+    least ``eigenvalue_floor_``: ``covariance_`` is that matrix, ``precision_``
+    its inverse, and ``score_samples``, ``mahalanobis`` and ``sample`` use the
+    same eigenvalues, so all of them describe the same distribution.
+    """
+
+    @staticmethod
+    def _gaussian_attributes(location, eigenvalues, eigenvectors, floor):
+        """The fitted attributes of N(location, V diag(max(values, floor)) V^T)."""
+        values = np.maximum(np.asarray(eigenvalues, dtype=np.float64), floor)
+        vectors = np.asarray(eigenvectors, dtype=np.float64)
+        covariance = (vectors * values) @ vectors.T
+        precision = (vectors / values) @ vectors.T
+        return {
+            "location_": np.asarray(location, dtype=np.float64),
+            "covariance_": 0.5 * (covariance + covariance.T),
+            "precision_": 0.5 * (precision + precision.T),
+            "eigenvalue_floor_": float(floor),
+            "_model": (values, vectors),
+        }
+
+    def get_precision(self):
+        """Return the precision matrix, the inverse of ``covariance_``.
+
+        Returns
+        -------
+        ndarray of shape (n_features, n_features)
+            ``precision_``.
+        """
+        check_is_fitted(self)
+        return self.precision_
+
+    def mahalanobis(self, X):
+        """Return the squared Mahalanobis distances of ``X`` to the fitted model.
+
+        Applied to private rows the result is not private (it reads them).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Observations.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            ``(x - location_)^T precision_ (x - location_)``.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        values, vectors = self._model
+        whitened = ((X - self.location_) @ vectors) / np.sqrt(values)
+        return np.einsum("ij,ij->i", whitened, whitened)
+
+    def score_samples(self, X):
+        """Return the log-density of each sample under the fitted Gaussian.
+
+        Applied to private rows the result is not private (it reads them); see
+        :mod:`dpgauss.model_selection` for a private score.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Observations.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Log-density of N(``location_``, ``covariance_``) at each row.
+        """
+        distances = self.mahalanobis(X)
+        values = self._model[0]
+        d = values.shape[0]
+        logdet = float(np.sum(np.log(values)))
+        return -0.5 * (d * math.log(2.0 * math.pi) + logdet + distances)
+
+    def score(self, X, y=None):
+        """Return the mean per-sample log-likelihood of ``X`` (not private).
+
+        This reads ``X``: on private data (a cross-validation test fold, say) the
+        score is not differentially private. Use
+        :func:`dpgauss.model_selection.make_private_scorer` to score privately.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Test observations.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        float
+            Mean of :meth:`score_samples`.
+        """
+        return float(np.mean(self.score_samples(X)))
+
+    def error_norm(self, comp_cov, norm="frobenius", scaling=True, squared=True):
+        """Return the error between ``comp_cov`` and ``covariance_``.
+
+        Same convention as :meth:`sklearn.covariance.EmpiricalCovariance.error_norm`.
+
+        Parameters
+        ----------
+        comp_cov : array-like of shape (n_features, n_features)
+            The covariance to compare with.
+        norm : {"frobenius", "spectral"}, default="frobenius"
+            The norm of ``comp_cov - covariance_``.
+        scaling : bool, default=True
+            Divide the squared norm by n_features.
+        squared : bool, default=True
+            Return the squared norm.
+
+        Returns
+        -------
+        float
+            The error.
+        """
+        check_is_fitted(self)
+        error = np.asarray(comp_cov, dtype=np.float64) - self.covariance_
+        if norm == "frobenius":
+            squared_norm = float(np.sum(error**2))
+        elif norm == "spectral":
+            squared_norm = float(np.max(linalg.svdvals(error @ error.T)))
+        else:
+            raise NotImplementedError(
+                "Only spectral and frobenius norms are implemented"
+            )
+        if scaling:
+            squared_norm /= error.shape[0]
+        return squared_norm if squared else math.sqrt(squared_norm)
+
+    def sample(self, n_samples=1, random_state=None):
+        """Draw samples from N(``location_``, ``covariance_``) (post-processing, free).
+
+        Parameters
+        ----------
+        n_samples : int, default=1
+            Number of samples.
+        random_state : None, int or Generator, default=None
+            Source of randomness (independent of the fit's).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features)
+            The samples.
+        """
+        check_is_fitted(self)
+        if not isinstance(n_samples, numbers.Integral) or n_samples < 1:
+            raise ValueError(f"n_samples must be a positive int, got {n_samples!r}.")
+        rng = check_generator(random_state)
+        values, vectors = self._model
+        z = rng.standard_normal((int(n_samples), self.location_.shape[0]))
+        return self.location_ + (z * np.sqrt(values)) @ vectors.T

@@ -1,0 +1,143 @@
+"""Linear algebra shared by every family: eigendecompositions and projections.
+
+All of it is post-processing of released (already private) matrices. Each
+function returns finite output for every finite input, including degenerate ones
+(zero or negative caps, all-zero spectra, empty eigen-spaces), so that a fit that
+has been charged always completes.
+"""
+
+import numpy as np
+from scipy import linalg
+
+__all__ = [
+    "eigh_descending",
+    "project_psd",
+    "project_simplex_capped",
+    "project_trace",
+]
+
+
+def eigh_descending(matrix):
+    """Eigenvalues (decreasing) and eigenvectors of the symmetrised ``matrix``.
+
+    Parameters
+    ----------
+    matrix : ndarray of shape (d, d)
+        A (nearly) symmetric finite matrix.
+
+    Returns
+    -------
+    values : ndarray of shape (d,)
+        Eigenvalues, largest first.
+    vectors : ndarray of shape (d, d)
+        Orthonormal eigenvectors, one per column.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpgauss.utils._linalg import eigh_descending
+    >>> eigh_descending(np.diag([1.0, 3.0]))[0]
+    array([3., 1.])
+    """
+    values, vectors = linalg.eigh(0.5 * (matrix + matrix.T))
+    return values[::-1], vectors[:, ::-1]
+
+
+def project_simplex_capped(values, total):
+    """Euclidean projection of ``values`` onto {u >= 0, sum u <= total}.
+
+    Parameters
+    ----------
+    values : ndarray of shape (d,)
+        The point to project.
+    total : float
+        The cap on the sum; a cap <= 0 (or NaN) projects onto {0}.
+
+    Returns
+    -------
+    ndarray of shape (d,)
+        The projection: ``max(values - theta, 0)`` with the smallest theta >= 0
+        that meets the cap.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpgauss.utils._linalg import project_simplex_capped
+    >>> project_simplex_capped(np.array([3.0, 1.0, -1.0]), 2.0)
+    array([2., 0., 0.])
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if not total > 0:  # also NaN
+        return np.zeros_like(values)
+    clipped = np.maximum(values, 0.0)
+    if clipped.sum() <= total:
+        return clipped
+    ordered = np.sort(values)[::-1]
+    cumulative = np.cumsum(ordered) - total
+    index = np.arange(1, ordered.size + 1)
+    # In exact arithmetic the first entry always qualifies (ordered[0] -
+    # (ordered[0] - total) = total > 0); in floating point a huge entry can absorb
+    # a tiny cap, so fall back to it, and rescale whatever rounding leaves over.
+    qualifying = np.flatnonzero(ordered - cumulative / index > 0)
+    k = qualifying[-1] if qualifying.size else 0
+    theta = max(cumulative[k] / (k + 1), 0.0)
+    projected = np.maximum(values - theta, 0.0)
+    excess = projected.sum()
+    if not excess <= total:
+        projected = projected * (total / excess) if np.isfinite(excess) else 0 * values
+    return projected
+
+
+def project_trace(matrix, total):
+    """Frobenius projection of a symmetric matrix onto {PSD, trace <= total}.
+
+    Parameters
+    ----------
+    matrix : ndarray of shape (d, d)
+        A symmetric matrix.
+    total : float
+        The trace cap.
+
+    Returns
+    -------
+    ndarray of shape (d, d)
+        The projection, symmetric PSD.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpgauss.utils._linalg import project_trace
+    >>> project_trace(np.diag([2.0, -1.0]), 1.0)
+    array([[1., 0.],
+           [0., 0.]])
+    """
+    values, vectors = eigh_descending(matrix)
+    return (vectors * project_simplex_capped(values, total)) @ vectors.T
+
+
+def project_psd(matrix, upper):
+    """Eigen-decomposition of ``matrix`` with its eigenvalues clipped to [0, upper].
+
+    Parameters
+    ----------
+    matrix : ndarray of shape (d, d)
+        A (nearly) symmetric matrix.
+    upper : float
+        The largest eigenvalue kept.
+
+    Returns
+    -------
+    eigenvalues : ndarray of shape (d,)
+        The clipped eigenvalues, largest first.
+    eigenvectors : ndarray of shape (d, d)
+        Orthonormal eigenvectors, one per column.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpgauss.utils._linalg import project_psd
+    >>> project_psd(np.diag([5.0, -1.0]), 2.0)[0]
+    array([2., 0.])
+    """
+    values, vectors = eigh_descending(np.asarray(matrix, dtype=np.float64))
+    return np.clip(values, 0.0, upper), vectors

@@ -1,0 +1,98 @@
+"""Chunked sums over clipped rows: float-safe clipping, exact fixed-point sums."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from dpgauss.utils._sums import (
+    clip_rows,
+    clipped_sums,
+    fixed_point_bits,
+    fixed_point_sums,
+    row_norms,
+    summation_error,
+)
+
+far = st.floats(-1e300, 1e300, allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    x=arrays(
+        np.float64, st.tuples(st.integers(1, 6), st.integers(1, 12)), elements=far
+    ),
+    radius=st.floats(1e-100, 1e100),
+    scale=st.sampled_from([0.0, 1.0, 1e10, 1e15, 1e-300]),
+)
+def test_clipped_rows_lie_in_the_ball_as_computed(x, radius, scale):
+    # Rule 2 of dpgauss.utils._sums: the computed clipped offset has norm <= r,
+    # for any finite row, also far from a far centre. The norm is evaluated
+    # exactly (math.fsum of exact squares via fractions would be slow; scaling
+    # by the largest entry and fsum is accurate to a few ulps, far below the
+    # (d + 8) u margin the clipping keeps).
+    center = np.full(x.shape[1], scale * radius)
+    y = clip_rows(x, center, radius)
+    for row in y:
+        peak = np.max(np.abs(row))
+        if peak == 0:
+            continue
+        exact = peak * math.sqrt(math.fsum((row / peak) ** 2))
+        assert exact <= radius * (1 + 2**-52 * 2)
+
+
+@pytest.mark.parametrize("ratio", [1e10, 1e12, 1e13, 1e14, 1e15])
+def test_neighbours_far_outside_move_the_sums_by_the_sensitivity(ratio):
+    # One row 1e10..1e15 radii away from a far centre: the clipped sum moves by
+    # at most 2r (mean) and sqrt(2) r^2 (second moment) plus the rounding term.
+    rng = np.random.default_rng(0)
+    n, d, r = 2000, 5, 1.0
+    center = np.full(d, 3e14)
+    X = center + rng.normal(size=(n, d)) * 0.3
+    Y = X.copy()
+    Y[0] = center + ratio * r * rng.normal(size=d)
+    sx, sxx = clipped_sums(X, center, r)
+    sy, syy = clipped_sums(Y, center, r)
+    slack = 2 * summation_error(n) * n
+    assert np.linalg.norm(sx - sy) <= 2 * r + slack * r
+    assert np.linalg.norm(sxx - syy) <= math.sqrt(2) * r**2 + slack * r**2
+
+
+def test_fixed_point_sums_are_exact_integers_with_unit_sensitivity():
+    rng = np.random.default_rng(1)
+    n = 10_000
+    bits = fixed_point_bits(n)
+    assert n * 2**bits <= 2**52
+    values = rng.random(n)
+    levels = np.array([0.0, 0.25, 0.5, 0.99])
+    a = fixed_point_sums(values, levels, bits)
+    other = values.copy()
+    other[3] = 1.0 if values[3] < 0.5 else 0.0  # the largest possible move
+    b = fixed_point_sums(other, levels, bits)
+    assert a.dtype == np.int64
+    assert np.all(np.abs(a - b) <= 2**bits)
+    np.testing.assert_allclose(
+        a * 2.0**-bits,
+        [np.sum(np.maximum(values - lv, 0)) for lv in levels],
+        rtol=0,
+        atol=n * 2.0**-bits,
+    )
+
+
+def test_summation_error_is_small_for_realistic_n():
+    # Relative to the mean's sensitivity 2r/n, the rounding term 2 e r is tiny.
+    for n, limit in [(10**3, 1e-9), (10**6, 1e-4), (10**9, 0.05)]:
+        assert 2 * summation_error(n) * n / 2 < limit
+
+
+def test_no_floating_point_warning_depends_on_the_rows():
+    import warnings
+
+    X = np.array([[1e308, -1e308], [np.inf, np.nan], [1.0, 2.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        row_norms(X, np.zeros(2))
+        clipped_sums(X, np.zeros(2), 1.0)
