@@ -77,7 +77,8 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
 
         Sensitivity in :func:`dpgauss.mechanisms._releases.mean_mechanism`. The
         release is projected onto the ball of radius r, where the exact clipped
-        mean lies (post-processing). Returns the new centre ``center + mean``.
+        mean lies (post-processing). Returns the released mean offset; the new
+        centre is ``center + offset``.
         """
         n, d = X.shape
         sum_y = clipped_sums(X, center, radius, with_outer=False)[0]
@@ -88,7 +89,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
         norm = float(np.linalg.norm(mean))
         if not norm <= radius:  # also inf
             mean = mean * (radius / norm) if math.isfinite(norm) else np.zeros(d)
-        return center + mean
+        return mean
 
     @staticmethod
     def _release_trace(squared_norms, n, radius, plan, rng, beta=1e-3):

@@ -220,7 +220,7 @@ class PrivateCovariance(BasePrivateCovariance):
         radius = float(self.data_norm)
         center = self._location(d)
         if self.center:
-            center = self._release_mean(X, center, radius, plan, rng)
+            center = center + self._release_mean(X, center, radius, plan, rng)
         cap, method = radius * radius, self.method
         if method == "auto":
             squared = np.minimum(row_norms(X, center), radius) ** 2

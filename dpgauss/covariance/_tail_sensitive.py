@@ -376,7 +376,7 @@ class TailSensitiveCovariance(BasePrivateCovariance):
         svt = plan.calibrate("radius", lambda c: radius_mechanism(c.epsilon))
         radius = private_radius(norms, float(self.data_norm), svt, rng)
         if self.center:
-            center = self._release_mean(X, center, radius, plan, rng)
+            center = center + self._release_mean(X, center, radius, plan, rng)
             norms = row_norms(X, center)
         clipped = np.minimum(norms, radius)
         trace, upper = self._release_trace(clipped**2, n, radius, plan, rng)
