@@ -201,12 +201,43 @@ class PrivateEstimatorMixin:
         return tags
 
 
+#: Largest noise scale a vector or matrix release may have: its entries then stay
+#: far inside float64's range through the eigendecompositions and projections
+#: that follow (which square and sum them).
+MAX_NOISE_SCALE = 1e150
+
+
+def check_noise_scale(mechanism, *, bounded=True):
+    """Raise ValueError unless the mechanism's noise scale is usable in float64.
+
+    Parameters
+    ----------
+    mechanism : object
+        A calibrated mechanism with a ``scale``.
+    bounded : bool, default=True
+        Also require ``scale <= MAX_NOISE_SCALE`` (for releases whose values
+        are squared or decomposed afterwards; a scalar clipped at once needs
+        only a finite scale).
+
+    Returns
+    -------
+    object
+        The mechanism.
+    """
+    scale = getattr(mechanism, "scale", 1.0)
+    if not (math.isfinite(scale) and scale > 0):
+        raise ValueError(f"the noise scale would be {scale!r}")
+    if bounded and scale > MAX_NOISE_SCALE:
+        raise ValueError(f"the noise scale would be {scale:.3g} > {MAX_NOISE_SCALE:g}")
+    return mechanism
+
+
 def calibration_error(owner, what, exc):
     """A clear error for a noise scale or grid that float64 cannot represent."""
     return ValueError(
         f"{owner}: {what} cannot be calibrated in float64 ({exc}). Nothing was "
-        "spent. Check that data_norm, the privacy parameters and n give noise scales "
-        "between about 1e-150 and 1e150."
+        "spent. data_norm, the privacy parameters and n must give noise scales "
+        f"that are positive, finite and at most {MAX_NOISE_SCALE:g}."
     )
 
 

@@ -177,6 +177,14 @@ KAPPA_EIGENVECTORS = 0.0928
 SEPARATE_MARGIN = 0.9
 
 
+def _norm(*terms):
+    """sqrt(sum of squares) without overflow or underflow (terms >= 0)."""
+    peak = max(terms)
+    if not peak > 0 or not math.isfinite(peak):
+        return peak if peak > 0 else 0.0
+    return peak * math.sqrt(math.fsum((t / peak) ** 2 for t in terms))
+
+
 def _entry_stds(mechanism):
     """Standard deviations of the diagonal and off-diagonal noise entries."""
     if isinstance(mechanism, SymmetricGaussianMechanism):
@@ -191,7 +199,7 @@ def predicted_gauss_error(cost, n, d, radius):
     noise matrix, times the share the trace-capped projection keeps.
     """
     diag, off = _entry_stds(second_moment_mechanism(cost, n, d, radius))
-    return KAPPA_GAUSS * math.sqrt(d * diag**2 + d * (d - 1) * off**2)
+    return KAPPA_GAUSS * _norm(math.sqrt(d) * diag, math.sqrt(d * (d - 1)) * off)
 
 
 def predicted_separate_error(value_cost, vector_cost, n, d, radius, trace):
@@ -205,9 +213,11 @@ def predicted_separate_error(value_cost, vector_cost, n, d, radius, trace):
     values = eigenvalue_mechanism(value_cost, n, d, radius)
     value_sd = values.scale * (1.0 if isinstance(value_cost, ZCDP) else math.sqrt(2.0))
     _, off = _entry_stds(second_moment_mechanism(vector_cost, n, d, radius))
-    eigenvalue_part = KAPPA_EIGENVALUES**2 * d * value_sd**2
-    eigenvector_part = KAPPA_EIGENVECTORS * max(trace, 0.0) * 2.0 * math.sqrt(d) * off
-    return math.sqrt(eigenvalue_part + eigenvector_part)
+    eigenvalue_part = KAPPA_EIGENVALUES * math.sqrt(d) * value_sd
+    eigenvector_part = math.sqrt(max(trace, 0.0)) * math.sqrt(
+        KAPPA_EIGENVECTORS * 2.0 * math.sqrt(d) * off
+    )
+    return _norm(eigenvalue_part, eigenvector_part)
 
 
 def predicted_errors(plan, n, d, radius, trace):

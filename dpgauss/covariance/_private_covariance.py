@@ -10,7 +10,7 @@ revisited"; Amin et al. (2019) for EMCov; Dwork et al. (2014) for GaussCov.
 import numpy as np
 
 from dpgauss.accounting._plan import Release, ReleasePlan
-from dpgauss.base import calibration_error
+from dpgauss.base import calibration_error, check_noise_scale
 from dpgauss.covariance._base import BasePrivateCovariance
 from dpgauss.covariance._methods import (
     choose_method,
@@ -209,11 +209,12 @@ class PrivateCovariance(BasePrivateCovariance):
     @staticmethod
     def _calibrate_one(release, make, n, d, radius):
         if release.name == "mean":
-            mean_mechanism(release.cost, n, d, radius, n)
+            check_noise_scale(mean_mechanism(release.cost, n, d, radius, n))
         elif release.name == "trace":
-            sum_mechanism(release.cost, float(2 ** fixed_point_bits(n)))
+            unit = float(2 ** fixed_point_bits(n))
+            check_noise_scale(sum_mechanism(release.cost, unit), bounded=False)
         else:
-            make(release.name)(release.cost)
+            check_noise_scale(make(release.name)(release.cost))
 
     def _fit_releases(self, X, plan, rng):
         n, d = X.shape

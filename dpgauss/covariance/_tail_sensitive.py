@@ -17,7 +17,7 @@ import numbers
 import numpy as np
 
 from dpgauss.accounting._plan import Release, ReleasePlan
-from dpgauss.base import calibration_error
+from dpgauss.base import calibration_error, check_noise_scale
 from dpgauss.covariance._base import BasePrivateCovariance
 from dpgauss.covariance._methods import (
     as_pure,
@@ -350,12 +350,13 @@ class TailSensitiveCovariance(BasePrivateCovariance):
             radius_mechanism(plan.cost("radius").epsilon)
             if self.center:
                 for r in (bound, bound * 2.0 ** (-(RADIUS_GRID - 1) / 2.0)):
-                    mean_mechanism(plan.cost("mean"), n, d, r, n)
-            sum_mechanism(plan.cost("trace"), float(2 ** fixed_point_bits(n)))
+                    check_noise_scale(mean_mechanism(plan.cost("mean"), n, d, r, n))
+            unit = float(2 ** fixed_point_bits(n))
+            check_noise_scale(sum_mechanism(plan.cost("trace"), unit), bounded=False)
             for tau in (bound, smallest):
                 make = mechanism_factory(n, d, tau, n)
                 for name in ("second_moment", "eigenvalues", "eigenvectors"):
-                    make(name)(plan.cost(name))
+                    check_noise_scale(make(name)(plan.cost(name)))
                 noise = predicted_noise(plan, n, d, tau, tau * tau)
                 if not math.isfinite(n * noise / tau**2):
                     raise ValueError(f"predicted noise {noise!r} at tau={tau!r}")
