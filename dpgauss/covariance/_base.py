@@ -16,12 +16,7 @@ from dpgauss.base import GaussianDensityMixin, PrivateEstimatorMixin
 from dpgauss.covariance._methods import kind_of
 from dpgauss.mechanisms._releases import mean_mechanism, sum_mechanism
 from dpgauss.utils._sklearn_compat import Interval
-from dpgauss.utils._sums import (
-    clipped_sums,
-    fixed_point_bits,
-    fixed_point_sums,
-    n_partial_sums,
-)
+from dpgauss.utils._sums import clipped_sums, n_partial_sums
 from dpgauss.utils.validation import check_data_norm, split_cost
 
 __all__ = ["BasePrivateCovariance"]
@@ -92,21 +87,21 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
         return mean
 
     @staticmethod
-    def _release_trace(squared_norms, n, radius, plan, rng, beta=1e-3):
+    def _release_trace(units, bits, n, radius, plan, rng, beta=1e-3):
         """Release the mean squared clipped norm and a high-probability upper bound.
 
-        The sum of ``min(|y|^2, r^2) / r^2`` is computed exactly in fixed point
-        (each row adds an integer in [0, 2^k]), released with sensitivity 2^k,
-        then scaled (post-processing). The upper bound adds a one-sided tail shift
-        (Gaussian: sigma sqrt(2 log(1/beta)); Laplace: b log(1/(2 beta))), so it
-        fails with probability at most beta. Both are clipped to [0, r^2].
+        ``units`` is the exact fixed-point sum of ``min(|y|^2, r^2) / r^2`` on the
+        ``2^-bits`` grid (each row adds an integer in [0, 2^bits]; see
+        :func:`dpgauss.utils._sums.fixed_point_sums`). It is released with
+        sensitivity 2^bits, then scaled (post-processing). The upper bound adds a
+        one-sided tail shift (Gaussian: sigma sqrt(2 log(1/beta)); Laplace:
+        b log(1/(2 beta))), so it fails with probability at most beta. Both are
+        clipped to [0, r^2].
         """
         r2 = radius * radius
-        bits = fixed_point_bits(n)
-        exact = fixed_point_sums(squared_norms / r2, np.zeros(1), bits)[0]
         unit = float(2**bits)
         mech = plan.calibrate("trace", lambda c: sum_mechanism(c, unit))
-        noisy = float(mech.randomise(float(exact), rng))
+        noisy = float(mech.randomise(float(units), rng))
         if type(mech).__name__ == "GaussianMechanism":
             shift = mech.scale * math.sqrt(2.0 * math.log(1.0 / beta))
         else:

@@ -7,8 +7,6 @@ References: Dong, Liang and Yi (2022), "Differentially private covariance
 revisited"; Amin et al. (2019) for EMCov; Dwork et al. (2014) for GaussCov.
 """
 
-import numpy as np
-
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import calibration_error, check_noise_scale
 from dpgauss.covariance._base import BasePrivateCovariance
@@ -22,12 +20,7 @@ from dpgauss.covariance._methods import (
 from dpgauss.mechanisms._releases import mean_mechanism, sum_mechanism
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import StrOptions, _fit_context
-from dpgauss.utils._sums import (
-    clipped_sums,
-    fixed_point_bits,
-    n_partial_sums,
-    row_norms,
-)
+from dpgauss.utils._sums import clipped_sums, fixed_point_bits, n_partial_sums
 from dpgauss.utils.validation import split_cost
 
 __all__ = ["PrivateCovariance"]
@@ -222,13 +215,14 @@ class PrivateCovariance(BasePrivateCovariance):
         center = self._location(d)
         if self.center:
             center = center + self._release_mean(X, center, radius, plan, rng)
-        cap, method = radius * radius, self.method
+        cap, method, bits = radius * radius, self.method, fixed_point_bits(n)
+        # One pass: the second moment and the exact fixed-point trace.
+        _, S, units = clipped_sums(X, center, radius, trace_bits=bits)
+        M = S / n
         if method == "auto":
-            squared = np.minimum(row_norms(X, center), radius) ** 2
-            trace, cap = self._release_trace(squared, n, radius, plan, rng)
+            trace, cap = self._release_trace(units, bits, n, radius, plan, rng)
             method = choose_method(plan, n, d, radius, trace)
             plan.choose("covariance", method)
-        M = clipped_sums(X, center, radius)[1] / n
         make = mechanism_factory(n, d, radius, n_partial_sums(X))
         values, vectors, sd = release_covariance(method, M, n, plan, make, rng, cap)
         fitted = self._model_attributes(center, values, vectors, sd, radius * radius)

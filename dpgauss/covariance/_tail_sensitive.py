@@ -380,7 +380,9 @@ class TailSensitiveCovariance(BasePrivateCovariance):
             center = center + self._release_mean(X, center, radius, plan, rng)
             norms = row_norms(X, center)
         clipped = np.minimum(norms, radius)
-        trace, upper = self._release_trace(clipped**2, n, radius, plan, rng)
+        bits = fixed_point_bits(n)
+        units = fixed_point_sums(clipped**2 / radius**2, np.zeros(1), bits)[0]
+        trace, upper = self._release_trace(units, bits, n, radius, plan, rng)
         noise = [predicted_noise(plan, n, d, t, trace) for t in tau_grid(radius)]
 
         def make_svt(sensitivity):

@@ -175,18 +175,22 @@ def _over_blocks(X, func, *args):
     return dask.compute(*[dask.delayed(func)(b, *args) for b in blocks])
 
 
-def _block_sums(block, center, radius, with_outer):
+def _block_sums(block, center, radius, with_outer, trace_bits):
     d = block.shape[1]
     sum_y, sum_yy = np.zeros(d), np.zeros((d, d)) if with_outer else None
+    units = 0
     for chunk in iter_chunks(block):
         y = clip_rows(chunk, center, radius)
         sum_y += y.sum(axis=0)
         if with_outer:
             sum_yy += y.T @ y
-    return sum_y, sum_yy
+        if trace_bits is not None:
+            squared = np.einsum("ij,ij->i", y, y) / (radius * radius)
+            units += int(fixed_point_sums(squared, np.zeros(1), trace_bits)[0])
+    return sum_y, sum_yy, units
 
 
-def clipped_sums(X, center, radius, with_outer=True):
+def clipped_sums(X, center, radius, with_outer=True, trace_bits=None):
     """Return the sums over rows of y and y y^T for rows clipped to ``radius``.
 
     Each row ``x`` becomes ``y = (x - c) * min(1, r_safe / ||x - c||)`` with
@@ -203,6 +207,9 @@ def clipped_sums(X, center, radius, with_outer=True):
         The clipping radius.
     with_outer : bool, default=True
         Also sum the outer products (skip for a mean-only pass).
+    trace_bits : int, default=None
+        Also return the exact fixed-point sum of ``||y||^2 / r^2`` on the
+        ``2^-trace_bits`` grid (see :func:`fixed_point_sums`).
 
     Returns
     -------
@@ -211,14 +218,20 @@ def clipped_sums(X, center, radius, with_outer=True):
     sum_yy : ndarray of shape (n_features, n_features) or None
         Sum of their outer products, exactly symmetric (None if ``with_outer``
         is False).
+    trace_units : int
+        Only with ``trace_bits``: the exact integer sum, each row adding an
+        integer in ``[0, 2^trace_bits]``.
     """
     with np.errstate(all="ignore"):
-        parts = _over_blocks(X, _block_sums, center, radius, with_outer)
+        parts = _over_blocks(X, _block_sums, center, radius, with_outer, trace_bits)
         sum_y = np.sum([p[0] for p in parts], axis=0)
-        if not with_outer:
-            return sum_y, None
-        sum_yy = np.sum([p[1] for p in parts], axis=0)
-        return sum_y, 0.5 * (sum_yy + sum_yy.T)
+        sum_yy = None
+        if with_outer:
+            sum_yy = np.sum([p[1] for p in parts], axis=0)
+            sum_yy = 0.5 * (sum_yy + sum_yy.T)
+    if trace_bits is None:
+        return sum_y, sum_yy
+    return sum_y, sum_yy, sum(int(p[2]) for p in parts)
 
 
 def _block_norms(block, center):

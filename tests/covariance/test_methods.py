@@ -194,17 +194,17 @@ def test_release_trace_gives_an_upper_bound():
     # squared norms are 0.3 r^2.
     from dpgauss.accounting._plan import Release
 
-    squared = np.full(100, 0.3)
+    bits = 40
+    units = int(0.3 * 2**bits) * 100
+    release = BasePrivateCovariance._release_trace
     rng = np.random.default_rng(0)
     uppers = []
     for _ in range(2000):
         plan = ReleasePlan(ZCDP(0.01), [Release("trace", ZCDP(0.01), "gaussian")])
-        uppers.append(
-            BasePrivateCovariance._release_trace(squared, 100, 1.0, plan, rng)[1]
-        )
+        uppers.append(release(units, bits, 100, 1.0, plan, rng)[1])
     assert np.mean(np.array(uppers) < 0.3) < 0.005
     plan = ReleasePlan(PureDP(1e6), [Release("trace", PureDP(1e6), "laplace")])
-    estimate, upper = BasePrivateCovariance._release_trace(squared, 100, 1.0, plan, rng)
+    estimate, upper = release(units, bits, 100, 1.0, plan, rng)
     assert estimate == pytest.approx(0.3, abs=1e-4)
     assert upper >= estimate
 
