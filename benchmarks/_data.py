@@ -1,7 +1,7 @@
 """Data for the covariance benchmarks: the DLY 2022 synthetic generator and digits.
 
 ``zipf_data`` follows the authors' ``gen_synthetic_data_fix`` (spec section 4.2):
-X = Z U with Z ~ N(0, I), U ~ Uniform(0, 1)^{d x d}, rows centred, then the rows
+X = Z U with Z ~ N(0, I), U ~ Uniform(0, 1)^{d x d}, rows centered, then the rows
 split into N contiguous Zipf buckets (bucket k gets a share proportional to
 1/(k+1)^3) and every row of bucket k rescaled to norm exactly 2^(k+1-N). The
 benchmark estimates the second moment of these rows (the paper's target).

@@ -1,8 +1,8 @@
-"""Centring: a private mean first (the default) against pair differences.
+"""Centering: a private mean first (the default) against pair differences.
 
 Run: ``.venv/bin/python benchmarks/bench_centering.py [--reps 20]``.
 
-The paper estimates a second moment; a covariance needs centring. Two private
+The paper estimates a second moment; a covariance needs centering. Two private
 ways, same privacy (rho-zCDP, replace-one):
 
 * ``mean``: ``PrivateCovariance(center=True)`` releases the mean of the clipped

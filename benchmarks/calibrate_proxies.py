@@ -1,8 +1,8 @@
-"""Fit the error-proxy constants of dpgauss.covariance._kernels on measured errors.
+"""Fit the error-proxy constants of dpgauss.covariance._methods on measured errors.
 
 Run: ``.venv/bin/python benchmarks/calibrate_proxies.py``. For settings of the DLY
 benchmark table it measures the mean Frobenius error of gauss_release and
-separate_release (second moment, no centring, trace cap data_norm^2) and fits
+separate_release (second moment, no centering, trace cap data_norm^2) and fits
 
 * KAPPA_GAUSS: median of measured / raw noise norm, and a second term for the
   trace projection (see ``predicted_gauss_error``);
@@ -22,9 +22,12 @@ from scipy.optimize import nnls
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _data import zipf_data
 
-import dpgauss.covariance._kernels as K
+import dpgauss.covariance._methods as K
 from dpgauss.accounting import ZCDP
-from dpgauss.covariance._private_covariance import SEPARATE_MARGIN
+from dpgauss.accounting._plan import ReleasePlan
+from dpgauss.covariance._methods import SEPARATE_MARGIN
+from dpgauss.mechanisms._releases import eigenvalue_mechanism, second_moment_mechanism
+from dpgauss.utils.validation import split_cost
 
 SETTINGS = [
     (n, d, N, rho)
@@ -52,12 +55,22 @@ SETTINGS = [
 
 
 def components(cost, n, d, radius, trace):
-    diag, off = K._entry_stds(K.second_moment_mechanism(cost, n, d, radius))
+    diag, off = K._entry_stds(second_moment_mechanism(cost, n, d, radius))
     raw_gauss = math.sqrt(d * diag**2 + d * (d - 1) * off**2)
-    value_cost, vector_cost = K.split_cost(cost, [0.5, 0.5])
-    value_sd = K.eigenvalue_mechanism(value_cost, n, radius).scale
-    _, off_copy = K._entry_stds(K.second_moment_mechanism(vector_cost, n, d, radius))
+    value_cost, vector_cost = split_cost(cost, [0.5, 0.5])
+    value_sd = eigenvalue_mechanism(value_cost, n, d, radius).scale
+    _, off_copy = K._entry_stds(second_moment_mechanism(vector_cost, n, d, radius))
     return raw_gauss, d * value_sd**2, trace * 2 * math.sqrt(d) * off_copy
+
+
+def _release(method, M, n, cost, seed):
+    """The release's estimate of M (no centering, trace cap 1 = data_norm^2)."""
+    d = M.shape[0]
+    plan = ReleasePlan(cost, K.covariance_entries(method, cost, d))
+    make = K.mechanism_factory(n, d, 1.0, 1)
+    rng = np.random.default_rng(seed)
+    values, vectors, _ = K.release_covariance(method, M, n, plan, make, rng, 1.0)
+    return (vectors * values) @ vectors.T
 
 
 def main(reps=3):
@@ -67,18 +80,11 @@ def main(reps=3):
         M = X.T @ X / n
         cost = ZCDP(rho * 15 / 16)
         g = np.mean(
-            [
-                np.linalg.norm(
-                    K.gauss_release(M, n, 1.0, cost, np.random.default_rng(s))[0] - M
-                )
-                for s in range(reps)
-            ]
+            [np.linalg.norm(_release("gauss", M, n, cost, s) - M) for s in range(reps)]
         )
         s_ = np.mean(
             [
-                np.linalg.norm(
-                    K.separate_release(M, n, 1.0, cost, np.random.default_rng(s))[0] - M
-                )
+                np.linalg.norm(_release("separate", M, n, cost, s) - M)
                 for s in range(reps)
             ]
         )

@@ -24,7 +24,7 @@ X = np.random.default_rng(0).normal(size=(400, 3))
 
 
 def _noise_of(est, rows):
-    """The noise of a centre=False GaussCov release: release minus exact moment."""
+    """The noise of a center=False GaussCov release: release minus exact moment."""
     exact = clipped_sums(rows, np.zeros(rows.shape[1]), est.data_norm)[1] / len(rows)
     return est.covariance_ - exact
 

@@ -1,6 +1,6 @@
 """Shared base of the private covariance estimators (not an estimator module).
 
-The public bound ``data_norm``, the centre (``center``, ``location``), the
+The public bound ``data_norm``, the center (``center``, ``location``), the
 release of the clipped mean and of the trace, and the model assembly live here;
 each estimator adds its own plan and releases.
 """
@@ -45,7 +45,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
         check_data_norm(self.data_norm, owner=type(self).__name__)
 
     def _location(self, d):
-        """The public centre of the clipping ball (the origin when None)."""
+        """The public center of the clipping ball (the origin when None)."""
         if self.location is None:
             return np.zeros(d)
         location = np.asarray(self.location, dtype=np.float64)
@@ -73,7 +73,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
         Sensitivity in :func:`dpgauss.mechanisms._releases.mean_mechanism`. The
         release is projected onto the ball of radius r, where the exact clipped
         mean lies (post-processing). Returns the released mean offset; the new
-        centre is ``center + offset``.
+        center is ``center + offset``.
         """
         n, d = X.shape
         sum_y = clipped_sums(X, center, radius, with_outer=False)[0]

@@ -1,7 +1,7 @@
 """PrivateCovariance: the Dong-Liang-Yi covariance mechanisms behind one estimator.
 
 Rows are clipped to a public l2 ball; their second moment about a public (or
-privately released) centre is released by GaussCov, SeparateCov or EMCov, or by
+privately released) center is released by GaussCov, SeparateCov or EMCov, or by
 whichever of GaussCov and SeparateCov a private trace predicts to be better.
 References: Dong, Liang and Yi (2022), "Differentially private covariance
 revisited"; Amin et al. (2019) for EMCov; Dwork et al. (2014) for GaussCov.
@@ -33,7 +33,7 @@ AUTO_TRACE_SHARE = 1.0 / 16.0
 class PrivateCovariance(BasePrivateCovariance):
     """Differentially private covariance estimator (Dong, Liang and Yi 2022).
 
-    Rows are clipped to a public l2 ball, their second moment about a centre is
+    Rows are clipped to a public l2 ball, their second moment about a center is
     released with calibrated noise by the chosen mechanism, and the result is
     post-processed into a symmetric positive semidefinite covariance.
 
@@ -63,7 +63,7 @@ class PrivateCovariance(BasePrivateCovariance):
         estimate the second moment of the rows around it: the covariance. If
         False, return the second moment about ``location``.
     location : array-like of shape (n_features,), default=None
-        Public centre of the clipping ball (the origin when None), and the point
+        Public center of the clipping ball (the origin when None), and the point
         the second moment is taken about when ``center=False``.
     {random_state}
 
@@ -110,7 +110,7 @@ class PrivateCovariance(BasePrivateCovariance):
     triangle); its sorted eigenvalues sqrt(2) B^2/n (l2) and 2 B^2/n (l1); its
     trace B^2/n; each EMCov utility u^T (nM) u moves by at most B^2. These bounds
     hold in floating point for any finite rows, 1e15 radii away included: rows are
-    clipped as offsets from the centre, and the rounding of the sums is added to
+    clipped as offsets from the center, and the rounding of the sums is added to
     each sensitivity (:mod:`dpgauss.mechanisms._releases`). The releases are
     listed in a release plan before the data are read; they compose additively
     (zCDP; pure epsilon-DP steps count epsilon^2/2) and are recorded together in

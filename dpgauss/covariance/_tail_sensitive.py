@@ -7,7 +7,7 @@ scales with tau^2 (not tau) inside the search, the final choice is evaluated at
 the chosen tau (not tau/2), and the noise proxies are explicit expected-value
 formulas (see :mod:`dpgauss.covariance._methods`) instead of an unexplained /6.
 
-Every pass over the data works on offsets from the centre (rows may lie far
+Every pass over the data works on offsets from the center (rows may lie far
 outside the ball); both searches' queries are exact integer sums in fixed point.
 """
 
@@ -80,7 +80,7 @@ def private_radius(norms, data_norm, svt, rng):
     Parameters
     ----------
     norms : ndarray of shape (n,)
-        Row norms around the public centre.
+        Row norms around the public center.
     data_norm : float
         Public upper bound, the start of the scan.
     svt : AboveThreshold
@@ -144,7 +144,7 @@ def search_threshold(norms, radius, noise, n, make_svt, rng):
     Parameters
     ----------
     norms : ndarray of shape (n,)
-        Row norms around the (released) centre.
+        Row norms around the (released) center.
     radius : float
         The radius r (the first candidate).
     noise : ndarray of shape (TAU_GRID,)
@@ -198,7 +198,7 @@ class TailSensitiveCovariance(BasePrivateCovariance):
         If True, release the mean (a tenth of the cost) and estimate the
         covariance around it; if False, the second moment about ``location``.
     location : array-like of shape (n_features,), default=None
-        Public centre (the origin when None).
+        Public center (the origin when None).
     split : tuple of 4 floats, default=(1/8, 1/32, 1/8, 23/32)
         Shares of the (non-mean) cost for the radius search, the trace, the
         threshold search and the final release; positive, summing to 1. The

@@ -1,8 +1,8 @@
 """Releases of the statistics every family needs, with their sensitivity proofs.
 
 Each function calibrates the mechanism for one statistic of n rows clipped to the
-l2 ball of radius r around a centre (see :func:`dpgauss.utils._sums.clip_rows`).
-Neighbouring datasets differ by replacing one row; n, d, r and the centre are
+l2 ball of radius r around a center (see :func:`dpgauss.utils._sums.clip_rows`).
+Neighbouring datasets differ by replacing one row; n, d, r and the center are
 public (or already released). Every sensitivity below is the exact one plus the
 floating-point term of :func:`dpgauss.utils._sums.summation_error` (``e``), so it
 holds for the values as computed in float64, for any finite input:

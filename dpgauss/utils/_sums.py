@@ -5,10 +5,10 @@ same code runs on an array, a memory-mapped file or a Dask array.
 
 Floating point. Every sensitivity in dpgauss must hold for the numbers as they
 are computed in float64, for any finite input (rows may lie 1e15 radii away from
-the centre). Three rules make that true:
+the center). Three rules make that true:
 
 1. **Offsets first.** A row is always turned into its offset ``y = x - c`` from
-   the centre before anything else; nothing is computed as ``X^T f - c sum(f)``
+   the center before anything else; nothing is computed as ``X^T f - c sum(f)``
    (which cancels catastrophically when ``|x| >> r``).
 2. **Clipping that holds after rounding** (:func:`clip_rows`): the computed
    clipped offset ``y~`` satisfies ``||y~||_2 <= r`` exactly, as a real number.
@@ -202,7 +202,7 @@ def clipped_sums(X, center, radius, with_outer=True, trace_bits=None):
     X : ndarray or dask array of shape (n_samples, n_features)
         The data (an array, a memory-mapped array or a Dask array).
     center : ndarray of shape (n_features,)
-        The centre of the clipping ball (public or already released).
+        The center of the clipping ball (public or already released).
     radius : float
         The clipping radius.
     with_outer : bool, default=True
@@ -247,13 +247,13 @@ def row_norms(X, center):
     X : ndarray or dask array of shape (n_samples, n_features)
         The data.
     center : ndarray of shape (n_features,)
-        The centre.
+        The center.
 
     Returns
     -------
     ndarray of shape (n_samples,)
         The computed norms, in row order (rows that are not finite count as the
-        centre; offsets too large for float64 have norm inf).
+        center; offsets too large for float64 have norm inf).
     """
     with np.errstate(all="ignore"):
         return np.concatenate(_over_blocks(X, _block_norms, center))
@@ -295,7 +295,7 @@ def clip_rows(x, center, radius):
     The result satisfies ``||y|| <= radius`` as computed (module docstring, rule
     2). Privacy must not depend on input validation, so every float row is mapped
     into the ball: a row that is not finite (possible when scikit-learn's
-    ``assume_finite`` is set) is mapped to the centre, a fixed public point; a
+    ``assume_finite`` is set) is mapped to the center, a fixed public point; a
     huge finite row (even one whose norm overflows) is scaled onto the sphere.
 
     Parameters
@@ -303,7 +303,7 @@ def clip_rows(x, center, radius):
     x : ndarray of shape (n_rows, n_features)
         Rows.
     center : ndarray of shape (n_features,)
-        The centre.
+        The center.
     radius : float
         The clipping radius.
 

@@ -1,10 +1,10 @@
-"""Audits with one row 1e10..1e15 radii away from a far centre, for every statistic.
+"""Audits with one row 1e10..1e15 radii away from a far center, for every statistic.
 
 Floating-point cancellation once broke the clipping bound: the tail-sensitive
 estimator computed the clipped sum as ``X^T f - c sum(f)``, which, with rows near
-a centre at 1e14, moved by 16 between neighbours instead of at most 2r (an audit
+a center at 1e14, moved by 16 between neighbours instead of at most 2r (an audit
 of the whole fit then lower-bounded epsilon at 5.6 against a claim of 1.47). Every
-statistic is now computed on offsets from the centre and its rounding is part of
+statistic is now computed on offsets from the center and its rounding is part of
 its sensitivity. These audits release each statistic many times on two
 neighbours, one of whose rows lies 1e10..1e15 radii away, and check the lower
 confidence bound on epsilon; the canary restores the old shortcut and must be

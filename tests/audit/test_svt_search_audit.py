@@ -2,7 +2,7 @@
 
 Both searches run AboveThreshold on queries of sensitivity 1. The neighbours put
 every query exactly at the threshold on one dataset and one unit above it on the
-other (one row moved from the centre to the top of the norms). The real search
+other (one row moved from the center to the top of the norms). The real search
 is eps-DP: its lower confidence bound must not exceed eps. The canary is a
 plausible bug, the threshold's own noise left out: then each query the output
 passes contributes its own privacy loss (about eps/4 each), so outputs deep in

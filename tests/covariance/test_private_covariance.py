@@ -47,8 +47,8 @@ def test_second_moment_error_is_bounded_by_the_noise_law(global_random_seed):
     np.testing.assert_array_equal(est.location_, np.zeros(d))
 
 
-def test_centred_error_is_close_to_the_noise_level():
-    # Averaged over 30 fits, the error of the centred estimate stays within 1.5x
+def test_centered_error_is_close_to_the_noise_level():
+    # Averaged over 30 fits, the error of the centered estimate stays within 1.5x
     # of the error the second-moment noise alone would give (sqrt(E chi2_k) sigma
     # at rho' = 3/4 rho); the mean costs a quarter of the budget, and its error
     # enters as 2 |mu| |e| with |e| ~ sqrt(d) 2B / (n sqrt(2 rho / 4)).
@@ -182,8 +182,8 @@ def test_methods_mirror_empirical_covariance():
                 )
     with pytest.raises(NotImplementedError):
         est.error_norm(np.eye(3), norm="nuclear")
-    centred = X - est.location_
-    expected = np.sum(centred @ est.precision_ * centred, axis=1)
+    centered = X - est.location_
+    expected = np.sum(centered @ est.precision_ * centered, axis=1)
     np.testing.assert_allclose(est.mahalanobis(X), expected)
     np.testing.assert_array_equal(est.get_precision(), est.precision_)
     logpdf = stats.multivariate_normal(
@@ -455,7 +455,7 @@ def test_feature_names_are_recorded():
 
 def test_clipping_maps_every_float_row_into_the_ball():
     # Privacy must not rest on validation: non-finite rows (possible under
-    # sklearn's assume_finite) and offsets that overflow go to the centre, huge
+    # sklearn's assume_finite) and offsets that overflow go to the center, huge
     # finite rows are scaled without overflow; every sensitivity bound holds.
     X = np.array(
         [[1e308, 1e308], [np.nan, 0.0], [np.inf, 1.0], [3.0, 4.0], [1e200, -1e200]]

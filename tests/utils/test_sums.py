@@ -30,7 +30,7 @@ far = st.floats(-1e300, 1e300, allow_nan=False, allow_infinity=False)
 )
 def test_clipped_rows_lie_in_the_ball_as_computed(x, radius, scale):
     # Rule 2 of dpgauss.utils._sums: the computed clipped offset has norm <= r,
-    # for any finite row, also far from a far centre. The norm is evaluated
+    # for any finite row, also far from a far center. The norm is evaluated
     # exactly (math.fsum of exact squares via fractions would be slow; scaling
     # by the largest entry and fsum is accurate to a few ulps, far below the
     # (d + 8) u margin the clipping keeps).
@@ -46,7 +46,7 @@ def test_clipped_rows_lie_in_the_ball_as_computed(x, radius, scale):
 
 @pytest.mark.parametrize("ratio", [1e10, 1e12, 1e13, 1e14, 1e15])
 def test_neighbours_far_outside_move_the_sums_by_the_sensitivity(ratio):
-    # One row 1e10..1e15 radii away from a far centre: the clipped sum moves by
+    # One row 1e10..1e15 radii away from a far center: the clipped sum moves by
     # at most 2r (mean) and sqrt(2) r^2 (second moment) plus the rounding term.
     rng = np.random.default_rng(0)
     n, d, r = 2000, 5, 1.0
