@@ -53,6 +53,15 @@ class PrivateEstimatorMixin:
       impossible noise scale is refused before anything is spent;
     * ``_fit_releases(X, plan, rng)``: the data pass and the releases; returns
       the fitted attributes as a dict (they are set together at the end).
+
+    Examples
+    --------
+    >>> from dpgauss import PrivateCovariance
+    >>> from dpgauss.base import PrivateEstimatorMixin
+    >>> issubclass(PrivateCovariance, PrivateEstimatorMixin)
+    True
+    >>> PrivateCovariance(method="gauss", rho=1.0, data_norm=1.0).planned_costs(5)
+    [ZCDP(rho=0.1), ZCDP(rho=0.9)]
     """
 
     _parameter_constraints: dict = {
@@ -248,6 +257,15 @@ class GaussianDensityMixin(DensityMixin):
     least ``eigenvalue_floor_``: ``covariance_`` is that matrix, ``precision_``
     its inverse, and ``score_samples``, ``mahalanobis`` and ``sample`` use the
     same eigenvalues, so all of them describe the same distribution.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpgauss import PrivateCovariance
+    >>> X = np.random.default_rng(0).normal(size=(1000, 2))
+    >>> est = PrivateCovariance(rho=1.0, data_norm=4.0, random_state=0).fit(X)
+    >>> bool(np.allclose(est.covariance_ @ est.precision_, np.eye(2)))
+    True
     """
 
     @staticmethod

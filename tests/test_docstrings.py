@@ -11,6 +11,8 @@ numpydoc_validate = pytest.importorskip("numpydoc.validate")
 
 PUBLIC_MODULES = [
     "dpgauss",
+    "dpgauss.base",
+    "dpgauss.utils.discovery",
     "dpgauss.accounting",
     "dpgauss.covariance",
     "dpgauss.mechanisms",

@@ -7,6 +7,8 @@ import pytest
 
 MODULES = [
     "dpgauss",
+    "dpgauss.base",
+    "dpgauss.utils.discovery",
     "dpgauss.accounting",
     "dpgauss.covariance",
     "dpgauss.exceptions",
