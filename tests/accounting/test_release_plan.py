@@ -1,0 +1,166 @@
+"""ReleasePlan: the ledger is written from it, and it catches every misuse."""
+
+import math
+
+import pytest
+
+from dpgauss.accounting import ZCDP, ApproxDP, PureDP
+from dpgauss.accounting._plan import Choice, PlanError, Release, ReleasePlan
+
+
+class _Mechanism:
+    """A stand-in mechanism that counts its draws."""
+
+    def __init__(self, cost):
+        self.cost = cost
+        self.draws = 0
+
+    def randomise(self, value, rng=None):
+        self.draws += 1
+        return value
+
+
+def _choice(rho):
+    half = ZCDP(rho / 2)
+    return Choice(
+        "covariance",
+        {
+            "gauss": (Release("second_moment", ZCDP(rho), "gaussian"),),
+            "separate": (
+                Release("eigenvalues", half, "gaussian"),
+                Release("eigenvectors", half, "gaussian"),
+            ),
+        },
+    )
+
+
+def test_charges_are_the_plan_and_a_choice_charges_its_costliest_option():
+    plan = ReleasePlan(
+        ZCDP(1.0), [Release("mean", ZCDP(0.1), "gaussian"), _choice(0.9)]
+    )
+    assert plan.charges() == [
+        (ZCDP(0.1), "gaussian:mean"),
+        (ZCDP(0.9), "choice:covariance/second_moment"),
+    ]
+    assert plan.spent() == ZCDP(1.0)
+    assert plan.cost("eigenvalues") == ZCDP(0.45)
+
+
+def test_pure_options_are_charged_at_the_option_that_dominates_in_both_currencies():
+    # gauss: one pure 0.5 (0.125 as zCDP); separate: two pure 0.25 (0.0625).
+    choice = Choice(
+        "covariance",
+        {
+            "gauss": (Release("second_moment", PureDP(0.5), "laplace"),),
+            "separate": (
+                Release("eigenvalues", PureDP(0.25), "laplace"),
+                Release("eigenvectors", PureDP(0.25), "laplace"),
+            ),
+        },
+    )
+    plan = ReleasePlan(PureDP(0.5), [choice])
+    assert plan.costs() == [PureDP(0.5)]
+
+
+def test_a_choice_without_a_dominating_option_is_refused():
+    # a: pure 1.0 (0.5 as zCDP); b: zCDP 0.6: neither dominates in zCDP terms
+    # while a also costs more epsilon; a plan must not under-charge either.
+    choice = Choice(
+        "c",
+        {
+            "a": (Release("x", PureDP(1.0), "laplace"),),
+            "b": (Release("y", ZCDP(0.6), "gaussian"),),
+        },
+    )
+    plan = ReleasePlan(ZCDP(1.0), [choice])
+    assert plan.costs() == [ZCDP(0.6)]  # b dominates as zCDP; a is not all-pure
+    pure = Choice(
+        "c",
+        {
+            "a": (Release("x", PureDP(1.0), "laplace"),),
+            "b": (Release("y", PureDP(0.2), "laplace"), Release("z", PureDP(0.9), "l")),
+        },
+    )
+    # a: 0.5 as zCDP, epsilon 1.0; b: 0.425 as zCDP, epsilon 1.1: no option
+    # dominates in both currencies.
+    with pytest.raises(PlanError, match="every currency"):
+        ReleasePlan(PureDP(2.0), [pure]).charges()
+
+
+def test_a_plan_over_its_total_is_refused():
+    with pytest.raises(PlanError, match="more than"):
+        ReleasePlan(
+            ZCDP(1.0), [Release("a", ZCDP(0.6), "g"), Release("b", ZCDP(0.6), "g")]
+        )
+
+
+def test_duplicate_names_are_refused():
+    with pytest.raises(PlanError, match="unique"):
+        ReleasePlan(
+            ZCDP(1.0), [Release("a", ZCDP(0.1), "g"), Release("a", ZCDP(0.1), "g")]
+        )
+
+
+def test_approximate_steps_sit_next_to_zcdp_steps():
+    # rho = 0.1 at the delta left (9e-7) is epsilon ~2.15; plus 0.5: ~2.65.
+    total = ApproxDP(3.0, 1e-6)
+    plan = ReleasePlan(
+        total,
+        [Release("tukey", ApproxDP(0.5, 1e-7), "tukey"), Release("m", ZCDP(0.1), "g")],
+    )
+    assert 2.6 < plan.spent().epsilon <= 3.0
+    assert [c for c, _ in plan.charges()] == [ApproxDP(0.5, 1e-7), ZCDP(0.1)]
+
+
+def test_finish_checks_every_release_drew_once_at_its_cost():
+    def plan():
+        return ReleasePlan(ZCDP(1.0), [Release("mean", ZCDP(0.1), "g"), _choice(0.9)])
+
+    ok = plan()
+    ok.calibrate("mean", _Mechanism).randomise(0.0)
+    ok.choose("covariance", "separate")
+    ok.calibrate("eigenvalues", _Mechanism).randomise(0.0)
+    ok.calibrate("eigenvectors", _Mechanism).randomise(0.0)
+    ok.finish()
+
+    never = plan()
+    never.calibrate("mean", _Mechanism).randomise(0.0)
+    never.choose("covariance", "gauss")
+    with pytest.raises(PlanError, match="never made"):
+        never.finish()
+
+    twice = plan()
+    mech = twice.calibrate("mean", _Mechanism)
+    mech.randomise(0.0)
+    mech.randomise(0.0)  # a second draw with the same cost: not in the ledger
+    twice.choose("covariance", "gauss")
+    twice.calibrate("second_moment", _Mechanism).randomise(0.0)
+    with pytest.raises(PlanError, match="2 times"):
+        twice.finish()
+
+    wrong = plan()
+    with pytest.raises(PlanError, match="planned at"):
+        wrong.calibrate("mean", lambda cost: _Mechanism(ZCDP(cost.rho * 2)))
+    with pytest.raises(PlanError, match="not chosen"):
+        wrong.calibrate("second_moment", _Mechanism)
+    wrong.calibrate("mean", _Mechanism)
+    with pytest.raises(PlanError, match="twice"):
+        wrong.calibrate("mean", _Mechanism)
+    with pytest.raises(PlanError, match="no release"):
+        wrong.calibrate("nothing", _Mechanism)
+    with pytest.raises(PlanError, match="drew noise 0 times"):
+        wrong.finish()
+
+
+def test_every_estimator_plan_composes_within_its_total():
+    from dpgauss.utils._test_common.instance_generator import make_instances
+    from dpgauss.utils.discovery import all_estimators
+
+    for est in make_instances(all_estimators()):
+        total = est._privacy_total()
+        plan = est._build_plan(total, 4)
+        spent = plan.spent()
+        value = spent.rho if isinstance(spent, ZCDP) else spent.epsilon
+        limit = total.rho if isinstance(total, ZCDP) else total.epsilon
+        assert value <= limit * (1 + 1e-12)
+        assert math.isclose(value, limit, rel_tol=1e-9)
