@@ -25,6 +25,7 @@ from sklearn.base import DensityMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpgauss.accounting import PrivacyBudget
+from dpgauss.model_selection._leak import warn_if_scored_in_search
 from dpgauss.utils._random import check_generator, fit_generator
 from dpgauss.utils._sklearn_compat import Interval, validate_parameter_constraints
 from dpgauss.utils._sums import all_finite, file_backed, is_dask_array
@@ -355,7 +356,14 @@ class GaussianDensityMixin(DensityMixin):
         -------
         float
             Mean of :meth:`score_samples`.
+
+        Warns
+        -----
+        PrivacyLeakWarning
+            When called by scikit-learn's cross-validation or search on a test
+            fold (the score is published without noise and without a charge).
         """
+        warn_if_scored_in_search(self)
         return float(np.mean(self.score_samples(X)))
 
     def error_norm(self, comp_cov, norm="frobenius", scaling=True, squared=True):

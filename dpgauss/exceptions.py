@@ -36,8 +36,22 @@ class LedgerError(RuntimeError):
 
 
 class PrivacyLeakWarning(UserWarning):
-    """Reserved for settings that weaken the privacy guarantee.
+    """A computation on private data that is not differentially private.
 
-    No estimator issues it yet; fixed seeds are documented instead (every
-    ``random_state`` docstring says that an int seed is for tests and research).
+    Issued by :mod:`dpgauss.model_selection` when a search or cross-validation
+    scores private test folds without noise:
+
+    * :func:`~dpgauss.model_selection.search_cost` (and the checks built on it)
+      warns when the ``scoring`` of a search or cross-validation is not a
+      :class:`~dpgauss.model_selection.PrivateScorer` (the estimator's own
+      ``score``, a metric name, any other callable), when no step of the
+      estimator charges a privacy budget, and when the folds are chosen by
+      reading labels or groups;
+    * :func:`dpgauss.model_selection._leak.warn_if_scored_in_search` warns when
+      an estimator's ``score`` is called from scikit-learn's model selection
+      (``cross_val_score``, ``GridSearchCV``, ...), whose ``cv_results_``,
+      ``best_score_`` and ``best_params_`` then reveal the private test folds.
+
+    Fixed seeds do not trigger it: every ``random_state`` docstring says that an
+    int seed is for tests and research.
     """

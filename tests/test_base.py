@@ -182,3 +182,14 @@ def test_planned_costs_compose_to_the_total():
         )
         assert rho == pytest.approx(0.8, rel=1e-12)
         assert rho <= 0.8 * (1 + 1e-12)
+
+
+def test_a_non_private_score_in_cross_validation_warns():
+    from sklearn.model_selection import cross_val_score
+
+    from dpgauss.exceptions import PrivacyLeakWarning
+
+    est = PrivateCovariance(rho=1.0, data_norm=3.0, random_state=0)
+    with pytest.warns(PrivacyLeakWarning, match="read a private test fold"):
+        cross_val_score(est, X, cv=3)
+    est.fit(X).score(X)  # a direct call (the user's own data) does not warn

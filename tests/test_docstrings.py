@@ -11,6 +11,7 @@ numpydoc_validate = pytest.importorskip("numpydoc.validate")
 
 PUBLIC_MODULES = [
     "dpgauss",
+    "dpgauss.model_selection",
     "dpgauss.base",
     "dpgauss.utils.discovery",
     "dpgauss.accounting",

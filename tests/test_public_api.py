@@ -7,6 +7,7 @@ import pytest
 
 MODULES = [
     "dpgauss",
+    "dpgauss.model_selection",
     "dpgauss.base",
     "dpgauss.utils.discovery",
     "dpgauss.accounting",

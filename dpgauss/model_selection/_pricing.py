@@ -1,0 +1,793 @@
+"""Price a search or a cross-validation before it runs, and refuse it up front.
+
+A search charges, for each candidate and each split, one fit (the costs the
+estimator's ``planned_costs(n_features)`` lists, for every private step) and one
+call of each private scorer (two with ``return_train_score=True``), then a refit.
+All of these depend on public values only (parameters, the number of rows and of
+columns, the splitter), so the whole price is known before any data are read. A
+search that runs out of budget half-way has spent on candidates it then
+discards; checking the price first avoids that.
+"""
+
+import collections.abc
+import numbers
+import warnings
+from collections import defaultdict
+
+import numpy as np
+from sklearn.base import clone, is_classifier
+from sklearn.model_selection import (
+    GridSearchCV,
+    ParameterGrid,
+    ParameterSampler,
+    RandomizedSearchCV,
+    check_cv,
+)
+from sklearn.pipeline import Pipeline
+
+from dpgauss.accounting import ZCDP
+from dpgauss.accounting._composition import compose
+from dpgauss.exceptions import BudgetExceededError, PrivacyLeakWarning
+from dpgauss.model_selection._scorer import PrivateScorer
+
+__all__ = [
+    "SearchCost",
+    "check_cross_validation_budget",
+    "check_search_budget",
+    "cross_validation_cost",
+    "search_cost",
+]
+
+#: Parameters that are public bounds: choosing them by non-private scores reads
+#: them off the data, the very thing the privacy model forbids.
+_PUBLIC_BOUNDS = ("data_norm", "location", "bounds")
+#: Largest public stand-in (rows x columns) fitted to learn a transform's width.
+_MAX_STAND_IN = 10**7
+
+
+def _magnitude(total, costs):
+    """The composed cost as one number in the currency of ``total``."""
+    spent = compose(total, costs)
+    return spent.rho if isinstance(spent, ZCDP) else spent.epsilon
+
+
+class SearchCost:
+    """What a search or cross-validation will charge, priced before it runs.
+
+    Returned by :func:`search_cost`, :func:`cross_validation_cost` and the checks
+    built on them; not meant to be built by hand.
+
+    Parameters
+    ----------
+    what : str
+        What is priced (``"GridSearchCV"``, ``"cross-validation"``, ...).
+    n_candidates : int
+        Number of parameter settings.
+    n_splits : int
+        Number of train/test splits per candidate.
+    n_scores : int
+        Number of private scorer calls.
+    fixed : dict
+        Ledger path (None for private steps without a budget) to the list of
+        costs of the cross-validation fits and scores.
+    refits : list of dict
+        For each candidate, ledger path to the costs of refitting it (empty list
+        when the search does not refit).
+    budgets : dict
+        Ledger path to a budget handle.
+
+    Attributes
+    ----------
+    what : str
+        What is priced.
+    n_candidates : int
+        Number of parameter settings.
+    n_splits : int
+        Number of splits per candidate.
+    n_fits : int
+        Number of fits, the refit included.
+    n_scores : int
+        Number of private scorer calls.
+    refit : bool
+        Whether the price includes a refit.
+    budgets : tuple of PrivacyBudget
+        The budgets charged (one handle per ledger).
+
+    See Also
+    --------
+    check_search_budget : Price a search and refuse it if it cannot pay.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpgauss import PrivacyBudget, PrivateCovariance
+    >>> from dpgauss.model_selection import cross_validation_cost, make_private_scorer
+    >>> budget = PrivacyBudget(rho=1.0)
+    >>> est = PrivateCovariance(rho=0.1, data_norm=3.0, budget=budget)
+    >>> scorer = make_private_scorer(budget=budget, rho=0.02, bounds=(-10.0, 0.0))
+    >>> X = np.zeros((100, 2))  # only the shape is read
+    >>> cost = cross_validation_cost(est, X, cv=5, scoring=scorer)
+    >>> cost.n_fits, cost.n_scores, cost.total(budget)
+    (5, 5, ZCDP(rho=0.6))
+    """
+
+    def __init__(
+        self, *, what, n_candidates, n_splits, n_scores, fixed, refits, budgets
+    ):
+        self.what = what
+        self.n_candidates = int(n_candidates)
+        self.n_splits = int(n_splits)
+        self.refit = bool(refits)
+        self.n_fits = self.n_candidates * self.n_splits + int(self.refit)
+        self.n_scores = int(n_scores)
+        self._fixed = {key: list(costs) for key, costs in fixed.items()}
+        self._refits = [dict(r) for r in refits]
+        self._budgets = dict(budgets)
+        self.budgets = tuple(self._budgets.values())
+
+    def _key(self, budget):
+        return None if budget is None else budget.path
+
+    def _refit_options(self, key):
+        options = []
+        for refit in self._refits:
+            costs = list(refit.get(key, []))
+            if costs not in options:
+                options.append(costs)
+        return options or [[]]
+
+    def costs(self, budget):
+        """Return the costs charged to ``budget``, with the dearest refit.
+
+        Parameters
+        ----------
+        budget : PrivacyBudget or None
+            A budget (any handle to its ledger), or None for the costs of private
+            steps that have no budget (they are charged to no ledger).
+
+        Returns
+        -------
+        list of ZCDP, PureDP or ApproxDP
+            One cost per release: the cross-validation fits and scores, then the
+            refit of the most expensive candidate (the search refits the best
+            one, which is not known in advance).
+        """
+        key = self._key(budget)
+        total = ZCDP(1.0) if budget is None else budget.total
+        refit = max(self._refit_options(key), key=lambda c: _magnitude(total, c))
+        return [*self._fixed.get(key, []), *refit]
+
+    def total(self, budget):
+        """Return the composed cost charged to ``budget``, in its currency.
+
+        Parameters
+        ----------
+        budget : PrivacyBudget or None
+            A budget, or None (composed as zCDP).
+
+        Returns
+        -------
+        ZCDP, PureDP or ApproxDP
+            The composition of :meth:`costs`.
+        """
+        total = ZCDP(1.0) if budget is None else budget.total
+        return compose(total, self.costs(budget))
+
+    def check(self):
+        """Raise unless every budget can pay the whole price; record nothing.
+
+        Each budget is checked with the refit of every candidate (whichever wins),
+        by :meth:`~dpgauss.PrivacyBudget.check`. Costs of private steps without a
+        budget are charged to no ledger and not checked.
+
+        Raises
+        ------
+        BudgetExceededError
+            If a budget cannot pay; nothing is spent.
+        """
+        for key, budget in self._budgets.items():
+            for refit in self._refit_options(key):
+                try:
+                    budget.check([*self._fixed.get(key, []), *refit])
+                except BudgetExceededError as exc:
+                    raise BudgetExceededError(
+                        f"{self.what} needs {self.total(budget)} from the budget at "
+                        f"{key!r} ({self._describe()}), but only "
+                        f"{budget.remaining()} of {budget.total} remains. Nothing "
+                        "was spent and no data was read: shrink the grid, the "
+                        "number of splits, or the privacy of each fit and score."
+                    ) from exc
+
+    def _describe(self):
+        refit = " + 1 refit" if self.refit else ""
+        return (
+            f"{self.n_candidates} candidates x {self.n_splits} splits = "
+            f"{self.n_candidates * self.n_splits} fits{refit}, "
+            f"{self.n_scores} private scores"
+        )
+
+    def __repr__(self):
+        charged = "; ".join(f"{b.path}: {self.total(b)}" for b in self.budgets)
+        return f"SearchCost({self.what}: {self._describe()}; {charged or 'no budget'})"
+
+
+# -- what one fit charges ------------------------------------------------------------
+def _is_private(obj):
+    return not isinstance(obj, type) and callable(getattr(obj, "planned_costs", None))
+
+
+def _params(obj):
+    if isinstance(obj, type) or not callable(getattr(obj, "get_params", None)):
+        return {}
+    return obj.get_params(deep=True)
+
+
+def _contains_private(obj):
+    return _is_private(obj) or any(_is_private(v) for v in _params(obj).values())
+
+
+def _probe_width(step, width):
+    """Columns out of ``step`` for ``width`` columns in, from a public stand-in.
+
+    The step is fitted on a fixed standard-normal array, never on the data (so
+    the probe reads nothing private). A step with a private part is never fitted
+    (it would spend). Returns None when the width cannot be learnt this way.
+    """
+    rows = max(2 * width, 20)
+    if _contains_private(step) or rows * width > _MAX_STAND_IN:
+        return None
+    stand_in = np.random.default_rng(0).standard_normal((rows, width))
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            out = clone(step).fit(stand_in).transform(stand_in)
+    except Exception:  # any failure: the caller asks for n_features instead
+        return None
+    shape = getattr(out, "shape", None)
+    return int(shape[1]) if shape is not None and len(shape) == 2 else None
+
+
+def _walk_widths(est, width, widths):
+    """Record, for every object reachable through Pipelines, the columns it gets."""
+    widths.setdefault(id(est), width)
+    if width is None or not isinstance(est, Pipeline):
+        return
+    steps = [step for _, step in est.steps]
+    for i, step in enumerate(steps):
+        if step is None or (isinstance(step, str) and step == "passthrough"):
+            continue
+        _walk_widths(step, width, widths)
+        if any(_contains_private(s) for s in steps[i + 1 :]):
+            width = _probe_width(step, width)
+            if width is None:
+                return
+
+
+def _private_parts(estimator, n_features_X, n_features):
+    """The private objects of ``estimator`` and the columns each receives."""
+    found = {}
+    if _is_private(estimator):
+        found[id(estimator)] = estimator
+    else:
+        for value in _params(estimator).values():
+            if _is_private(value):
+                found.setdefault(id(value), value)
+    if n_features is not None:
+        return [(obj, n_features) for obj in found.values()]
+    widths = {}
+    _walk_widths(estimator, n_features_X, widths)
+    parts = []
+    for key, obj in found.items():
+        width = widths.get(key)
+        if width is None:
+            raise ValueError(
+                f"cannot tell how many columns reach {type(obj).__name__} inside "
+                f"{type(estimator).__name__} without fitting the steps before it; "
+                "pass n_features=<the number of columns it receives>."
+            )
+        parts.append((obj, width))
+    return parts
+
+
+def _fit_charges(estimator, n_features_X, n_features, budgets):
+    """Ledger path (None without a budget) to the costs one fit charges."""
+    charges = defaultdict(list)
+    for obj, width in _private_parts(estimator, n_features_X, n_features):
+        budget = getattr(obj, "budget", None)
+        key = None if budget is None else budget.path
+        if budget is not None:
+            budgets.setdefault(key, budget)
+        charges[key].extend(obj.planned_costs(width))
+    return dict(charges)
+
+
+# -- scorers, splits, candidates -----------------------------------------------------
+def _scorers(scoring):
+    """The private scorers in ``scoring`` and a description of the others."""
+    if scoring is None:
+        return [], ["the estimator's own score"]
+    if isinstance(scoring, PrivateScorer):
+        return [scoring], []
+    if isinstance(scoring, str):
+        return [], [repr(scoring)]
+    if isinstance(scoring, dict):
+        private = [s for s in scoring.values() if isinstance(s, PrivateScorer)]
+        others = [
+            f"{name!r}"
+            for name, s in scoring.items()
+            if not isinstance(s, PrivateScorer)
+        ]
+        return private, others
+    if isinstance(scoring, (list, tuple, set, frozenset)):
+        return [], [repr(s) for s in scoring]
+    return [], [repr(scoring)]
+
+
+def _n_features_of(X):
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) == 2:
+        return int(shape[1])
+    return len(X[0])
+
+
+def _splitter(cv, y, estimator):
+    if isinstance(cv, collections.abc.Iterator):
+        raise ValueError(
+            "cv is an iterator: pricing would consume it and the search would then "
+            "see no splits. Pass a splitter, an int, or a list of (train, test) "
+            "pairs."
+        )
+    return check_cv(cv, y, classifier=is_classifier(estimator))
+
+
+def _grid_names(grids):
+    grids = [grids] if isinstance(grids, collections.abc.Mapping) else list(grids)
+    return sorted({name for grid in grids for name in grid})
+
+
+def _candidates(search):
+    if isinstance(search, GridSearchCV):
+        return list(ParameterGrid(search.param_grid)), _grid_names(search.param_grid)
+    if isinstance(search, RandomizedSearchCV):
+        dists = search.param_distributions
+        dists = [dists] if isinstance(dists, collections.abc.Mapping) else list(dists)
+        if any(hasattr(v, "rvs") for grid in dists for v in grid.values()):
+            raise ValueError(
+                "RandomizedSearchCV can be priced only when every distribution is a "
+                "list of values (the candidates are then a fixed sample of a grid); "
+                "a scipy distribution draws candidates whose cost is not known in "
+                "advance. Use lists, or GridSearchCV."
+            )
+        state = search.random_state
+        if isinstance(state, bool) or not isinstance(state, numbers.Integral):
+            raise ValueError(
+                "RandomizedSearchCV can be priced only with an int random_state (the "
+                f"candidates must be the ones the search will draw), got {state!r}."
+            )
+        with warnings.catch_warnings():  # the search itself warns about n_iter
+            warnings.simplefilter("ignore", UserWarning)
+            sampled = list(ParameterSampler(dists, search.n_iter, random_state=state))
+        return sampled, _grid_names(dists)
+    raise TypeError(
+        "only GridSearchCV and RandomizedSearchCV can be priced (successive halving "
+        f"fits on data-dependent subsets), got {type(search).__name__}. For "
+        "cross_validate, cross_val_score or validation_curve use "
+        "cross_validation_cost."
+    )
+
+
+# -- the price -----------------------------------------------------------------------
+def _warn(message, stacklevel):
+    """Issue a PrivacyLeakWarning; ``stacklevel`` is counted from this function.
+
+    Every private helper here takes the ``stacklevel`` right for itself and passes
+    one more to the helper it calls, so the warning points at the user's call.
+    """
+    warnings.warn(message, PrivacyLeakWarning, stacklevel=stacklevel)
+
+
+def _price(
+    what,
+    estimator,
+    candidates,
+    searched,
+    X,
+    y,
+    groups,
+    cv,
+    scoring,
+    return_train_score,
+    refit,
+    n_features,
+    stacklevel,
+):
+    if n_features is not None and (
+        isinstance(n_features, bool)
+        or not isinstance(n_features, numbers.Integral)
+        or n_features < 1
+    ):
+        raise ValueError(f"n_features must be an int >= 1, got {n_features!r}.")
+    splitter = _splitter(cv, y, estimator)
+    n_splits = int(splitter.get_n_splits(X, y, groups))
+    private, others = _scorers(scoring)
+    calls = n_splits * (2 if return_train_score else 1)
+    budgets, fixed, refits = {}, defaultdict(list), []
+    d = _n_features_of(X)
+    any_private = False
+    for params in candidates:
+        est = clone(estimator).set_params(**clone(params, safe=False))
+        charges = _fit_charges(est, d, n_features, budgets)
+        any_private = any_private or bool(charges)
+        for key, costs in charges.items():
+            fixed[key].extend(costs * n_splits)
+        for scorer in private:
+            budgets.setdefault(scorer.budget.path, scorer.budget)
+            fixed[scorer.budget.path].extend([scorer.cost] * calls)
+        refits.append(charges)
+    _leak_warnings(
+        what, estimator, splitter, others, searched, any_private, stacklevel + 1
+    )
+    return SearchCost(
+        what=what,
+        n_candidates=len(candidates),
+        n_splits=n_splits,
+        n_scores=len(candidates) * calls * len(private),
+        fixed=fixed,
+        refits=refits if refit else [],
+        budgets=budgets,
+    )
+
+
+def _leak_warnings(what, estimator, splitter, others, searched, any_private, level):
+    if others:
+        bounds = [n for n in searched if n.rsplit("__", 1)[-1] in _PUBLIC_BOUNDS]
+        worst = (
+            f" Worst case: the search tunes {', '.join(bounds)}, a public bound; "
+            "choosing it by non-private scores reads it off the data."
+            if bounds
+            else ""
+        )
+        _warn(
+            f"{what} scores private test folds with {', '.join(others)}, which is not "
+            "a private scorer: the scores (cv_results_, best_score_, best_params_, "
+            "cross_val_score's array) are computed on private rows without noise, "
+            f"are not differentially private and are charged to no budget.{worst} "
+            "Use scoring=dpgauss.model_selection.make_private_scorer(...).",
+            level + 1,
+        )
+    if not any_private:
+        _warn(
+            f"{what}: no step of {type(estimator).__name__} charges a privacy budget "
+            "(none has planned_costs), so its fits read the training folds without "
+            "privacy and a private scorer cannot make the search private.",
+            level + 1,
+        )
+    name = type(splitter).__name__
+    if name.startswith("Stratified") or "Group" in name:
+        _warn(
+            f"{what} splits with {name}, which reads the labels or groups: the folds "
+            "are then not a public function of the row index, which the privacy "
+            "of the scores assumes. Use KFold or ShuffleSplit.",
+            level + 1,
+        )
+
+
+def _search_cost(search, X, y, groups, n_features, stacklevel):
+    candidates, searched = _candidates(search)
+    return _price(
+        type(search).__name__,
+        search.estimator,
+        candidates,
+        searched,
+        X,
+        y,
+        groups,
+        search.cv,
+        search.scoring,
+        search.return_train_score,
+        bool(search.refit),
+        n_features,
+        stacklevel + 1,
+    )
+
+
+def search_cost(search, X, y=None, *, groups=None, n_features=None):
+    """Return what a search will charge, before it runs.
+
+    The price is n_candidates x n_splits x (the fit's costs + the private scorers'
+    costs, twice with ``return_train_score``) plus, when the search refits, the
+    refit of the most expensive candidate. A fit's costs are the
+    ``planned_costs(n_features)`` of every private step found through
+    ``get_params(deep=True)`` (a Pipeline with several private steps costs their
+    sum). Only the shape of ``X`` (and ``y`` and ``groups``, for the splitter) is
+    read.
+
+    Parameters
+    ----------
+    search : GridSearchCV or RandomizedSearchCV
+        The unfitted search. A RandomizedSearchCV needs list-valued
+        distributions and an int ``random_state``.
+    X : array-like of shape (n_samples, n_features)
+        The data the search will be fitted on (only its shape is read).
+    y : array-like, default=None
+        Targets, if the search gets them.
+    groups : array-like, default=None
+        Groups, if the splitter uses them.
+    n_features : int, default=None
+        The number of columns every private step receives. By default it is
+        ``X``'s for a private estimator or a Pipeline's first private step, and
+        is found by fitting the steps before it on a public stand-in array (never
+        on ``X``); give it when those steps change the width in a data-dependent
+        way.
+
+    Returns
+    -------
+    SearchCost
+        The price, per budget.
+
+    Warns
+    -----
+    PrivacyLeakWarning
+        When the search's ``scoring`` is not a :class:`PrivateScorer` (the scores
+        read the private test folds without noise; worst when the grid holds a
+        public bound such as ``data_norm``), when no step charges a budget, or
+        when the splitter reads labels or groups.
+
+    See Also
+    --------
+    check_search_budget : Also refuse the search if a budget cannot pay.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from dpgauss import PrivacyBudget, PrivateCovariance
+    >>> from dpgauss.model_selection import make_private_scorer, search_cost
+    >>> budget = PrivacyBudget(rho=5.0)
+    >>> scorer = make_private_scorer(budget=budget, rho=0.05, bounds=(-10.0, 0.0))
+    >>> search = GridSearchCV(
+    ...     PrivateCovariance(data_norm=3.0, budget=budget),
+    ...     {"rho": [0.1, 0.2]}, cv=3, scoring=scorer, error_score="raise",
+    ... )
+    >>> cost = search_cost(search, np.zeros((300, 2)))
+    >>> cost.n_fits, cost.n_scores
+    (7, 6)
+    >>> cost.total(budget)  # 3 x (0.1 + 0.2) + 6 x 0.05 + 0.2 (dearest refit)
+    ZCDP(rho=1.4)
+    """
+    return _search_cost(search, X, y, groups, n_features, stacklevel=3)
+
+
+def cross_validation_cost(
+    estimator,
+    X,
+    y=None,
+    *,
+    groups=None,
+    cv=None,
+    scoring=None,
+    return_train_score=False,
+    n_features=None,
+):
+    """Return what a cross-validation will charge, before it runs.
+
+    For :func:`~sklearn.model_selection.cross_validate` and
+    :func:`~sklearn.model_selection.cross_val_score` (no refit): n_splits x (the
+    fit's costs + the private scorers' costs, twice with ``return_train_score``).
+    For :func:`~sklearn.model_selection.validation_curve`, which always scores
+    the training folds too, price the equivalent ``GridSearchCV(estimator,
+    {param_name: param_range}, cv=cv, scoring=scoring, refit=False,
+    return_train_score=True)`` with :func:`search_cost`.
+
+    Parameters
+    ----------
+    estimator : estimator
+        The unfitted estimator (or Pipeline).
+    X : array-like of shape (n_samples, n_features)
+        The data (only its shape is read).
+    y : array-like, default=None
+        Targets, if any.
+    groups : array-like, default=None
+        Groups, if the splitter uses them.
+    cv : int, splitter or list of splits, default=None
+        As in scikit-learn (None is 5-fold).
+    scoring : PrivateScorer, dict, str, callable or None, default=None
+        As in scikit-learn; anything but private scorers warns.
+    return_train_score : bool, default=False
+        Whether the training folds are scored too.
+    n_features : int, default=None
+        See :func:`search_cost`.
+
+    Returns
+    -------
+    SearchCost
+        The price, per budget.
+
+    Warns
+    -----
+    PrivacyLeakWarning
+        As :func:`search_cost`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpgauss import PrivacyBudget, PrivateCovariance
+    >>> from dpgauss.model_selection import cross_validation_cost, make_private_scorer
+    >>> budget = PrivacyBudget(rho=1.0)
+    >>> scorer = make_private_scorer(budget=budget, epsilon=0.1, bounds=(-10.0, 0.0))
+    >>> est = PrivateCovariance(rho=0.05, data_norm=3.0, budget=budget)
+    >>> cross_validation_cost(est, np.zeros((100, 2)), cv=4, scoring=scorer).total(
+    ...     budget
+    ... )  # 4 x (0.05 + 0.1^2 / 2)
+    ZCDP(rho=0.22)
+    """
+    return _price(
+        "cross-validation",
+        estimator,
+        [{}],
+        [],
+        X,
+        y,
+        groups,
+        cv,
+        scoring,
+        return_train_score,
+        False,
+        n_features,
+        3,
+    )
+
+
+def check_search_budget(search, X, y=None, *, groups=None, n_features=None):
+    """Price a search and raise now if a budget it charges cannot pay for it.
+
+    Call it just before ``search.fit(X, y)``: a search that runs out of budget
+    half-way has already paid for candidates it then discards. Give the search
+    ``error_score="raise"``, so that a refused spend inside it is an error rather
+    than a silent ``nan`` score. The check records nothing; a spend made by
+    another process between the check and the fit can still make the fit raise.
+
+    Parameters
+    ----------
+    search : GridSearchCV or RandomizedSearchCV
+        The unfitted search.
+    X : array-like of shape (n_samples, n_features)
+        The data the search will be fitted on (only its shape is read).
+    y : array-like, default=None
+        Targets, if any.
+    groups : array-like, default=None
+        Groups, if the splitter uses them.
+    n_features : int, default=None
+        See :func:`search_cost`.
+
+    Returns
+    -------
+    SearchCost
+        The price, which every budget involved can pay.
+
+    Raises
+    ------
+    BudgetExceededError
+        If a budget cannot pay for the whole search (the refit of any candidate
+        included); nothing is spent.
+
+    Warns
+    -----
+    PrivacyLeakWarning
+        As :func:`search_cost`.
+    UserWarning
+        When ``search.error_score`` is not ``"raise"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from dpgauss import PrivacyBudget, PrivateCovariance
+    >>> from dpgauss.model_selection import check_search_budget, make_private_scorer
+    >>> budget = PrivacyBudget(rho=1.0)
+    >>> scorer = make_private_scorer(budget=budget, rho=0.05, bounds=(-10.0, 0.0))
+    >>> search = GridSearchCV(
+    ...     PrivateCovariance(data_norm=3.0, budget=budget),
+    ...     {"rho": [0.1, 0.2]}, cv=3, scoring=scorer, error_score="raise",
+    ... )
+    >>> check_search_budget(search, np.zeros((300, 2)))
+    Traceback (most recent call last):
+    ...
+    dpgauss.exceptions.BudgetExceededError: GridSearchCV needs rho=1.4 ...
+    >>> budget.spent()
+    ZCDP(rho=0.0)
+    """
+    cost = _search_cost(search, X, y, groups, n_features, stacklevel=3)
+    if search.error_score != "raise":
+        warnings.warn(
+            f"{type(search).__name__} has error_score={search.error_score!r}: a "
+            "BudgetExceededError inside it would become a silent score of "
+            f"{search.error_score!r} (after the budget was partly spent). Use "
+            "error_score='raise'.",
+            UserWarning,
+            stacklevel=2,
+        )
+    cost.check()
+    return cost
+
+
+def check_cross_validation_budget(
+    estimator,
+    X,
+    y=None,
+    *,
+    groups=None,
+    cv=None,
+    scoring=None,
+    return_train_score=False,
+    n_features=None,
+):
+    """Price a cross-validation and raise now if a budget cannot pay for it.
+
+    Call it before :func:`~sklearn.model_selection.cross_validate` or
+    :func:`~sklearn.model_selection.cross_val_score` with the same arguments,
+    and pass ``error_score="raise"`` to those.
+
+    Parameters
+    ----------
+    estimator : estimator
+        The unfitted estimator (or Pipeline).
+    X : array-like of shape (n_samples, n_features)
+        The data (only its shape is read).
+    y : array-like, default=None
+        Targets, if any.
+    groups : array-like, default=None
+        Groups, if the splitter uses them.
+    cv : int, splitter or list of splits, default=None
+        As in scikit-learn (None is 5-fold).
+    scoring : PrivateScorer, dict, str, callable or None, default=None
+        As in scikit-learn.
+    return_train_score : bool, default=False
+        Whether the training folds are scored too.
+    n_features : int, default=None
+        See :func:`search_cost`.
+
+    Returns
+    -------
+    SearchCost
+        The price, which every budget involved can pay.
+
+    Raises
+    ------
+    BudgetExceededError
+        If a budget cannot pay; nothing is spent.
+
+    Warns
+    -----
+    PrivacyLeakWarning
+        As :func:`search_cost`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpgauss import PrivacyBudget, PrivateCovariance
+    >>> from dpgauss.model_selection import (
+    ...     check_cross_validation_budget, make_private_scorer)
+    >>> budget = PrivacyBudget(rho=1.0)
+    >>> scorer = make_private_scorer(budget=budget, rho=0.05, bounds=(-10.0, 0.0))
+    >>> est = PrivateCovariance(rho=0.1, data_norm=3.0, budget=budget)
+    >>> check_cross_validation_budget(est, np.zeros((100, 2)), cv=5, scoring=scorer)
+    SearchCost(cross-validation: 1 candidates x 5 splits = 5 fits, 5 private ...)
+    """
+    cost = _price(
+        "cross-validation",
+        estimator,
+        [{}],
+        [],
+        X,
+        y,
+        groups,
+        cv,
+        scoring,
+        return_train_score,
+        False,
+        n_features,
+        3,
+    )
+    cost.check()
+    return cost
