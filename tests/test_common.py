@@ -68,8 +68,6 @@ def test_dp_checks(estimator):
 
 @pytest.mark.parametrize("estimator", ESTIMATORS, ids=instance_id)
 def test_repr_is_deterministic_and_does_no_io(estimator):
-    if estimator.budget is not None:  # the budget's repr is being fixed separately
-        pytest.xfail("PrivacyBudget's repr still shows its path")
     text = repr(estimator)
     assert "path" not in text
     assert "/" not in text

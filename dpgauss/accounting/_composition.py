@@ -17,6 +17,7 @@ epsilon after the conversion of the zCDP costs alone.
 """
 
 import math
+from typing import NamedTuple
 
 from dpgauss.accounting._costs import (
     ZCDP,
@@ -27,7 +28,15 @@ from dpgauss.accounting._costs import (
 )
 from dpgauss.exceptions import PrivacyAccountingError
 
-__all__ = ["RELATIVE_SLACK", "compose", "within"]
+__all__ = [
+    "RELATIVE_SLACK",
+    "Parts",
+    "compose",
+    "compose_parts",
+    "parts_of",
+    "within",
+    "within_parts",
+]
 
 #: Relative slack allowed when comparing a sum of costs with a total, so that a
 #: total split into float shares (10 x 0.1 of rho = 1) still fits. The spent total
@@ -35,16 +44,80 @@ __all__ = ["RELATIVE_SLACK", "compose", "within"]
 RELATIVE_SLACK = 1e-12
 
 
-def _split(costs):
-    rho = math.fsum(c.rho for c in costs if isinstance(c, ZCDP))
-    pure = math.fsum(c.epsilon for c in costs if isinstance(c, PureDP))
-    pure_rho = math.fsum(
-        pure_to_zcdp(c.epsilon) for c in costs if isinstance(c, PureDP)
-    )
+class Parts(NamedTuple):
+    """The additive components of a list of costs: all that :func:`compose` reads.
+
+    Each sum is the correctly rounded sum of its terms (``math.fsum``), so parts
+    kept as a running total (exactly, as :class:`~dpgauss.PrivacyBudget` does) and
+    parts computed from the whole list are the same floats.
+
+    Parameters
+    ----------
+    rho : float
+        Sum of the zCDP costs' rho.
+    pure : float
+        Sum of the pure costs' epsilon.
+    pure_rho : float
+        Sum of the pure costs' ``epsilon**2 / 2`` (each computed as
+        :func:`~dpgauss.accounting.pure_to_zcdp` does).
+    eps_a : float
+        Sum of the approximate costs' epsilon.
+    delta_a : float
+        Sum of the approximate costs' delta.
+    n_zcdp : int
+        Number of zCDP costs.
+    n_pure : int
+        Number of pure costs.
+    n_approx : int
+        Number of approximate costs.
+
+    Examples
+    --------
+    >>> from dpgauss.accounting import ZCDP, PureDP
+    >>> from dpgauss.accounting._composition import compose_parts, parts_of
+    >>> parts = parts_of([ZCDP(0.25), PureDP(0.5)])
+    >>> parts.rho, parts.pure_rho, parts.n_pure
+    (0.25, 0.125, 1)
+    >>> compose_parts(ZCDP(1.0), parts)
+    ZCDP(rho=0.375)
+    """
+
+    rho: float
+    pure: float
+    pure_rho: float
+    eps_a: float
+    delta_a: float
+    n_zcdp: int
+    n_pure: int
+    n_approx: int
+
+
+def parts_of(costs):
+    """Return the :class:`Parts` of ``costs`` (each sum by ``math.fsum``).
+
+    Parameters
+    ----------
+    costs : sequence of ZCDP, PureDP or ApproxDP
+        The costs.
+
+    Returns
+    -------
+    Parts
+        Their additive components.
+    """
+    zcdp = [c for c in costs if isinstance(c, ZCDP)]
+    pure = [c for c in costs if isinstance(c, PureDP)]
     approx = [c for c in costs if isinstance(c, ApproxDP)]
-    eps_a = math.fsum(c.epsilon for c in approx)
-    delta_a = math.fsum(c.delta for c in approx)
-    return rho, pure, pure_rho, eps_a, delta_a, bool(approx)
+    return Parts(
+        rho=math.fsum(c.rho for c in zcdp),
+        pure=math.fsum(c.epsilon for c in pure),
+        pure_rho=math.fsum(pure_to_zcdp(c.epsilon) for c in pure),
+        eps_a=math.fsum(c.epsilon for c in approx),
+        delta_a=math.fsum(c.delta for c in approx),
+        n_zcdp=len(zcdp),
+        n_pure=len(pure),
+        n_approx=len(approx),
+    )
 
 
 def compose(total, costs):
@@ -61,18 +134,41 @@ def compose(total, costs):
     Returns
     -------
     ZCDP, PureDP or ApproxDP
-        Same class as ``total``. For an ApproxDP total whose approximate costs
-        already use up its delta, epsilon is ``inf``.
+        Same class as ``total``.
 
     Raises
     ------
     PrivacyAccountingError
         If a cost cannot be charged in that currency (zCDP or approximate costs
-        against a pure total; approximate costs against a zCDP total).
+        against a pure total; approximate costs against a zCDP total), or if the
+        approximate costs leave no delta for the zCDP and pure ones.
     """
-    rho, pure, pure_rho, eps_a, delta_a, has_approx = _split(costs)
+    return compose_parts(total, parts_of(costs))
+
+
+def compose_parts(total, parts):
+    """Return the composed cost of costs given by their :class:`Parts`.
+
+    Parameters
+    ----------
+    total : ZCDP, PureDP or ApproxDP
+        The budget's total (the currency).
+    parts : Parts
+        The costs' additive components.
+
+    Returns
+    -------
+    ZCDP, PureDP or ApproxDP
+        As :func:`compose`.
+
+    Raises
+    ------
+    PrivacyAccountingError
+        As :func:`compose`.
+    """
+    rho, pure, pure_rho, eps_a, delta_a = parts[:5]
     if isinstance(total, PureDP):
-        if rho > 0 or has_approx or any(isinstance(c, ZCDP) for c in costs):
+        if parts.n_zcdp or parts.n_approx:
             raise PrivacyAccountingError(
                 "this budget is pure epsilon-DP; it accepts only pure epsilon-DP "
                 "costs (rho-zCDP and (epsilon, delta) releases do not imply pure DP)."
@@ -81,7 +177,7 @@ def compose(total, costs):
             )
         return PureDP(pure)
     if isinstance(total, ZCDP):
-        if has_approx:
+        if parts.n_approx:
             raise PrivacyAccountingError(
                 "this budget is rho-zCDP; an (epsilon, delta)-DP cost cannot be "
                 "charged to it. Use a budget given as epsilon and delta."
@@ -104,18 +200,52 @@ def compose(total, costs):
 def within(total, costs):
     """Return True when ``costs`` composed fit in ``total`` (see :func:`compose`).
 
+    Parameters
+    ----------
+    total : ZCDP, PureDP or ApproxDP
+        The budget's total.
+    costs : sequence of ZCDP, PureDP or ApproxDP
+        The costs.
+
+    Returns
+    -------
+    bool
+        Whether their composition is at most the total (with
+        :data:`RELATIVE_SLACK`).
+
     Raises
     ------
     PrivacyAccountingError
         If a cost cannot be charged in the currency of ``total`` at all.
     """
+    return within_parts(total, parts_of(costs))
+
+
+def within_parts(total, parts):
+    """Return True when costs given by their :class:`Parts` fit in ``total``.
+
+    Parameters
+    ----------
+    total : ZCDP, PureDP or ApproxDP
+        The budget's total.
+    parts : Parts
+        The costs' additive components.
+
+    Returns
+    -------
+    bool
+        As :func:`within`.
+
+    Raises
+    ------
+    PrivacyAccountingError
+        As :func:`within`.
+    """
     try:
-        spent = compose(total, costs)
+        spent = compose_parts(total, parts)
     except PrivacyAccountingError:
-        if isinstance(total, ApproxDP) and not isinstance(total, ZCDP):
-            _, _, _, _, delta_a, _ = _split(costs)
-            if delta_a >= total.delta:
-                return False
+        if isinstance(total, ApproxDP) and parts.delta_a >= total.delta:
+            return False
         raise
     if isinstance(total, ZCDP):
         return spent.rho <= total.rho * (1 + RELATIVE_SLACK)

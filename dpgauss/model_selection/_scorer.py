@@ -323,7 +323,7 @@ class PrivateScorer:
         score = self.score if isinstance(self.score, str) else _name(self.score)
         return (
             f"PrivateScorer({self.cost}, bounds={self.bounds!r}, score={score!r}, "
-            f"budget={self.budget.path!r})"
+            f"budget={self.budget!r})"
         )
 
 

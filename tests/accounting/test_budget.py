@@ -6,15 +6,29 @@ import gc
 import math
 import os
 import pickle
+import re
 import sqlite3
 import subprocess
 import sys
+import threading
+from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.base import clone
 
 from dpgauss import PrivacyBudget
-from dpgauss.accounting import ZCDP, ApproxDP, PureDP, zcdp_to_approx
+from dpgauss.accounting import (
+    ZCDP,
+    ApproxDP,
+    LedgerEvent,
+    PureDP,
+    _budget,
+    approx_to_zcdp,
+    zcdp_to_approx,
+)
+from dpgauss.accounting._composition import compose, within
 from dpgauss.exceptions import BudgetExceededError, LedgerError, PrivacyAccountingError
 
 
@@ -82,12 +96,17 @@ def test_approx_budget_composes_zcdp_and_approx_soundly():
     # Basic composition: eps_CKS(rho, delta - 1e-7) + 0.2.
     expected = zcdp_to_approx(0.125, delta - 1e-7) + 0.2
     assert budget.spent().epsilon == pytest.approx(expected, rel=1e-12)
-    # Remaining rho is the largest that keeps the total within 3.0.
-    rho_left = budget.remaining().rho
+    # The largest further rho r has eps_CKS(0.125 + r, delta - 1e-7) + 0.2 <= 3.0,
+    # i.e. 0.125 + r = approx_to_zcdp(2.8, delta - 1e-7) (the largest rho whose
+    # conversion is at most 2.8, within a relative 1e-12 below it).
+    rho_left = approx_to_zcdp(total_eps - 0.2, delta - 1e-7) - 0.125
     final = zcdp_to_approx(0.125 + rho_left, delta - 1e-7) + 0.2
     assert final == pytest.approx(total_eps, rel=1e-9)
+    budget.check(ZCDP(rho_left))
+    with pytest.raises(BudgetExceededError, match="needs epsilon="):
+        budget.check(ZCDP(rho_left * (1 + 1e-6)))
     budget.spend(ZCDP(rho_left))
-    with pytest.raises(BudgetExceededError):
+    with pytest.raises(BudgetExceededError, match="needs epsilon="):
         budget.spend(ZCDP(1e-6))
 
 
@@ -124,15 +143,16 @@ def test_invalid_totals(kwargs, match):
 
 
 def test_repr_and_listing_are_readable():
+    # The repr is the constructor call without the path (it does no I/O); the
+    # listing shows one line per fit and a line of totals.
     budget = PrivacyBudget(rho=2.0)
     budget.spend(ZCDP(0.5), estimator="PrivateCovariance", mechanism="gaussian:mean")
-    text = repr(budget)
-    assert text.startswith("PrivacyBudget(total rho=2; spent rho=0.5 in 1 events")
+    assert repr(budget) == "PrivacyBudget(rho=2.0)"
     listing = budget.format_ledger()
     assert "PrivateCovariance" in listing
-    assert "gaussian:mean" in listing
+    assert "gaussian:mean" in budget.format_ledger(per_event=True)
     assert listing.splitlines()[-1] == (
-        "total rho=2; spent rho=0.5 in 1 events; remaining rho=1.5"
+        "total rho=2; spent rho=0.5 in 1 fit (1 event); remaining rho=1.5"
     )
 
 
@@ -148,16 +168,24 @@ def test_clone_copy_and_pickle_share_one_ledger():
         budget.spend(ZCDP(0.7))
 
 
-def test_temporary_ledger_removed_with_its_budget_and_copies_refuse():
+def test_temporary_ledger_removed_with_its_last_handle_and_copies_refuse():
+    # A copy unpickled in the creating process keeps the temporary ledger alive;
+    # the last handle there removes it, and a copy loaded afterwards refuses.
     budget = PrivacyBudget(rho=1.0)
     path = budget.path
-    copy_ = pickle.loads(pickle.dumps(budget))
+    blob = pickle.dumps(budget)
+    copy_ = pickle.loads(blob)
     del budget
     gc.collect()
+    assert os.path.exists(path)
+    copy_.spend(ZCDP(0.1))
+    del copy_
+    gc.collect()
     assert not os.path.exists(path)
-    with pytest.raises(LedgerError, match="is gone"):
-        copy_.spend(ZCDP(0.1))
-    assert "ledger unreachable" in repr(copy_)
+    late = pickle.loads(blob)
+    with pytest.raises(LedgerError, match="is gone: it is a temporary ledger"):
+        late.spend(ZCDP(0.1))
+    assert repr(late) == "PrivacyBudget(rho=1.0)"  # no I/O, so no error
 
 
 def test_durable_ledger_resumes_and_rejects_another_total(tmp_path):
@@ -254,3 +282,343 @@ def test_concurrent_processes_never_exceed_the_cap_and_lose_nothing():
     assert math.fsum(e.cost.rho for e in events) <= 2.0 * (1 + 1e-12)
     assert len(pids) == 4
     assert {e.pid for e in events} <= pids
+
+
+# -- the running tally -----------------------------------------------------------
+@pytest.fixture
+def statements(monkeypatch):
+    """Record every SQL statement run on the SQLite connections opened from now."""
+    log = []
+    connect = sqlite3.connect
+
+    def recording_connect(*args, **kwargs):
+        conn = connect(*args, **kwargs)
+        conn.set_trace_callback(log.append)
+        return conn
+
+    monkeypatch.setattr(sqlite3, "connect", recording_connect)
+    return log
+
+
+def _touching_events(log):
+    return [s for s in log if re.search(r"\b(FROM|UPDATE|JOIN)\s+events\b", s)]
+
+
+def test_spend_check_and_reports_never_read_the_events(statements):
+    # A spend's cost must not grow with the ledger: spend, check, spent and
+    # remaining read the one-row tally, never the events (the benchmark times it).
+    budget = PrivacyBudget(rho=10.0)
+    budget.spend_many([(ZCDP(0.01), f"m{i}") for i in range(50)], estimator="fill")
+    statements.clear()
+    budget.spend(ZCDP(0.1))
+    budget.spend_many([(ZCDP(0.1), "a"), (PureDP(0.1), "b")])
+    budget.check(ZCDP(0.1))
+    budget.spent()
+    budget.remaining()
+    assert any("INSERT INTO events" in s for s in statements)  # the recorder works
+    assert _touching_events(statements) == []
+    budget.ledger()
+    assert _touching_events(statements)
+
+
+def test_tally_is_the_exact_sum_compose_uses():
+    # Ten spends of 0.1: a plain running float sum gives 0.9999999999999999, the
+    # exact (fsum) sum 1.0, which is what compose gives over the whole ledger.
+    assert sum([0.1] * 10) != 1.0
+    budget = PrivacyBudget(rho=1.0)
+    for _ in range(10):
+        budget.spend(ZCDP(0.1))
+    assert budget.spent() == ZCDP(1.0)
+    assert budget.remaining() == ZCDP(0.0)
+
+
+@given(st.lists(st.floats(0.0, 1e300, allow_subnormal=True), max_size=40))
+def test_exact_units_round_to_the_fsum_value(values):
+    # Each float is an exact integer count of 2**-1074; the integer sum divided
+    # by 2**1074 (correctly rounded) is the correctly rounded sum, as fsum's.
+    units = [_budget._units(v) for v in values]
+    assert all(
+        Fraction(u, _budget._UNIT) == Fraction(v)
+        for u, v in zip(units, values, strict=True)
+    )
+    assert sum(units) / _budget._UNIT == math.fsum(values)
+
+
+_COSTS = st.one_of(
+    st.builds(ZCDP, st.floats(0.0, 0.05)),
+    st.builds(PureDP, st.floats(0.0, 0.3)),
+    st.builds(ApproxDP, st.floats(0.0, 0.3), st.sampled_from([0.0, 1e-8, 3e-8])),
+)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.lists(_COSTS, min_size=1, max_size=3), min_size=1, max_size=8))
+def test_tally_decides_exactly_as_composing_the_whole_ledger(spends):
+    # After every attempt, the running tally's report equals compose() over the
+    # recorded events bit for bit, and each decision equals within() over the
+    # recorded costs plus the new ones.
+    budget = PrivacyBudget(epsilon=2.0, delta=1e-7)
+    recorded = []
+    for costs in spends:
+        fits = within(budget.total, recorded + costs)
+        if fits:
+            budget.spend_many([(c, "m") for c in costs])
+            recorded += costs
+        else:
+            with pytest.raises(BudgetExceededError, match="privacy budget exceeded"):
+                budget.spend_many([(c, "m") for c in costs])
+        assert [e.cost for e in budget.ledger()] == recorded
+        assert budget.spent() == compose(budget.total, recorded)
+    assert budget.verify() == len(recorded)
+
+
+def _tamper(path, statement):
+    conn = sqlite3.connect(path)
+    conn.execute(statement)
+    conn.commit()
+    conn.close()
+
+
+@pytest.mark.parametrize(
+    ("statement", "match"),
+    [
+        (  # an event recorded behind dpgauss's back: the tally misses it
+            "INSERT INTO events (time, estimator, mechanism, kind, rho, pid, fit) "
+            "VALUES (0, 'x', 'y', 'zcdp', 0.5, 1, 3)",
+            r"running tally \(2 events .*\) does not match its events \(3 events",
+        ),
+        ("DELETE FROM events WHERE id = 2", "does not match its events"),
+        ("UPDATE events SET rho = 0.1 WHERE id = 1", "does not match its events"),
+        ("UPDATE tally SET rho = '0x0'", "does not match its events"),
+        ("UPDATE events SET fit = 7 WHERE id = 2", "event 2 names fit 7"),
+        ("UPDATE events SET kind = 'other' WHERE id = 1", "cost is invalid"),
+        ("DELETE FROM tally", "tally is missing"),
+    ],
+)
+def test_verify_and_open_refuse_a_tally_that_disagrees(tmp_path, statement, match):
+    path = tmp_path / "ledger.sqlite"
+    budget = PrivacyBudget(rho=1.0, path=path)
+    budget.spend(ZCDP(0.25))
+    budget.spend(ZCDP(0.25))
+    assert budget.verify() == 2
+    _tamper(path, statement)
+    with pytest.raises(LedgerError, match=match):
+        budget.verify()
+    with pytest.raises(LedgerError, match=f"inconsistent: .*{match}.*path="):
+        PrivacyBudget(rho=1.0, path=path)
+
+
+# -- reports in the budget's currency ---------------------------------------------
+def test_approx_budget_reports_epsilon_at_its_delta():
+    # spent() is the composition at the budget's delta; remaining() is the total
+    # minus it, in epsilon at the same delta: exactly the largest epsilon of a
+    # further (epsilon, 0)-DP release that fits (approximate epsilons add).
+    delta = 1e-6
+    budget = PrivacyBudget(epsilon=3.0, delta=delta)
+    budget.spend(ZCDP(0.125))
+    spent_eps = zcdp_to_approx(0.125, delta)
+    assert budget.spent() == ApproxDP(spent_eps, delta)
+    assert budget.remaining() == ApproxDP(3.0 - spent_eps, delta)
+    left = budget.remaining().epsilon
+    # The sum may exceed 3.0 by the documented relative slack 1e-12 only.
+    with pytest.raises(BudgetExceededError, match="needs epsilon="):
+        budget.check(ApproxDP(left + 1e-9, 0.0))
+    budget.spend(ApproxDP(left, 0.0))
+    assert budget.spent().epsilon == pytest.approx(3.0, rel=1e-15)
+    assert budget.remaining() == ApproxDP(0.0, delta)
+
+
+def test_approx_remaining_is_a_report_not_a_rho_allowance():
+    # A zCDP release whose own epsilon exceeds what remains can still fit: the
+    # conversion of a sum of rho is less than the sum of the conversions
+    # (eps_CKS(0.25) < 2 eps_CKS(0.125)); check() composes with the whole ledger.
+    delta = 1e-6
+    total = zcdp_to_approx(0.25, delta)
+    budget = PrivacyBudget(epsilon=total, delta=delta)
+    budget.spend(ZCDP(0.125))
+    own = zcdp_to_approx(0.125, delta)
+    assert own > budget.remaining().epsilon
+    budget.check(ZCDP(0.125 * (1 - 1e-9)))
+
+
+_RHO_MSG = (
+    r"needs rho=0\.3, but only rho=0\.25 of the total rho=1 remains \(rho=0\.75 "
+    r"spent in 1 event\); with it the spent total would be rho=1\.05\. Nothing "
+)
+_PURE_MSG = (
+    r"needs epsilon=0\.3 \(pure\), but only epsilon=0\.25 \(pure\) of the total "
+    r"epsilon=1 \(pure\) remains \(epsilon=0\.75 \(pure\) spent in 1 event\); "
+    r"with it the spent total would be epsilon=1\.05 \(pure\)\. Nothing "
+)
+_APPROX_MSG = (
+    r"needs epsilon=0\.3, delta=1e-06, but only epsilon=0\.25, delta=1e-06 of the "
+    r"total epsilon=1, delta=1e-06 remains \(epsilon=0\.75, delta=1e-06 spent in "
+    r"1 event\); with it the spent total would be epsilon=1\.05, delta=1e-06\. "
+)
+
+
+@pytest.mark.parametrize(
+    ("total", "spent", "asked", "match"),
+    [
+        ({"rho": 1.0}, ZCDP(0.75), ZCDP(0.3), _RHO_MSG),
+        ({"epsilon": 1.0}, PureDP(0.75), PureDP(0.3), _PURE_MSG),
+        ({"epsilon": 1.0, "delta": 1e-6}, ApproxDP(0.75, 0.0), ApproxDP(0.3, 0.0),
+         _APPROX_MSG),
+    ],
+)  # fmt: skip
+def test_refusal_speaks_the_budget_currency(total, spent, asked, match):
+    budget = PrivacyBudget(**total)
+    budget.spend(spent)
+    with pytest.raises(BudgetExceededError, match=match) as info:
+        budget.spend(asked)
+    if "rho" not in total:
+        assert "rho" not in str(info.value)
+    assert len(budget.ledger()) == 1
+
+
+def test_refusal_when_approximate_costs_take_all_of_delta():
+    budget = PrivacyBudget(epsilon=5.0, delta=1e-6)
+    budget.spend(ApproxDP(1.0, 1e-6))
+    with pytest.raises(
+        BudgetExceededError,
+        match=r"needs epsilon=0\.18.*but only epsilon=4, delta=1e-06 .*would use "
+        r"delta=1e-06, all of the budget's delta=1e-06",
+    ):
+        budget.spend(ZCDP(0.001))
+
+
+def test_approx_listing_speaks_epsilon():
+    budget = PrivacyBudget(epsilon=3.0, delta=1e-6)
+    budget.spend_many([(ZCDP(0.1), "a"), (ZCDP(0.025), "b")], estimator="E")
+    listing = budget.format_ledger()
+    spent = zcdp_to_approx(0.125, 1e-6)  # one fit: its own cost is the spend
+    assert listing.splitlines()[1].split()[-4:] == [
+        "E", "2", f"epsilon={spent:.6g},", "delta=1e-06",
+    ]  # fmt: skip
+    assert listing.splitlines()[-1] == (
+        f"total epsilon=3, delta=1e-06; spent epsilon={spent:.6g}, delta=1e-06 in "
+        f"1 fit (2 events); remaining epsilon={3.0 - spent:.6g}, delta=1e-06"
+    )
+    assert "rho" not in listing
+    assert "rho=0.1" in budget.format_ledger(per_event=True)  # as recorded
+
+
+# -- events grouped by fit -----------------------------------------------------
+def test_events_carry_their_fit():
+    budget = PrivacyBudget(rho=10.0)
+    first = budget.spend_many([(ZCDP(0.1), f"m{i}") for i in range(3)], estimator="A")
+    alone = budget.spend(ZCDP(0.1), estimator="B")
+    last = budget.spend_many([(ZCDP(0.1), "x"), (PureDP(0.1), "y")], estimator="C")
+    events = budget.ledger()
+    assert [(e.id, e.fit) for e in events] == [
+        (1, 1), (2, 1), (3, 1), (4, 4), (5, 5), (6, 5),
+    ]  # fmt: skip
+    assert events == [*first, alone, *last]
+    # The new fields have defaults: the five-field form still works.
+    event = LedgerEvent(0.0, "A", "m", ZCDP(0.1), 1)
+    assert (event.id, event.fit) == (0, 0)
+
+
+def test_listing_has_one_line_per_fit_and_full_names():
+    long_name = "AVeryLongEstimatorNameThatIsNotCutShort" * 2
+    budget = PrivacyBudget(rho=10.0)
+    budget.spend_many([(ZCDP(0.25), "gaussian:mean"), (ZCDP(0.5), "gaussian:cov")],
+                      estimator=long_name)  # fmt: skip
+    budget.spend(PureDP(1.0), estimator="B", mechanism="laplace:" + "m" * 40)
+    lines = budget.format_ledger().splitlines()
+    assert lines[0].split() == [
+        "time", "(UTC)", "pid", "fit", "estimator", "releases", "cost",
+    ]  # fmt: skip
+    assert len(lines) == 4
+    assert lines[1].split()[-4:] == ["1", long_name, "2", "rho=0.75"]
+    assert lines[2].split()[-4:] == ["3", "B", "1", "rho=0.5"]
+    assert lines[3] == "total rho=10; spent rho=1.25 in 2 fits (3 events); " + (
+        "remaining rho=8.75"
+    )
+    per_event = budget.format_ledger(per_event=True).splitlines()
+    assert len(per_event) == 5
+    assert per_event[3].split()[-6:] == [
+        "3", "3", "B", "laplace:" + "m" * 40, "epsilon=1", "(pure)",
+    ]  # fmt: skip
+    assert per_event[1].split()[-5:] == [
+        "1", "1", long_name, "gaussian:mean", "rho=0.25",
+    ]  # fmt: skip
+
+
+# -- repr ----------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("kwargs", "text"),
+    [
+        ({"rho": 1.0}, "PrivacyBudget(rho=1.0)"),
+        ({"epsilon": 2}, "PrivacyBudget(epsilon=2.0)"),
+        ({"epsilon": 1.5, "delta": 1e-6}, "PrivacyBudget(epsilon=1.5, delta=1e-06)"),
+    ],
+)
+def test_repr_is_the_total_without_path_or_io(tmp_path, monkeypatch, kwargs, text):
+    temporary = PrivacyBudget(**kwargs)
+    durable = PrivacyBudget(**kwargs, path=tmp_path / "ledger.sqlite")
+
+    def no_io(*args, **kwargs):
+        raise AssertionError("repr opened the ledger")
+
+    monkeypatch.setattr(sqlite3, "connect", no_io)
+    temporary._session.close()  # even a handle with no open connection
+    assert repr(temporary) == repr(durable) == text
+    assert str(durable) == text
+
+
+# -- format of the file ------------------------------------------------------------
+_V1_LEDGER = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, time REAL NOT NULL,
+    estimator TEXT NOT NULL, mechanism TEXT NOT NULL, kind TEXT NOT NULL,
+    rho REAL, epsilon REAL, delta REAL, pid INTEGER NOT NULL
+);
+INSERT INTO meta VALUES ('format', '{fmt}'), ('kind', 'ZCDP'), ('rho', '1.0');
+"""
+
+
+@pytest.mark.parametrize(
+    ("fmt", "match"),
+    [
+        ("dpgauss-ledger-1", "written by an older dpgauss .*'dpgauss-ledger-1'"),
+        ("dpgauss-ledger-3", "written by a newer dpgauss"),
+        ("something-else", "is not a dpgauss ledger"),
+    ],
+)
+def test_ledger_of_another_format_is_refused_and_left_alone(tmp_path, fmt, match):
+    path = tmp_path / "old.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript(_V1_LEDGER.format(fmt=fmt))
+    conn.close()
+    before = path.read_bytes()
+    with pytest.raises(LedgerError, match=match):
+        PrivacyBudget(rho=1.0, path=path)
+    assert path.read_bytes() == before
+
+
+def test_concurrent_threads_never_exceed_the_cap():
+    # 8 threads, half on the budget itself and half on copies unpickled here (one
+    # SQLite connection each), try 10 spends of 0.05 against a cap of 2.0: exactly
+    # 40 fit, and the tally still matches the events.
+    budget = PrivacyBudget(rho=2.0)
+    handles = [budget, *(pickle.loads(pickle.dumps(budget)) for _ in range(3))]
+    accepted = []
+
+    def spend(handle):
+        for _ in range(10):
+            try:
+                handle.spend(ZCDP(0.05), estimator="thread")
+                accepted.append(1)
+            except BudgetExceededError:
+                pass
+
+    threads = [threading.Thread(target=spend, args=(h,)) for h in handles * 2]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(accepted) == len(budget.ledger()) == 40
+    assert budget.verify() == 40
+    assert budget.spent().rho <= 2.0 * (1 + 1e-12)
