@@ -26,7 +26,11 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpgauss.accounting import PrivacyBudget
 from dpgauss.model_selection._leak import warn_if_scored_in_search
-from dpgauss.utils._random import check_generator, fit_generator
+from dpgauss.utils._random import (
+    check_generator,
+    check_random_state_param,
+    fit_generator,
+)
 from dpgauss.utils._sklearn_compat import Interval, validate_parameter_constraints
 from dpgauss.utils._sums import all_finite, file_backed, is_dask_array
 from dpgauss.utils.validation import resolve_privacy
@@ -109,6 +113,7 @@ class PrivateEstimatorMixin:
             self.get_params(deep=False),
             caller_name=type(self).__name__,
         )
+        check_random_state_param(self.random_state, type(self).__name__)
         self._check_params()
 
     def _check_params(self):
@@ -215,6 +220,29 @@ class PrivateEstimatorMixin:
 #: far inside float64's range through the eigendecompositions and projections
 #: that follow (which square and sum them).
 MAX_NOISE_SCALE = 1e150
+
+
+#: Clipping radii (data_norm, and every radius a search may reach) must lie in
+#: [MIN_RADIUS, MAX_RADIUS]: then r^2 / n and n r^2 are normal float64 numbers
+#: for any n up to 1e20, so no sum overflows and no squared norm is subnormal.
+MIN_RADIUS, MAX_RADIUS = 1e-140, 1e140
+
+
+def check_radius(radius, what="data_norm"):
+    """Raise ValueError unless ``MIN_RADIUS <= radius <= MAX_RADIUS``.
+
+    Parameters
+    ----------
+    radius : float
+        A clipping radius.
+    what : str, default="data_norm"
+        What it is, for the message.
+    """
+    if not MIN_RADIUS <= radius <= MAX_RADIUS:
+        raise ValueError(
+            f"{what}={radius:.3g} is outside [{MIN_RADIUS:g}, {MAX_RADIUS:g}], where "
+            "squares and sums of clipped rows stay exact enough in float64"
+        )
 
 
 def check_noise_scale(mechanism, *, bounded=True):

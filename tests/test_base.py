@@ -193,3 +193,43 @@ def test_a_non_private_score_in_cross_validation_warns():
     with pytest.warns(PrivacyLeakWarning, match="read a private test fold"):
         cross_val_score(est, X, cv=3)
     est.fit(X).score(X)  # a direct call (the user's own data) does not warn
+
+
+def test_a_bool_random_state_is_refused_before_spending():
+    # random_state=True passed the Interval(Integral) constraint (bool is an int)
+    # and was refused by the generator only after the budget was charged.
+    budget = PrivacyBudget(rho=10.0)
+    est = PrivateCovariance(rho=0.5, data_norm=5.0, budget=budget, random_state=True)
+    with pytest.raises(ValueError, match="random_state"):
+        est.fit(X)
+    assert budget.ledger() == []
+
+
+def test_generator_clones_without_a_budget_draw_different_noise():
+    # Without a budget there are no event ids to tell two clones apart; a copied
+    # Generator must not make them draw the same noise (only an int seed makes a
+    # fit without a budget reproducible).
+    est = PrivateCovariance(
+        method="gauss", rho=0.5, data_norm=1.0, random_state=np.random.default_rng(7)
+    )
+    a = clone(est).fit(X).location_
+    b = clone(est).fit(X).location_
+    assert not np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("cls", [PrivateCovariance, TailSensitiveCovariance])
+@pytest.mark.parametrize("data_norm", [3e-162, 1e-141, 1e141])
+def test_radii_where_float64_loses_the_clipping_are_refused(cls, data_norm):
+    # At data_norm = 3e-162 squared norms underflowed, rows went unclipped, and an
+    # audit of the mean bounded epsilon below by 8.1 against a claim of 2.75.
+    budget = PrivacyBudget(rho=10.0)
+    with pytest.raises(ValueError, match="outside"):
+        cls(rho=1.0, data_norm=data_norm, budget=budget).fit(X)
+    assert budget.ledger() == []
+
+
+def test_emcov_with_one_feature_spends_its_whole_budget():
+    est = PrivateCovariance(method="eigen", rho=1.0, data_norm=1.0)
+    assert est.planned_costs(1) == [ZCDP(0.1), ZCDP(0.9)]
+    fitted = est.set_params(random_state=0).fit(X[:, :1])
+    assert fitted.privacy_spent_ == ZCDP(1.0)

@@ -18,11 +18,9 @@ later calls :meth:`ReleasePlan.choose`. Costs may be zCDP, pure or approximate
 in the same plan.
 """
 
-import math
 from dataclasses import dataclass
 
-from dpgauss.accounting._composition import compose
-from dpgauss.accounting._costs import ZCDP, ApproxDP, PureDP
+from dpgauss.accounting._composition import compose, parts_of
 
 __all__ = ["Choice", "PlanError", "Release", "ReleasePlan"]
 
@@ -96,37 +94,42 @@ class Choice:
 
     @property
     def charged(self):
-        """The releases recorded in the ledger: the most expensive option's.
+        """The releases recorded in the ledger: the option that dominates.
 
-        It must cost at least as much as every other option both as zCDP (pure
-        costs count epsilon^2/2) and, when every cost is pure, as pure epsilon.
+        Composition (:func:`~dpgauss.accounting._composition.compose_parts`) reads
+        only additive components of a list of costs (zCDP rho, pure epsilon, pure
+        epsilon^2/2, approximate epsilon and delta) and which kinds occur, and it
+        is non-decreasing in each. An option at least as large as every other in
+        every component and kind therefore costs at least as much as any of them,
+        composed with any other costs, in every currency: charging it covers
+        whichever option the fit takes. If no option dominates, the plan is
+        refused (split the choice so that one does).
         """
         options = list(self.options.values())
-        best = max(options, key=lambda rel: _as_rho(rel))
-        for other in options:
-            if _as_rho(other) > _as_rho(best) * (1 + 1e-12) or (
-                _all_pure(options) and _as_eps(other) > _as_eps(best) * (1 + 1e-12)
+        vectors = [_dominance_vector(rel) for rel in options]
+        for candidate, vector in zip(options, vectors, strict=True):
+            if all(
+                all(a >= b * (1 - 1e-12) for a, b in zip(vector, other, strict=True))
+                for other in vectors
             ):
-                raise PlanError(
-                    f"no option of {self.name!r} costs at least as much as every "
-                    "other in every currency; split the choice differently."
-                )
-        return best
+                return candidate
+        raise PlanError(
+            f"no option of {self.name!r} costs at least as much as every other in "
+            "every currency; split the choice differently."
+        )
 
 
-def _as_rho(releases):
-    costs = [r.cost for r in releases]
-    if any(isinstance(c, ApproxDP) for c in costs):
-        return math.inf
-    return compose(ZCDP(1.0), costs).rho
-
-
-def _as_eps(releases):
-    return math.fsum(r.cost.epsilon for r in releases)
-
-
-def _all_pure(options):
-    return all(isinstance(r.cost, PureDP) for rel in options for r in rel)
+def _dominance_vector(releases):
+    parts = parts_of([r.cost for r in releases])
+    return (
+        parts.rho,
+        parts.pure,
+        parts.pure_rho,
+        parts.eps_a,
+        parts.delta_a,
+        float(parts.n_zcdp > 0),
+        float(parts.n_approx > 0),
+    )
 
 
 class ReleasePlan:

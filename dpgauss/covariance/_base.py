@@ -123,6 +123,6 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
         d = values.shape[0]
         mean_value = float(np.sum(values)) / d
         floor = min(noise_sd, mean_value if mean_value > 0 else cap / d)
-        if not floor > 0:
-            floor = np.finfo(np.float64).tiny
+        # At least 4 / max float, so that precision_ (1 / floor) stays finite.
+        floor = max(floor, 4.0 / np.finfo(np.float64).max) if floor > 0 else 1.0
         return self._gaussian_attributes(center, values, vectors, floor)

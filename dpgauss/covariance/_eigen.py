@@ -168,13 +168,15 @@ def eigen_entries(cost, d):
     """
     from dpgauss.accounting._plan import Release
 
+    kind = "gaussian" if isinstance(cost, ZCDP) else "laplace"
+    if d == 1:  # no eigenvector to choose: the whole cost goes to the eigenvalue
+        return (Release("eigenvalues", cost, kind),)
     value_cost, vector_cost = split_cost(cost, [0.5, 0.5])
-    steps = max(d - 1, 1)
+    steps = d - 1
     if isinstance(vector_cost, PureDP):
         step = PureDP(vector_cost.epsilon / steps)
     else:
         step = PureDP(math.sqrt(2.0 * vector_cost.rho / steps))
-    kind = "gaussian" if isinstance(cost, ZCDP) else "laplace"
     steps = [Release(f"eigenvector_{i + 1}", step, "exponential") for i in range(d - 1)]
     return (Release("eigenvalues", value_cost, kind), *steps)
 

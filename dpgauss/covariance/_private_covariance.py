@@ -8,7 +8,7 @@ revisited"; Amin et al. (2019) for EMCov; Dwork et al. (2014) for GaussCov.
 """
 
 from dpgauss.accounting._plan import Release, ReleasePlan
-from dpgauss.base import calibration_error, check_noise_scale
+from dpgauss.base import calibration_error, check_noise_scale, check_radius
 from dpgauss.covariance._base import BasePrivateCovariance
 from dpgauss.covariance._methods import (
     choose_method,
@@ -194,6 +194,7 @@ class PrivateCovariance(BasePrivateCovariance):
         self._location(d)
         make = mechanism_factory(n, d, radius, n)
         try:
+            check_radius(radius)
             for release in plan.releases():
                 self._calibrate_one(release, make, n, d, radius)
         except (ValueError, OverflowError, ZeroDivisionError) as exc:

@@ -17,7 +17,7 @@ import numbers
 import numpy as np
 
 from dpgauss.accounting._plan import Release, ReleasePlan
-from dpgauss.base import calibration_error, check_noise_scale
+from dpgauss.base import calibration_error, check_noise_scale, check_radius
 from dpgauss.covariance._base import BasePrivateCovariance
 from dpgauss.covariance._methods import (
     as_pure,
@@ -347,6 +347,10 @@ class TailSensitiveCovariance(BasePrivateCovariance):
         bound = float(self.data_norm)
         smallest = bound * 2.0 ** (-(RADIUS_GRID - 1) / 2.0 - (TAU_GRID - 1) / 2.0)
         try:
+            check_radius(bound)
+            check_radius(
+                smallest, "the smallest clipping threshold data_norm * 2^-99.5"
+            )
             radius_mechanism(plan.cost("radius").epsilon)
             if self.center:
                 for r in (bound, bound * 2.0 ** (-(RADIUS_GRID - 1) / 2.0)):

@@ -19,7 +19,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["check_generator", "fit_generator"]
+__all__ = ["check_generator", "check_random_state_param", "fit_generator"]
 
 
 def check_generator(seed):
@@ -66,6 +66,38 @@ def check_generator(seed):
     )
 
 
+def check_random_state_param(random_state, owner="estimator"):
+    """Check a ``random_state`` parameter without drawing from it.
+
+    Parameters
+    ----------
+    random_state : object
+        The parameter.
+    owner : str, default="estimator"
+        Name used in the error message.
+
+    Raises
+    ------
+    ValueError
+        Unless it is None, a non-negative int (not a bool), a Generator or a
+        RandomState.
+    """
+    if random_state is None or isinstance(
+        random_state, (np.random.Generator, np.random.RandomState)
+    ):
+        return
+    if (
+        isinstance(random_state, numbers.Integral)
+        and not isinstance(random_state, bool)
+        and random_state >= 0
+    ):
+        return
+    raise ValueError(
+        f"{owner}: random_state must be None, a non-negative int, a numpy Generator "
+        f"or RandomState, got {random_state!r}."
+    )
+
+
 def fit_generator(random_state, event_ids=()):
     """The Generator one fit draws all its noise from.
 
@@ -78,6 +110,9 @@ def fit_generator(random_state, event_ids=()):
         it, so a second fit with the same object differs), which are then mixed
         with the event ids: two copies of one Generator in the same state (as
         ``clone`` makes) still give different streams to different fits.
+        Without event ids (no budget) nothing would tell two such copies apart,
+        so operating-system entropy is mixed in as well: only an int seed makes
+        a fit without a budget reproducible.
     event_ids : sequence of int, default=()
         The ids of the ledger events the fit was charged with (empty without a
         budget). Unique within a ledger.
@@ -104,6 +139,8 @@ def fit_generator(random_state, event_ids=()):
     if isinstance(random_state, (np.random.Generator, np.random.RandomState)):
         source = check_generator(random_state)
         entropy = [int(w) for w in source.integers(0, 2**32, size=4, dtype=np.uint64)]
+        if not ids:
+            entropy += [int(w) for w in np.random.SeedSequence().generate_state(4)]
     else:
         entropy = [int(check_generator(random_state).bit_generator.seed_seq.entropy)]
     # SeedSequence hashes the whole list: (seed, ids) and (seed, other ids) give

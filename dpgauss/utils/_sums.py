@@ -10,7 +10,9 @@ the center). Three rules make that true:
 1. **Offsets first.** A row is always turned into its offset ``y = x - c`` from
    the center before anything else; nothing is computed as ``X^T f - c sum(f)``
    (which cancels catastrophically when ``|x| >> r``).
-2. **Clipping that holds after rounding** (:func:`clip_rows`): the computed
+2. **Clipping that holds after rounding** (:func:`clip_rows`; radii in
+   [1e-140, 1e140], so that underflow adds at most ``sqrt(d) 2^-1074``, far
+   below ``r u``): the computed
    clipped offset ``y~`` satisfies ``||y~||_2 <= r`` exactly, as a real number.
    With u = 2^-53 and the computed norm ``n~`` of a d-vector (any summation
    order), ``|n~ - ||y||| <= (d + 3) u ||y||``; scaling by
@@ -60,6 +62,8 @@ __all__ = [
 CHUNK_ROWS = 1 << 15
 
 _U = 2.0**-53  # unit roundoff of float64
+#: Norms below this take the scaled path (no subnormal squares).
+_TINY_NORM = 2.0**-480
 
 
 def _gamma(k):
@@ -106,7 +110,10 @@ def is_dask_array(X):
 
 
 def file_backed(X):
-    """True for a whole, C-ordered memory-mapped file (as ``np.load`` returns).
+    """True for a whole, C-ordered, shared memory-mapped file (as ``np.load`` returns).
+
+    A copy-on-write map (``mmap_mode="c"``) is not: changes made in memory (a row
+    redacted, say) are not in the file, so it is read as an array.
 
     Such arrays are read with ordinary file reads: pages touched through the
     mapping would count towards the process's resident memory (8 GB for an 8 GB
@@ -114,6 +121,7 @@ def file_backed(X):
     """
     return (
         isinstance(X, np.memmap)
+        and getattr(X, "mode", "c") != "c"  # copy-on-write: memory != file
         and isinstance(getattr(X, "base", None), mmap.mmap)
         and X.filename is not None
         and X.ndim == 2
@@ -263,22 +271,24 @@ def _offsets_and_norms(x, center):
     """``y = x - center`` (a new array) and the l2 norm of each row of y.
 
     Rows that are not finite (or whose offset overflows) are set to 0. Norms are
-    computed with one pass; only rows whose squared norm is not finite (rare:
-    non-finite input, or entries beyond ~1e154) take the careful path, where the
-    norm is ``max|y| * ||y / max|y|||`` (inf if it exceeds float64's range).
+    computed with one pass; rows whose squared norm is not finite (non-finite
+    input, or entries beyond ~1e154) or below 2^-960 (where squares of entries
+    underflow and the rounding bounds of rule 2 stop holding) take the careful
+    path, where the norm is ``max|y| * ||y / max|y|||`` (inf if it exceeds
+    float64's range), with relative error at most (d + 5) u.
     """
     with np.errstate(all="ignore"):
         y = np.asarray(x, dtype=np.float64) - center
-        squared = np.einsum("ij,ij->i", y, y)
-        bad = np.flatnonzero(~np.isfinite(squared))
+        norms = np.sqrt(np.einsum("ij,ij->i", y, y))
+        bad = np.flatnonzero(~np.isfinite(norms) | (norms < _TINY_NORM))
         if bad.size:
             rows = y[bad]
             rows[~np.isfinite(rows).all(axis=1)] = 0.0
             y[bad] = rows
             peak = np.abs(rows).max(axis=1)
             safe = np.where(peak > 0, peak, 1.0)
-            squared[bad] = (peak * np.linalg.norm(rows / safe[:, None], axis=1)) ** 2
-        return y, np.sqrt(squared)
+            norms[bad] = peak * np.linalg.norm(rows / safe[:, None], axis=1)
+        return y, norms
 
 
 def safe_radius(radius, d):
@@ -318,11 +328,18 @@ def clip_rows(x, center, radius):
         y, norms = _offsets_and_norms(x, center)
         factor = np.minimum(1.0, target / norms)  # 0 where the norm overflowed
         factor[norms == 0] = 1.0
-        huge = np.isinf(norms)
-        if huge.any():  # scale those rows by their largest entry first
-            scaled = y[huge] / np.abs(y[huge]).max(axis=1, keepdims=True)
-            factor[huge] = 1.0
-            y[huge] = scaled * (target / np.linalg.norm(scaled, axis=1))[:, None]
+        # A factor below 2^-1000 would be (nearly) subnormal and lose its relative
+        # precision: scale those rows as unit vectors times the radius instead;
+        # rows whose norm overflowed are first scaled by their largest entry.
+        far = np.flatnonzero(factor < 2.0**-1000)
+        if far.size:
+            rows = y[far]
+            huge = np.isinf(norms[far])
+            rows[huge] /= np.abs(rows[huge]).max(axis=1, keepdims=True)
+            lengths = norms[far].copy()
+            lengths[huge] = np.linalg.norm(rows[huge], axis=1)
+            y[far] = (rows / lengths[:, None]) * target
+            factor[far] = 1.0
         y *= factor[:, None]
     return y
 

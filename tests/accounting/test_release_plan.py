@@ -62,29 +62,51 @@ def test_pure_options_are_charged_at_the_option_that_dominates_in_both_currencie
     assert plan.costs() == [PureDP(0.5)]
 
 
-def test_a_choice_without_a_dominating_option_is_refused():
-    # a: pure 1.0 (0.5 as zCDP); b: zCDP 0.6: neither dominates in zCDP terms
-    # while a also costs more epsilon; a plan must not under-charge either.
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        # pure 1.0 (0.5 as zCDP) against zCDP 0.6: each is larger somewhere.
+        ([PureDP(1.0)], [ZCDP(0.6)]),
+        # pure, 0.5 as zCDP and epsilon 1.0, against 0.425 and epsilon 1.1.
+        ([PureDP(1.0)], [PureDP(0.2), PureDP(0.9)]),
+        # approximate costs: more epsilon against more delta.
+        ([ApproxDP(1.0, 1e-7)], [ApproxDP(0.5, 1e-6)]),
+    ],
+)
+def test_a_choice_without_a_dominating_option_is_refused(a, b):
     choice = Choice(
         "c",
         {
-            "a": (Release("x", PureDP(1.0), "laplace"),),
-            "b": (Release("y", ZCDP(0.6), "gaussian"),),
+            "a": tuple(Release(f"a{i}", c, "x") for i, c in enumerate(a)),
+            "b": tuple(Release(f"b{i}", c, "x") for i, c in enumerate(b)),
         },
     )
-    plan = ReleasePlan(ZCDP(1.0), [choice])
-    assert plan.costs() == [ZCDP(0.6)]  # b dominates as zCDP; a is not all-pure
-    pure = Choice(
+    with pytest.raises(PlanError, match="every currency"):
+        choice.charged  # noqa: B018
+
+
+def test_a_dominating_approximate_option_is_charged():
+    choice = Choice(
         "c",
         {
-            "a": (Release("x", PureDP(1.0), "laplace"),),
-            "b": (Release("y", PureDP(0.2), "laplace"), Release("z", PureDP(0.9), "l")),
+            "small": (Release("s", ApproxDP(0.5, 1e-7), "x"),),
+            "large": (Release("l", ApproxDP(1.0, 1e-6), "x"),),
         },
     )
-    # a: 0.5 as zCDP, epsilon 1.0; b: 0.425 as zCDP, epsilon 1.1: no option
-    # dominates in both currencies.
-    with pytest.raises(PlanError, match="every currency"):
-        ReleasePlan(PureDP(2.0), [pure]).charges()
+    assert [r.cost for r in choice.charged] == [ApproxDP(1.0, 1e-6)]
+    # Before, any two options with approximate costs tied ("inf" as rho) and the
+    # first was charged, although the second costs far more.
+    choice = Choice(
+        "c",
+        {
+            "cheap": (Release("s", ApproxDP(0.1, 1e-9), "x"),),
+            "dear": (
+                Release("l", ApproxDP(5.0, 1e-3), "x"),
+                Release("z", ZCDP(50.0), "g"),
+            ),
+        },
+    )
+    assert [r.cost for r in choice.charged] == [ApproxDP(5.0, 1e-3), ZCDP(50.0)]
 
 
 def test_a_plan_over_its_total_is_refused():

@@ -87,3 +87,16 @@ def test_memory_mapped_file_is_read_with_file_reads(tmp_path, monkeypatch):
     np.save(bad, X)
     with pytest.raises(ValueError, match="NaN or infinity"):
         PrivateCovariance(rho=1.0, data_norm=5.0).fit(np.load(bad, mmap_mode="r"))
+
+
+def test_copy_on_write_memmap_is_read_from_memory(tmp_path):
+    # A copy-on-write map's changes live in memory only; reading the file would
+    # ignore them (a row redacted in memory would still be read).
+    path = tmp_path / "X.npy"
+    X = np.random.default_rng(4).normal(size=(500, 3))
+    np.save(path, X * 100)
+    mapped = np.load(path, mmap_mode="c")
+    mapped /= 100
+    a = PrivateCovariance(rho=1.0, data_norm=5.0, random_state=0).fit(mapped)
+    b = PrivateCovariance(rho=1.0, data_norm=5.0, random_state=0).fit(X)
+    np.testing.assert_allclose(a.covariance_, b.covariance_, rtol=1e-12, atol=1e-15)

@@ -96,3 +96,17 @@ def test_no_floating_point_warning_depends_on_the_rows():
         warnings.simplefilter("error")
         row_norms(X, np.zeros(2))
         clipped_sums(X, np.zeros(2), 1.0)
+
+
+@pytest.mark.parametrize("radius", [1e-140, 1e-139, 3e-100])
+@pytest.mark.parametrize("d", [1, 40, 500])
+def test_clipping_holds_for_tiny_radii_where_squares_underflow(radius, d):
+    # Entries whose squares underflow: the norm takes the scaled path, and the
+    # clipped row's exact norm (rational arithmetic) is at most the radius.
+    from fractions import Fraction
+
+    x = np.full((1, d), radius * 2)  # norm 2 sqrt(d) r: clipped
+    y = clip_rows(x, np.zeros(d), radius)
+    exact = sum(Fraction(float(v)) ** 2 for v in y[0])
+    assert exact <= Fraction(radius) ** 2
+    assert float(exact / Fraction(radius) ** 2) > 0.999
