@@ -46,9 +46,11 @@ def _runner(X):
     return run
 
 
-def _unclipped_sums(X, location, data_norm, with_outer=True):
+def _unclipped_sums(X, location, data_norm, with_outer=True, trace_bits=None):
     y = np.asarray(X, dtype=np.float64) - location
-    return y.sum(axis=0), y.T @ y
+    if trace_bits is None:
+        return y.sum(axis=0), y.T @ y
+    return y.sum(axis=0), y.T @ y, 0
 
 
 def _audit(n):
