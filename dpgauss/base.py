@@ -245,8 +245,12 @@ def check_radius(radius, what="data_norm"):
         )
 
 
-def check_noise_scale(mechanism, *, bounded=True):
-    """Raise ValueError unless the mechanism's noise scale is usable in float64.
+def check_noise_scale(mechanism, *, bounded=True, size=1):
+    """Raise ValueError unless the mechanism's noise is usable in float64.
+
+    Also calibrates the exact lattice sampler for a release of ``size``
+    (entries of a vector, or the dimension of a symmetric matrix), which refuses
+    budgets too small for its integer arithmetic.
 
     Parameters
     ----------
@@ -256,6 +260,8 @@ def check_noise_scale(mechanism, *, bounded=True):
         Also require ``scale <= MAX_NOISE_SCALE`` (for releases whose values
         are squared or decomposed afterwards; a scalar clipped at once needs
         only a finite scale).
+    size : int, default=1
+        The release's size, for the lattice calibration.
 
     Returns
     -------
@@ -267,6 +273,11 @@ def check_noise_scale(mechanism, *, bounded=True):
         raise ValueError(f"the noise scale would be {scale!r}")
     if bounded and scale > MAX_NOISE_SCALE:
         raise ValueError(f"the noise scale would be {scale:.3g} > {MAX_NOISE_SCALE:g}")
+    if getattr(mechanism, "exact", False):
+        for method in ("lattice_variance", "lattice_scale"):
+            if hasattr(mechanism, method):
+                getattr(mechanism, method)(size)
+                break
     return mechanism
 
 

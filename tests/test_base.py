@@ -87,10 +87,28 @@ def test_impossible_noise_scales_are_refused_before_the_spend(cls, params, match
 
 @pytest.mark.parametrize("cls", [PrivateCovariance, TailSensitiveCovariance])
 @pytest.mark.parametrize(
-    "params", [{"rho": 1e-300, "data_norm": 1.0}, {"epsilon": 1e-150, "data_norm": 1.0}]
+    "params",
+    [
+        {"rho": 1e-300},
+        {"epsilon": 1e-150},
+        {"rho": 1e-12},
+        {"epsilon": 1e-6},
+        {"rho": 1e12},
+        {"epsilon": 1e8},
+    ],
 )
-def test_a_fit_charged_at_extreme_budgets_completes(cls, params):
-    est = cls(**params, random_state=0).fit(X)
+def test_extreme_budgets_complete_or_are_refused_before_the_spend(cls, params):
+    # rho=1e-300 and epsilon=1e-150 charged the budget, then crashed. Now a fit
+    # either completes with a finite model or is refused before anything is
+    # spent (the exact lattice samplers need integer noise scales below 2^61).
+    budget = PrivacyBudget(rho=1e20)
+    est = cls(**params, data_norm=1.0, budget=budget, random_state=0)
+    if params in ({"rho": 1e-300}, {"epsilon": 1e-150}):
+        with pytest.raises(ValueError, match="cannot be calibrated"):
+            est.fit(X)
+        assert budget.ledger() == []
+        return
+    est.fit(X)
     assert np.all(np.isfinite(est.covariance_))
     assert np.all(np.isfinite(est.precision_))
 

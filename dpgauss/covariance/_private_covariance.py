@@ -203,12 +203,13 @@ class PrivateCovariance(BasePrivateCovariance):
     @staticmethod
     def _calibrate_one(release, make, n, d, radius):
         if release.name == "mean":
-            check_noise_scale(mean_mechanism(release.cost, n, d, radius, n))
+            mech = mean_mechanism(release.cost, n, d, radius, n)
+            check_noise_scale(mech, size=d)
         elif release.name == "trace":
             unit = float(2 ** fixed_point_bits(n))
             check_noise_scale(sum_mechanism(release.cost, unit), bounded=False)
         else:
-            check_noise_scale(make(release.name)(release.cost))
+            check_noise_scale(make(release.name)(release.cost), size=d)
 
     def _fit_releases(self, X, plan, rng):
         n, d = X.shape

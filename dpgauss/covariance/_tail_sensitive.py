@@ -354,13 +354,14 @@ class TailSensitiveCovariance(BasePrivateCovariance):
             radius_mechanism(plan.cost("radius").epsilon)
             if self.center:
                 for r in (bound, bound * 2.0 ** (-(RADIUS_GRID - 1) / 2.0)):
-                    check_noise_scale(mean_mechanism(plan.cost("mean"), n, d, r, n))
+                    mech = mean_mechanism(plan.cost("mean"), n, d, r, n)
+                    check_noise_scale(mech, size=d)
             unit = float(2 ** fixed_point_bits(n))
             check_noise_scale(sum_mechanism(plan.cost("trace"), unit), bounded=False)
             for tau in (bound, smallest):
                 make = mechanism_factory(n, d, tau, n)
                 for name in ("second_moment", "eigenvalues", "eigenvectors"):
-                    check_noise_scale(make(name)(plan.cost(name)))
+                    check_noise_scale(make(name)(plan.cost(name)), size=d)
                 noise = predicted_noise(plan, n, d, tau, tau * tau)
                 if not math.isfinite(n * noise / tau**2):
                     raise ValueError(f"predicted noise {noise!r} at tau={tau!r}")

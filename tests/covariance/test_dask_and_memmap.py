@@ -20,12 +20,16 @@ da = pytest.importorskip("dask.array")
     ids=lambda e: type(e).__name__ + getattr(e, "method", ""),
 )
 def test_dask_array_gives_the_numpy_estimate(est):
-    # Same random_state, same releases; the sums over rows differ only in the
-    # order of floating-point additions (chunks), so agreement is to ~1e-15.
+    # Same random_state, same releases. Two things differ, both public: the sums
+    # are added in another order (chunks), and the sensitivities include the
+    # bound on that rounding, which grows with the number of chunk sums (Dask's
+    # chunking), so the lattice noise is calibrated a relative ~1e-10 apart and
+    # may take another draw for a few entries. The estimates agree far inside
+    # the noise (entries ~1, noise sd ~1e-2 here): 1e-4.
     X = np.random.default_rng(0).normal(size=(20_000, 5))
     a = est.fit(X).covariance_
     b = est.fit(da.from_array(X, chunks=(3_000, 5))).covariance_
-    np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(a, b, rtol=0, atol=1e-4)
     assert est.n_features_in_ == 5
 
 
