@@ -1,17 +1,28 @@
-"""Additive noise mechanisms: Gaussian (zCDP) and Laplace (pure DP).
+"""Additive noise mechanisms: Gaussian (zCDP) and Laplace (pure DP), exact on a lattice.
 
 Each mechanism is built from the sensitivity of the statistic it releases (a
 promise by the caller, stated next to every call site in dpgauss) and a privacy
-cost, from which it calibrates its noise scale:
+cost. ``scale`` is the ideal noise scale:
 
 * Gaussian, l2 sensitivity D, rho-zCDP: sigma = D / sqrt(2 rho)
   (Bun and Steinke 2016, Proposition 1.6).
 * Laplace, l1 sensitivity D, epsilon-DP: b = D / epsilon (Dwork et al. 2006).
 
-The symmetric-matrix variants release a symmetric matrix statistic by noising its
-upper triangle (diagonal included) and mirroring the noise.
+By default (``exact=True``) the release is exact and float-safe (see
+:mod:`dpgauss.mechanisms._noise`): the value is rounded to a lattice ``g Z^k`` (g
+a power of two far below the scale), integer noise is drawn exactly (discrete
+Gaussian or discrete Laplace, Canonne, Kamath and Steinke 2020) and calibrated
+to the sensitivity *plus* the rounding, and ``g * (R + Z)`` is returned. The
+lattice noise is a little larger than the ideal one; ``effective_scale(k)`` gives
+its exact parameter and each class states the bound. ``exact=False`` adds numpy's
+float noise of the ideal scale instead: **not float-safe** (Mironov 2012), kept
+for benchmarks and as the audits' canary.
+
+The symmetric-matrix variants release a symmetric matrix statistic from its upper
+triangle (diagonal included) and mirror the result.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -19,6 +30,7 @@ import numpy as np
 from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.accounting._costs import _check_positive_finite
 from dpgauss.mechanisms import _noise
+from dpgauss.utils._random import check_generator
 
 __all__ = [
     "GaussianMechanism",
@@ -26,6 +38,10 @@ __all__ = [
     "SymmetricGaussianMechanism",
     "SymmetricLaplaceMechanism",
 ]
+
+#: Gaussian lattices: sigma / g in [2**24, 2**25). Laplace: b / g in [2**40, 2**41).
+GAUSSIAN_GRID_BITS = 24
+LAPLACE_GRID_BITS = 40
 
 
 def _as_float_array(value):
@@ -39,29 +55,108 @@ def _as_symmetric(value):
     array = _as_float_array(value)
     if array.ndim != 2 or array.shape[0] != array.shape[1]:
         raise ValueError(f"expected a square matrix, got shape {array.shape}.")
-    if not np.allclose(array, array.T, rtol=1e-10, atol=0.0):
+    # np.allclose(array, array.T, rtol=1e-10, atol=0), without its overhead
+    if not np.all(np.abs(array - array.T) <= 1e-10 * np.abs(array.T)):
         raise ValueError("expected a symmetric matrix.")
     return array
 
 
-class GaussianMechanism:
+def _check_exact(exact):
+    if not isinstance(exact, (bool, np.bool_)):
+        raise TypeError(f"exact must be a bool, got {exact!r}.")
+    return bool(exact)
+
+
+@functools.lru_cache(maxsize=64)
+def _upper_indices(dim):
+    """``np.triu_indices(dim, k=1)``, cached (read-only arrays)."""
+    rows, cols = np.triu_indices(dim, k=1)
+    rows.flags.writeable = cols.flags.writeable = False
+    return rows, cols
+
+
+def _mirror(diagonal, upper, dim):
+    """The symmetric matrix with this diagonal and (row-major) strict upper part."""
+    rows, cols = _upper_indices(dim)
+    out = np.empty((dim, dim))
+    out[rows, cols] = upper
+    out[cols, rows] = upper
+    out[np.diag_indices(dim)] = diagonal
+    return out
+
+
+class _Additive:
+    """Shared state: sensitivity, cost, ideal scale, lattice grid, draw counter."""
+
+    _grid_bits = GAUSSIAN_GRID_BITS
+
+    def __init__(self, sensitivity, cost, scale, exact):
+        self.sensitivity = sensitivity
+        self.cost = cost
+        self.scale = scale
+        self.exact = _check_exact(exact)
+        self.grid = (
+            _noise.power_of_two_grid(scale, self._grid_bits) if self.exact else None
+        )
+        self.draws = 0
+
+    def _start(self, random_state):
+        rng = check_generator(random_state)
+        self.draws += 1
+        return rng
+
+    def __repr__(self):
+        exact = "" if self.exact else ", exact=False"
+        return (
+            f"{type(self).__name__}(sensitivity={self.sensitivity!r}, "
+            f"{self.cost}{exact})"
+        )
+
+
+class GaussianMechanism(_Additive):
     """The Gaussian mechanism for a scalar or vector with known l2 sensitivity.
 
     Parameters
     ----------
     sensitivity : float
-        The l2 sensitivity: the largest l2 distance between the statistic on two
-        neighbouring datasets (replace-one, n public).
+        D: the l2 sensitivity, the largest l2 distance between the statistic on
+        two neighbouring datasets (replace-one, n public).
     rho : float
-        The zCDP cost. Noise is N(0, sigma^2) per coordinate with
-        ``sigma = sensitivity / sqrt(2 rho)``.
+        The zCDP cost.
+    exact : bool, default=True
+        Exact lattice noise (float-safe). ``False``: numpy's float normal noise of
+        sd ``scale``, which is **not float-safe** (benchmarks and audit canaries).
 
     Attributes
     ----------
     scale : float
-        The noise standard deviation sigma.
+        The ideal noise standard deviation ``sigma = D / sqrt(2 rho)``.
+    sensitivity : float
+        D.
     cost : ZCDP
         The privacy cost of one release.
+    exact : bool
+        Whether releases are exact lattice releases.
+    grid : float or None
+        The lattice step g (None when ``exact=False``).
+    draws : int
+        Number of releases drawn so far (one per :meth:`randomise`).
+
+    Notes
+    -----
+    Exact release of a value with k entries: g is the largest power of two with
+    ``sigma / g >= 2**24``; ``R = rint(value / g)`` has l2 sensitivity at most
+    ``D/g + sqrt(k)`` in grid units (each coordinate moves by at most 1/2 on each
+    dataset); ``Z`` is discrete Gaussian N_Z(0, S) per coordinate with
+    ``S = t u >= ((D/g + sqrt(k)) / sqrt(2 rho))**2`` (checked exactly). An integer
+    shift Delta of N_Z(0, S) has Renyi divergence at most ``alpha Delta^2 / (2S)``
+    (Canonne, Kamath and Steinke 2020, Theorem 4), independent coordinates add,
+    so the release is ``(D/g + sqrt(k))^2 / (2S) <= rho``-zCDP. The output
+    ``g * (R + Z)`` is a function of the integer vector ``R + Z`` (see
+    :mod:`dpgauss.mechanisms._noise`). Its noise has parameter
+    ``effective_scale(k) = g sqrt(S)``, at most
+    ``scale * (1 + 2**-24 (sqrt(k / (2 rho)) + 1.5))`` (and the discrete
+    Gaussian's sd is below its parameter).
 
     Examples
     --------
@@ -70,13 +165,52 @@ class GaussianMechanism:
     >>> mech.scale, mech.cost
     (1.0, ZCDP(rho=0.5))
     >>> mech.randomise([0.0, 10.0], random_state=0).round(3)
-    array([0.126, 9.868])
+    array([0.112, 8.048])
+    >>> mech.draws
+    1
     """
 
-    def __init__(self, *, sensitivity, rho):
-        self.sensitivity = _check_positive_finite("sensitivity", sensitivity)
-        self.cost = ZCDP(_check_positive_finite("rho", rho))
-        self.scale = self.sensitivity / math.sqrt(2.0 * self.cost.rho)
+    def __init__(self, *, sensitivity, rho, exact=True):
+        sensitivity = _check_positive_finite("sensitivity", sensitivity)
+        cost = ZCDP(_check_positive_finite("rho", rho))
+        super().__init__(
+            sensitivity, cost, sensitivity / math.sqrt(2.0 * cost.rho), exact
+        )
+
+    def lattice_variance(self, size):
+        """The discrete Gaussian variance ``S = t u`` for a release of ``size`` entries.
+
+        Parameters
+        ----------
+        size : int
+            The number k of entries released together.
+
+        Returns
+        -------
+        tuple of int
+            The pair ``(t, u)``, in grid units.
+        """
+        return _noise.gaussian_lattice_variance(
+            self.sensitivity, self.grid, int(size), self.cost.rho
+        )
+
+    def effective_scale(self, size=1):
+        """The noise parameter actually used: ``g sqrt(S)`` (``scale`` if not exact).
+
+        Parameters
+        ----------
+        size : int, default=1
+            The number k of entries released together.
+
+        Returns
+        -------
+        float
+            The discrete Gaussian's sigma in the units of the statistic.
+        """
+        if not self.exact:
+            return self.scale
+        t, u = self.lattice_variance(size)
+        return self.grid * math.sqrt(t * u)
 
     def randomise(self, value, random_state=None):
         """Return ``value`` plus Gaussian noise.
@@ -94,29 +228,54 @@ class GaussianMechanism:
             The noisy statistic.
         """
         value = _as_float_array(value)
-        return value + _noise.draw_gaussian(self.scale, value.shape, random_state)
+        rng = self._start(random_state)
+        if not self.exact:
+            return value + _noise.draw_gaussian(self.scale, value.shape, rng)
+        t, u = self.lattice_variance(value.size)
+        noise = _noise.lattice_gaussian(t, u, value.shape, rng)
+        return _noise.from_lattice(
+            _noise.to_lattice(value, self.grid), noise, self.grid
+        )
 
-    def __repr__(self):
-        return f"GaussianMechanism(sensitivity={self.sensitivity!r}, {self.cost})"
 
-
-class LaplaceMechanism:
+class LaplaceMechanism(_Additive):
     """The Laplace mechanism for a scalar or vector with known l1 sensitivity.
 
     Parameters
     ----------
     sensitivity : float
-        The l1 sensitivity under replace-one neighbours.
+        D: the l1 sensitivity under replace-one neighbours.
     epsilon : float
-        The pure DP cost. Noise is Laplace(0, b) per coordinate with
-        ``b = sensitivity / epsilon``.
+        The pure DP cost.
+    exact : bool, default=True
+        Exact lattice noise (float-safe). ``False``: numpy's float Laplace noise
+        of scale ``scale``, **not float-safe** (benchmarks and audit canaries).
 
     Attributes
     ----------
     scale : float
-        The Laplace scale b.
+        The ideal Laplace scale ``b = D / epsilon``.
+    sensitivity : float
+        D.
     cost : PureDP
         The privacy cost of one release.
+    exact : bool
+        Whether releases are exact lattice releases.
+    grid : float or None
+        The lattice step g (None when ``exact=False``).
+    draws : int
+        Number of releases drawn so far.
+
+    Notes
+    -----
+    Exact release of k entries: g is the largest power of two with
+    ``b / g >= 2**40`` (so ``b / g`` is in ``[2**40, 2**41)``); ``R = rint(value /
+    g)`` has l1 sensitivity at most ``D/g + k`` in grid units; ``Z`` is discrete
+    Laplace with integer scale ``t = ceil((D/g + k) / epsilon)`` per coordinate.
+    Moving an integer centre by ``delta`` changes ``P(Z = z)`` by at most
+    ``exp(|delta| / t)`` per coordinate, so the release is
+    ``(D/g + k) / t <= epsilon``-DP; the output ``g * (R + Z)`` is a function of
+    ``R + Z``. ``effective_scale(k) = g t <= scale * (1 + 2**-40 (k/epsilon + 1))``.
 
     Examples
     --------
@@ -124,12 +283,48 @@ class LaplaceMechanism:
     >>> mech = LaplaceMechanism(sensitivity=2.0, epsilon=1.0)
     >>> mech.scale, mech.cost
     (2.0, PureDP(epsilon=1.0))
+    >>> mech.randomise([0.0, 10.0], random_state=0).round(3)
+    array([ 0.737, 12.339])
     """
 
-    def __init__(self, *, sensitivity, epsilon):
-        self.sensitivity = _check_positive_finite("sensitivity", sensitivity)
-        self.cost = PureDP(_check_positive_finite("epsilon", epsilon))
-        self.scale = self.sensitivity / self.cost.epsilon
+    _grid_bits = LAPLACE_GRID_BITS
+
+    def __init__(self, *, sensitivity, epsilon, exact=True):
+        sensitivity = _check_positive_finite("sensitivity", sensitivity)
+        cost = PureDP(_check_positive_finite("epsilon", epsilon))
+        super().__init__(sensitivity, cost, sensitivity / cost.epsilon, exact)
+
+    def lattice_scale(self, size):
+        """The integer discrete Laplace scale t for a release of ``size`` entries.
+
+        Parameters
+        ----------
+        size : int
+            The number k of entries released together.
+
+        Returns
+        -------
+        int
+            The scale t, in grid units.
+        """
+        return _noise.laplace_lattice_scale(
+            self.sensitivity, self.grid, int(size), self.cost.epsilon
+        )
+
+    def effective_scale(self, size=1):
+        """The Laplace scale actually used: ``g t`` (``scale`` if not exact).
+
+        Parameters
+        ----------
+        size : int, default=1
+            The number k of entries released together.
+
+        Returns
+        -------
+        float
+            The discrete Laplace scale in the units of the statistic.
+        """
+        return self.grid * self.lattice_scale(size) if self.exact else self.scale
 
     def randomise(self, value, random_state=None):
         """Return ``value`` plus Laplace noise.
@@ -147,13 +342,16 @@ class LaplaceMechanism:
             The noisy statistic.
         """
         value = _as_float_array(value)
-        return value + _noise.draw_laplace(self.scale, value.shape, random_state)
+        rng = self._start(random_state)
+        if not self.exact:
+            return value + _noise.draw_laplace(self.scale, value.shape, rng)
+        noise = _noise.lattice_laplace(self.lattice_scale(value.size), value.shape, rng)
+        return _noise.from_lattice(
+            _noise.to_lattice(value, self.grid), noise, self.grid
+        )
 
-    def __repr__(self):
-        return f"LaplaceMechanism(sensitivity={self.sensitivity!r}, {self.cost})"
 
-
-class SymmetricGaussianMechanism:
+class SymmetricGaussianMechanism(GaussianMechanism):
     """The Gaussian mechanism for a symmetric matrix with known Frobenius sensitivity.
 
     Parameters
@@ -161,17 +359,30 @@ class SymmetricGaussianMechanism:
     sensitivity : float
         The Frobenius-norm sensitivity D of the symmetric statistic under
         replace-one neighbours (for the second moment of rows clipped to l2 norm
-        B, ``D = sqrt(2) B^2 / n``).
+        B, ``D = sqrt(2) B^2 / n``). The upper triangle (diagonal included) is
+        what is read: D must bound the Frobenius distance of the symmetric
+        matrices it defines.
     rho : float
         The zCDP cost.
+    exact : bool, default=True
+        Exact lattice noise (float-safe). ``False``: float normal noise, **not
+        float-safe**.
 
     Attributes
     ----------
     scale : float
-        sigma = D / sqrt(2 rho), the noise standard deviation on the diagonal.
-        Off-diagonal entries get ``scale / sqrt(2)``.
+        sigma = D / sqrt(2 rho), the ideal noise sd on the diagonal; off-diagonal
+        entries get ``scale / sqrt(2)``.
+    sensitivity : float
+        D.
     cost : ZCDP
         The privacy cost of one release.
+    exact : bool
+        Whether releases are exact lattice releases.
+    grid : float or None
+        The lattice step g (``sigma / g`` in ``[2**24, 2**25)``).
+    draws : int
+        Number of releases drawn so far.
 
     Notes
     -----
@@ -186,6 +397,19 @@ class SymmetricGaussianMechanism:
     expected squared Frobenius error falls from ``d^2 sigma^2`` to
     ``d (d + 1) sigma^2 / 2`` at the same privacy.
 
+    Exact release (the default): the upper triangle is rounded to the lattice
+    ``g Z``. Each rounded entry moves by at most 1/2 grid unit on each dataset, so
+    the difference ``Delta`` of the two integer matrices satisfies
+    ``||Delta||_F <= D/g + ||E||_F`` with ``|E_ij| <= 1``: at most ``D/g + d``.
+    The noise is N_Z(0, S) on the diagonal and N_Z(0, S/2) above it
+    (``S = t u >= ((D/g + d) / sqrt(2 rho))**2``, u even so S/2 is an integer).
+    For independent coordinates the Renyi divergences add (Canonne, Kamath and
+    Steinke 2020, Theorem 4): ``alpha sum_i Delta_ii^2 / (2S) + alpha sum_{i<j}
+    Delta_ij^2 / S = alpha ||Delta||_F^2 / (2S) <= alpha rho``. So it is
+    rho-zCDP, and the mirrored output is a function of the integer release.
+    ``effective_scale(d) = g sqrt(S) <= scale * (1 + 2**-24 (d / sqrt(2 rho) +
+    1.5))`` on the diagonal, ``1/sqrt(2)`` of it off the diagonal.
+
     Examples
     --------
     >>> import numpy as np
@@ -196,10 +420,39 @@ class SymmetricGaussianMechanism:
     True
     """
 
-    def __init__(self, *, sensitivity, rho):
-        self.sensitivity = _check_positive_finite("sensitivity", sensitivity)
-        self.cost = ZCDP(_check_positive_finite("rho", rho))
-        self.scale = self.sensitivity / math.sqrt(2.0 * self.cost.rho)
+    def lattice_variance(self, size):
+        """The diagonal variance ``S = t u`` for a ``size x size`` release.
+
+        Parameters
+        ----------
+        size : int
+            The matrix dimension d.
+
+        Returns
+        -------
+        tuple of int
+            The pair ``(t, u)``, in grid units; the off-diagonal variance is
+            ``S / 2``.
+        """
+        size = int(size)
+        return _noise.gaussian_lattice_variance(
+            self.sensitivity, self.grid, size * size, self.cost.rho
+        )
+
+    def effective_scale(self, size=1):
+        """The diagonal noise parameter actually used: ``g sqrt(S)``.
+
+        Parameters
+        ----------
+        size : int, default=1
+            The matrix dimension d.
+
+        Returns
+        -------
+        float
+            The diagonal discrete Gaussian's sigma (``scale`` if not exact).
+        """
+        return super().effective_scale(size)
 
     def randomise(self, value, random_state=None):
         """Return the symmetric ``value`` plus symmetric Gaussian noise.
@@ -214,25 +467,34 @@ class SymmetricGaussianMechanism:
         Returns
         -------
         ndarray of shape (d, d)
-            The noisy symmetric statistic.
+            The noisy symmetric statistic (exactly symmetric).
         """
         value = _as_symmetric(value)
-        noise = _noise.draw_symmetric(
-            self.scale,
-            self.scale / math.sqrt(2.0),
-            value.shape[0],
-            "gaussian",
-            random_state,
+        rng = self._start(random_state)
+        dim = value.shape[0]
+        if not self.exact:
+            noise = _noise.draw_symmetric(
+                self.scale, self.scale / math.sqrt(2.0), dim, "gaussian", rng
+            )
+            return value + noise
+        t, u = self.lattice_variance(dim)
+        t_off, u_off = _noise.halve_variance(t, u)
+        rows, cols = _upper_indices(dim)
+        g = self.grid
+        diagonal = _noise.from_lattice(
+            _noise.to_lattice(np.diagonal(value), g),
+            _noise.lattice_gaussian(t, u, dim, rng),
+            g,
         )
-        return value + noise
-
-    def __repr__(self):
-        return (
-            f"SymmetricGaussianMechanism(sensitivity={self.sensitivity!r}, {self.cost})"
+        upper = _noise.from_lattice(
+            _noise.to_lattice(value[rows, cols], g),
+            _noise.lattice_gaussian(t_off, u_off, rows.size, rng),
+            g,
         )
+        return _mirror(diagonal, upper, dim)
 
 
-class SymmetricLaplaceMechanism:
+class SymmetricLaplaceMechanism(LaplaceMechanism):
     """The Laplace mechanism for a symmetric matrix, noise on the upper triangle.
 
     Parameters
@@ -241,15 +503,32 @@ class SymmetricLaplaceMechanism:
         The l1 sensitivity of the upper triangle (diagonal included) under
         replace-one neighbours.
     epsilon : float
-        The pure DP cost; every upper entry gets Laplace(sensitivity / epsilon)
-        noise, mirrored below the diagonal (post-processing).
+        The pure DP cost; every upper entry gets Laplace noise of scale
+        ``sensitivity / epsilon``, mirrored below the diagonal (post-processing).
+    exact : bool, default=True
+        Exact lattice noise (float-safe). ``False``: float Laplace noise, **not
+        float-safe**.
 
     Attributes
     ----------
     scale : float
-        The Laplace scale.
+        The ideal Laplace scale.
+    sensitivity : float
+        D.
     cost : PureDP
         The privacy cost of one release.
+    exact : bool
+        Whether releases are exact lattice releases.
+    grid : float or None
+        The lattice step g.
+    draws : int
+        Number of releases drawn so far.
+
+    Notes
+    -----
+    Exact release: the ``k = d (d + 1) / 2`` upper entries are released as by
+    :class:`LaplaceMechanism` (rounding adds at most k to the l1 sensitivity;
+    scale ``t = ceil((D/g + k) / epsilon)``) and mirrored.
 
     Examples
     --------
@@ -260,10 +539,36 @@ class SymmetricLaplaceMechanism:
     (2, 2)
     """
 
-    def __init__(self, *, sensitivity, epsilon):
-        self.sensitivity = _check_positive_finite("sensitivity", sensitivity)
-        self.cost = PureDP(_check_positive_finite("epsilon", epsilon))
-        self.scale = self.sensitivity / self.cost.epsilon
+    def lattice_scale(self, size):
+        """The discrete Laplace scale t for a ``size x size`` release.
+
+        Parameters
+        ----------
+        size : int
+            The matrix dimension d.
+
+        Returns
+        -------
+        int
+            The scale t, in grid units.
+        """
+        size = int(size)
+        return super().lattice_scale(size * (size + 1) // 2)
+
+    def effective_scale(self, size=1):
+        """The Laplace scale actually used: ``g t`` (``scale`` if not exact).
+
+        Parameters
+        ----------
+        size : int, default=1
+            The matrix dimension d.
+
+        Returns
+        -------
+        float
+            The discrete Laplace scale in the units of the statistic.
+        """
+        return super().effective_scale(size)
 
     def randomise(self, value, random_state=None):
         """Return the symmetric ``value`` plus symmetric Laplace noise.
@@ -278,15 +583,20 @@ class SymmetricLaplaceMechanism:
         Returns
         -------
         ndarray of shape (d, d)
-            The noisy symmetric statistic.
+            The noisy symmetric statistic (exactly symmetric).
         """
         value = _as_symmetric(value)
-        noise = _noise.draw_symmetric(
-            self.scale, self.scale, value.shape[0], "laplace", random_state
+        rng = self._start(random_state)
+        dim = value.shape[0]
+        if not self.exact:
+            noise = _noise.draw_symmetric(self.scale, self.scale, dim, "laplace", rng)
+            return value + noise
+        rows, cols = np.triu_indices(dim)
+        t = self.lattice_scale(dim)
+        released = _noise.from_lattice(
+            _noise.to_lattice(value[rows, cols], self.grid),
+            _noise.lattice_laplace(t, rows.size, rng),
+            self.grid,
         )
-        return value + noise
-
-    def __repr__(self):
-        return (
-            f"SymmetricLaplaceMechanism(sensitivity={self.sensitivity!r}, {self.cost})"
-        )
+        diagonal = released[rows == cols]
+        return _mirror(diagonal, released[rows != cols], dim)
