@@ -316,7 +316,9 @@ class ReleasePlan:
             mechanism = self._mechanisms.get(name)
             if mechanism is None:
                 raise PlanError(f"the planned release {name!r} was never made.")
-            draws = getattr(mechanism, "draws", 1)
+            draws = getattr(mechanism, "draws", None)
+            if draws is None:
+                raise PlanError(f"the mechanism of {name!r} does not count its draws.")
             if draws != 1:
                 raise PlanError(f"the release {name!r} drew noise {draws} times.")
 
