@@ -109,6 +109,7 @@ def _run(which, size):
     )
 
 
+@pytest.mark.slow  # exact AboveThreshold: 335 s at 40,000 runs on 2 cores
 @pytest.mark.parametrize("which", ["radius", "search"])
 def test_search_keeps_its_claim(which):
     result = _run(which, 40_000)
