@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator
 
 from dpgauss.accounting._plan import Release
 from dpgauss.base import GaussianDensityMixin, PrivateEstimatorMixin
-from dpgauss.covariance._methods import kind_of
+from dpgauss.covariance._methods import kind_of, noise_variance
 from dpgauss.mechanisms._releases import mean_mechanism, sum_mechanism
 from dpgauss.utils._sklearn_compat import Interval
 from dpgauss.utils._sums import clipped_sums, n_partial_sums
@@ -72,8 +72,9 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
 
         Sensitivity in :func:`dpgauss.mechanisms._releases.mean_mechanism`. The
         release is projected onto the ball of radius r, where the exact clipped
-        mean lies (post-processing). Returns the released mean offset; the new
-        center is ``center + offset``.
+        mean lies (post-processing). Returns the released mean offset (the new
+        center is ``center + offset``) and the public variance of one coordinate
+        of its noise.
         """
         n, d = X.shape
         sum_y = clipped_sums(X, center, radius, with_outer=False)[0]
@@ -84,7 +85,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
         norm = float(np.linalg.norm(mean))
         if not norm <= radius:  # also inf
             mean = mean * (radius / norm) if math.isfinite(norm) else np.zeros(d)
-        return mean
+        return mean, noise_variance(mech, d)
 
     @staticmethod
     def _release_trace(units, bits, n, radius, plan, rng, beta=1e-3):
@@ -96,7 +97,8 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
         sensitivity 2^bits, then scaled (post-processing). The upper bound adds a
         one-sided tail shift (Gaussian: sigma sqrt(2 log(1/beta)); Laplace:
         b log(1/(2 beta))), so it fails with probability at most beta. Both are
-        clipped to [0, r^2].
+        clipped to [0, r^2]. Returns the estimate, the upper bound and the public
+        variance of the estimate's noise (before clipping).
         """
         r2 = radius * radius
         unit = float(2**bits)
@@ -109,7 +111,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
         to_trace = r2 / (n * unit)
         estimate = min(max(noisy * to_trace, 0.0), r2)
         upper = min(max((noisy + shift) * to_trace, 0.0), r2)
-        return estimate, upper
+        return estimate, upper, noise_variance(mech, 1) * to_trace * to_trace
 
     def _model_attributes(self, center, values, vectors, noise_sd, cap):
         """The fitted Gaussian, with the documented eigenvalue floor.

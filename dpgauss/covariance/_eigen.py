@@ -20,6 +20,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from dpgauss.accounting import ZCDP, PureDP
+from dpgauss.covariance._denoise import monotone_decreasing
 from dpgauss.utils._linalg import eigh_descending, project_simplex_capped
 from dpgauss.utils.validation import split_cost
 
@@ -219,6 +220,6 @@ def eigen_release(M, n, plan, make, rng, cap):
         P = _complement_basis(P, u)
     directions.append(P[:, 0])
     vectors = np.column_stack(directions)
-    values = project_simplex_capped(np.sort(noisy_values)[::-1], cap)
+    values = project_simplex_capped(monotone_decreasing(noisy_values), cap)
     sd = value_mech.scale * (1.0 if isinstance(value_mech.cost, ZCDP) else math.sqrt(2))
     return values, vectors, sd

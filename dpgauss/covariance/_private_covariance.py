@@ -116,8 +116,11 @@ class PrivateCovariance(BasePrivateCovariance):
     (zCDP; pure epsilon-DP steps count epsilon^2/2) and are recorded together in
     the budget before any noise is drawn; a private choice (``"auto"``) is
     charged at its most expensive option. Everything after them
-    (eigen-decompositions, sorting, the projection onto {PSD, trace <= B^2} or
-    the private trace bound, the eigenvalue floor) is post-processing. Noise is
+    (eigen-decompositions, the spectral denoiser of
+    :mod:`dpgauss.covariance._denoise`, the isotonic projection of noisy sorted
+    eigenvalues, the projection onto {PSD, trace <= B^2} or the private trace
+    bound, the eigenvalue floor) is post-processing: functions of released
+    values and public noise parameters only. Noise is
     drawn exactly on a lattice (see :mod:`dpgauss.mechanisms`), except EMCov's
     eigenvector steps, whose continuous sampler assumes ideal real arithmetic.
 
@@ -214,19 +217,26 @@ class PrivateCovariance(BasePrivateCovariance):
     def _fit_releases(self, X, plan, rng):
         n, d = X.shape
         radius = float(self.data_norm)
-        center = self._location(d)
+        center, shift = self._location(d), 0.0
         if self.center:
-            center = center + self._release_mean(X, center, radius, plan, rng)
+            offset, shift = self._release_mean(X, center, radius, plan, rng)
+            center = center + offset
         cap, method, bits = radius * radius, self.method, fixed_point_bits(n)
         # One pass: the second moment and the exact fixed-point trace.
         _, S, units = clipped_sums(X, center, radius, trace_bits=bits)
         M = S / n
+        trace = None
         if method == "auto":
-            trace, cap = self._release_trace(units, bits, n, radius, plan, rng)
-            method = choose_method(plan, n, d, radius, trace)
+            estimate, cap, variance = self._release_trace(
+                units, bits, n, radius, plan, rng
+            )
+            trace = (estimate, variance)
+            method = choose_method(plan, n, d, radius, estimate)
             plan.choose("covariance", method)
         make = mechanism_factory(n, d, radius, n_partial_sums(X))
-        values, vectors, sd = release_covariance(method, M, n, plan, make, rng, cap)
+        values, vectors, sd = release_covariance(
+            method, M, n, plan, make, rng, cap, trace=trace, shift=shift
+        )
         fitted = self._model_attributes(center, values, vectors, sd, radius * radius)
         fitted["method_"] = method
         return fitted

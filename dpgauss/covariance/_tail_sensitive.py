@@ -248,12 +248,13 @@ class TailSensitiveCovariance(BasePrivateCovariance):
     given the private trace); and the final GaussCov or SeparateCov release on the
     rows clipped at the chosen tau (sensitivities scaled by tau^2, see
     :class:`PrivateCovariance`). The choices between branches use only released
-    values (post-processing); so do the projection onto {PSD, trace <= released
-    upper bound} and the eigenvalue floor. The searches' queries are computed
-    exactly in integer fixed point and the sums' rounding is part of every
-    sensitivity, so the bounds hold in floating point for any finite rows. The
-    releases come from one release plan, recorded in the budget before any noise
-    is drawn; the final choice is charged at its more expensive option.
+    values (post-processing); so do the spectral denoiser, the projection onto
+    {PSD, trace <= released upper bound} and the eigenvalue floor. The
+    searches' queries are computed exactly in integer fixed point and the sums'
+    rounding is part of every sensitivity, so the bounds hold in floating point
+    for any finite rows. The releases come from one release plan, recorded in
+    the budget before any noise is drawn; the final choice is charged at its
+    more expensive option.
 
     Examples
     --------
@@ -381,13 +382,15 @@ class TailSensitiveCovariance(BasePrivateCovariance):
         norms = row_norms(X, center)
         svt = plan.calibrate("radius", lambda c: radius_mechanism(c.epsilon))
         radius = private_radius(norms, float(self.data_norm), svt, rng)
+        shift = 0.0
         if self.center:
-            center = center + self._release_mean(X, center, radius, plan, rng)
+            offset, shift = self._release_mean(X, center, radius, plan, rng)
+            center = center + offset
             norms = row_norms(X, center)
         clipped = np.minimum(norms, radius)
         bits = fixed_point_bits(n)
         units = fixed_point_sums(clipped**2 / radius**2, np.zeros(1), bits)[0]
-        trace, upper = self._release_trace(units, bits, n, radius, plan, rng)
+        trace, upper, variance = self._release_trace(units, bits, n, radius, plan, rng)
         noise = [predicted_noise(plan, n, d, t, trace) for t in tau_grid(radius)]
 
         def make_svt(sensitivity):
@@ -404,7 +407,12 @@ class TailSensitiveCovariance(BasePrivateCovariance):
         M = clipped_sums(X, center, tau)[1] / n
         make = mechanism_factory(n, d, tau, n_partial_sums(X))
         cap = min(upper, tau * tau)
-        values, vectors, sd = release_covariance(method, M, n, plan, make, rng, cap)
+        # The trace above is of the rows clipped at the radius: it is the trace
+        # of M only when tau is the radius (otherwise it enters only the cap).
+        same = (trace, variance) if tau == radius else None
+        values, vectors, sd = release_covariance(
+            method, M, n, plan, make, rng, cap, trace=same, shift=shift
+        )
         fitted = self._model_attributes(center, values, vectors, sd, tau * tau)
         fitted.update(method_=method, radius_=radius, clip_threshold_=tau)
         return fitted

@@ -12,6 +12,7 @@ from scipy import linalg
 __all__ = [
     "eigh_descending",
     "project_psd",
+    "project_simplex",
     "project_simplex_capped",
     "project_trace",
 ]
@@ -41,6 +42,44 @@ def eigh_descending(matrix):
     """
     values, vectors = linalg.eigh(0.5 * (matrix + matrix.T))
     return values[::-1], vectors[:, ::-1]
+
+
+def project_simplex(values, total):
+    """Euclidean projection of ``values`` onto {u >= 0, sum u = total}.
+
+    Parameters
+    ----------
+    values : ndarray of shape (d,)
+        The point to project.
+    total : float
+        The sum; a total <= 0 (or NaN) projects onto {0}.
+
+    Returns
+    -------
+    ndarray of shape (d,)
+        ``max(values - theta, 0)`` with the theta (of either sign) that meets the
+        total.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpgauss.utils._linalg import project_simplex
+    >>> project_simplex(np.array([3.0, 1.0, -1.0]), 6.0)
+    array([4., 2., 0.])
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if not total > 0:  # also NaN
+        return np.zeros_like(values)
+    ordered = np.sort(values)[::-1]
+    cumulative = np.cumsum(ordered) - total
+    index = np.arange(1, ordered.size + 1)
+    qualifying = np.flatnonzero(ordered - cumulative / index > 0)
+    k = qualifying[-1] if qualifying.size else 0
+    projected = np.maximum(values - cumulative[k] / (k + 1), 0.0)
+    excess = projected.sum()
+    if not excess <= total:
+        projected = projected * (total / excess) if np.isfinite(excess) else 0 * values
+    return projected
 
 
 def project_simplex_capped(values, total):

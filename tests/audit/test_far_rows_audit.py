@@ -50,7 +50,7 @@ def _mean_runner(X):
         out = []
         for _ in range(n):
             plan = ReleasePlan(ZCDP(RHO), [Release("mean", ZCDP(RHO), "gaussian")])
-            mean = BasePrivateCovariance._release_mean(X, CENTER, R, plan, rng)
+            mean = BasePrivateCovariance._release_mean(X, CENTER, R, plan, rng)[0]
             out.append(mean.sum() / np.sqrt(D))  # a fixed unit direction
         return np.array(out)
 
