@@ -70,16 +70,7 @@ def project_simplex(values, total):
     values = np.asarray(values, dtype=np.float64)
     if not total > 0:  # also NaN
         return np.zeros_like(values)
-    ordered = np.sort(values)[::-1]
-    cumulative = np.cumsum(ordered) - total
-    index = np.arange(1, ordered.size + 1)
-    qualifying = np.flatnonzero(ordered - cumulative / index > 0)
-    k = qualifying[-1] if qualifying.size else 0
-    projected = np.maximum(values - cumulative[k] / (k + 1), 0.0)
-    excess = projected.sum()
-    if not excess <= total:
-        projected = projected * (total / excess) if np.isfinite(excess) else 0 * values
-    return projected
+    return _shift_to_total(values, total, lowest=-np.inf)
 
 
 def project_simplex_capped(values, total):
@@ -111,15 +102,20 @@ def project_simplex_capped(values, total):
     clipped = np.maximum(values, 0.0)
     if clipped.sum() <= total:
         return clipped
+    return _shift_to_total(values, total, lowest=0.0)
+
+
+def _shift_to_total(values, total, lowest):
+    """``max(values - theta, 0)`` summing to ``total`` (> 0), with theta >= lowest."""
     ordered = np.sort(values)[::-1]
     cumulative = np.cumsum(ordered) - total
     index = np.arange(1, ordered.size + 1)
     # In exact arithmetic the first entry always qualifies (ordered[0] -
     # (ordered[0] - total) = total > 0); in floating point a huge entry can absorb
-    # a tiny cap, so fall back to it, and rescale whatever rounding leaves over.
+    # a tiny total, so fall back to it, and rescale whatever rounding leaves over.
     qualifying = np.flatnonzero(ordered - cumulative / index > 0)
     k = qualifying[-1] if qualifying.size else 0
-    theta = max(cumulative[k] / (k + 1), 0.0)
+    theta = max(cumulative[k] / (k + 1), lowest)
     projected = np.maximum(values - theta, 0.0)
     excess = projected.sum()
     if not excess <= total:
