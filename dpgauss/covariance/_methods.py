@@ -201,7 +201,11 @@ def entry_variances(mechanism, d):
     Public: functions of the calibrated mechanism only (the exact samplers' actual
     lattice parameter, see ``effective_scale``).
     """
-    scale = mechanism.effective_scale(d)
+    return _variances_at(mechanism, mechanism.effective_scale(d))
+
+
+def _variances_at(mechanism, scale):
+    """Diagonal and off-diagonal noise variances of a symmetric release at ``scale``."""
     if isinstance(mechanism, SymmetricGaussianMechanism):
         return scale * scale, scale * scale / 2.0
     return 2.0 * scale * scale, 2.0 * scale * scale
@@ -246,10 +250,9 @@ def _norm(*terms):
 
 
 def _entry_stds(mechanism):
-    """Standard deviations of the diagonal and off-diagonal noise entries."""
-    if isinstance(mechanism, SymmetricGaussianMechanism):
-        return mechanism.scale, mechanism.scale / math.sqrt(2.0)
-    return math.sqrt(2.0) * mechanism.scale, math.sqrt(2.0) * mechanism.scale
+    """Standard deviations of the diagonal and off-diagonal noise entries (nominal)."""
+    diagonal, off = _variances_at(mechanism, mechanism.scale)
+    return math.sqrt(diagonal), math.sqrt(off)
 
 
 def predicted_gauss_error(cost, n, d, radius, trace=None):
