@@ -16,7 +16,7 @@ import numbers
 
 import numpy as np
 
-from dpgauss.accounting._plan import Release, ReleasePlan
+from dpgauss.accounting._plan import Choice, Release, ReleasePlan
 from dpgauss.base import calibration_error, check_noise_scale, check_radius
 from dpgauss.covariance._base import BasePrivateCovariance
 from dpgauss.covariance._methods import (
@@ -33,9 +33,11 @@ from dpgauss.mechanisms._releases import mean_mechanism, sum_mechanism
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import _fit_context
 from dpgauss.utils._sums import (
+    CHUNK_ROWS,
     clipped_sums,
     fixed_point_bits,
     fixed_point_sums,
+    is_dask_array,
     n_partial_sums,
     row_norms,
 )
@@ -57,14 +59,27 @@ RADIUS_BETA = 0.1  # failure probability in the radius scan's threshold
 _U = 2.0**-53
 
 
-def radius_mechanism(epsilon):
-    """The radius scan's AboveThreshold: counts, threshold T = (4/eps) log(K/beta).
+def scan_threshold(epsilon, n):
+    """The radius scan's count threshold T, reachable with ``n`` rows.
 
-    T is large enough that radii above every norm (count 0) rarely stop the scan
-    however loose ``data_norm`` is.
+    ``(4/eps) log(K/beta)`` (DLY) makes radii above every norm (count 0) rarely
+    stop the scan however loose ``data_norm`` is. With few rows that T may exceed
+    n, and then the scan could only stop by noise, far below every norm (the
+    radius collapsed to 1e-11 at n = 150). T is capped at n / 2: the scan then
+    stops, with high probability, before the radius that half the rows exceed
+    (one grid step back keeps most of them inside). The price is a higher chance
+    of stopping early, at a radius too large, which costs accuracy only. T
+    depends on public values only.
     """
-    threshold = (4.0 / epsilon) * math.log(RADIUS_GRID / RADIUS_BETA)
-    return AboveThreshold(threshold=threshold, sensitivity=1.0, epsilon=epsilon)
+    full = (4.0 / epsilon) * math.log(RADIUS_GRID / RADIUS_BETA)
+    return min(full, 0.5 * n)
+
+
+def radius_mechanism(epsilon, n):
+    """The radius scan's AboveThreshold on counts (threshold :func:`scan_threshold`)."""
+    return AboveThreshold(
+        threshold=scan_threshold(epsilon, n), sensitivity=1.0, epsilon=epsilon
+    )
 
 
 def private_radius(norms, data_norm, svt, rng):
@@ -97,9 +112,86 @@ def private_radius(norms, data_norm, svt, rng):
     ordered = np.sort(np.minimum(norms, data_norm))
     counts = ordered.size - np.searchsorted(ordered, radii, side="right")
     index = svt.first_above(counts.astype(float), rng)
-    if index is None:
-        return float(radii[-1])
+    if index is None:  # never judged above T: no evidence against the bound
+        return float(data_norm)
     return float(radii[max(index - STEP_BACK, 0)])
+
+
+def pair_indices(n, rng):
+    """A random pairing of the rows: ``first[i]`` with ``second[i]``, n // 2 pairs.
+
+    Drawn from the fit's generator, independently of the data, so that pairs mix
+    rows whatever their order (sorted data paired in order would hide between-
+    group covariance). With n odd one row is in no pair.
+    """
+    order = rng.permutation(n)
+    m = n // 2
+    return order[:m], order[m : 2 * m]
+
+
+class PairDifferences:
+    """The rows ``z_i = x_first[i] / 2 - x_second[i] / 2`` of a pairing.
+
+    ``E[z z^T] = C / 2`` for independent rows with covariance C, whatever their
+    mean, so the covariance needs no center. Replacing one row of X changes at
+    most one z (the pairing is public, drawn independently of the data), so a
+    release on the m = n // 2 rows z with sensitivities for m rows is private
+    with respect to X. Halves, not a difference then a scaling: every z is
+    finite for finite rows (|x/2 - x'/2| <= max float).
+    """
+
+    def __init__(self, X, first, second):
+        self.X, self.first, self.second = X, first, second
+
+    def _block(self, start, stop):
+        X = self.X
+        a, b = X[self.first[start:stop]], X[self.second[start:stop]]
+        with np.errstate(all="ignore"):
+            return 0.5 * np.asarray(a, dtype=np.float64) - 0.5 * np.asarray(
+                b, dtype=np.float64
+            )
+
+    def norms(self):
+        """The norms of every z, computed in blocks (z is not stored)."""
+        if is_dask_array(self.X):
+            return row_norms(self.rows(), np.zeros(self.X.shape[1]))
+        zero = np.zeros(self.X.shape[1])
+        m = self.first.size
+        return np.concatenate(
+            [np.zeros(0)]
+            + [
+                row_norms(self._block(s, s + CHUNK_ROWS), zero)
+                for s in range(0, m, CHUNK_ROWS)
+            ]
+        )
+
+    def rows(self):
+        """The m rows z (an array; a lazy dask array for dask input)."""
+        if is_dask_array(self.X):
+            X = self.X
+            with np.errstate(all="ignore"):
+                return 0.5 * X[self.first].astype(np.float64) - 0.5 * X[
+                    self.second
+                ].astype(np.float64)
+        return self._block(0, self.first.size)
+
+
+def two_scans(plan, n):
+    """Whether both halves of the radius share can scan with their full threshold.
+
+    With center=True the radius share pays two scans (around the location, on
+    n rows, and of the pairs, on n // 2) when neither needs :func:`scan_threshold`
+    lowered; otherwise one scan of the pairs at the whole share. Public: n and
+    the plan's costs.
+    """
+    m = n // 2
+    for name, rows in (("radius", n), ("spread_radius", m)):
+        eps = plan.cost(name).epsilon
+        if scan_threshold(eps, rows) < (4.0 / eps) * math.log(
+            RADIUS_GRID / RADIUS_BETA
+        ):
+            return False
+    return True
 
 
 def tau_grid(radius):
@@ -196,7 +288,10 @@ class TailSensitiveCovariance(BasePrivateCovariance):
         privately below it.
     center : bool, default=True
         If True, release the mean (a tenth of the cost) and estimate the
-        covariance around it; if False, the second moment about ``location``.
+        covariance either around it or, when the mean's noise would cost more
+        (few rows, a mean far from ``location``), from differences of random
+        pairs of rows, which need no center (see Notes); if False, the second
+        moment about ``location``.
     location : array-like of shape (n_features,), default=None
         Public center (the origin when None).
     split : tuple of 4 floats, default=(1/8, 1/32, 1/8, 23/32)
@@ -220,9 +315,13 @@ class TailSensitiveCovariance(BasePrivateCovariance):
         The smallest eigenvalue of ``covariance_``: the smaller of the sd of one
         noise entry of the final release and the mean released eigenvalue.
     radius_ : float
-        The privately found radius.
+        The privately found radius (for pairs, of ``(x - x') / sqrt(2)``, whose
+        second moment is the covariance).
     clip_threshold_ : float
         The privately chosen clipping threshold (at most ``radius_``).
+    centering_ : {"mean", "pairs", "none"}
+        How the covariance was centered: around the released mean, by pair
+        differences, or not at all (``center=False``).
     method_ : str
         ``"gauss"`` or ``"separate"``: the final mechanism.
     privacy_spent_ : ZCDP or PureDP
@@ -255,6 +354,23 @@ class TailSensitiveCovariance(BasePrivateCovariance):
     for any finite rows. The releases come from one release plan, recorded in
     the budget before any noise is drawn; the final choice is charged at its
     more expensive option.
+
+    **Pairs** (``center=True``). The rows are paired by a random permutation
+    drawn from the fit's generator, independently of the data, and
+    ``z = x/2 - x'/2`` has second moment C / 2 whatever the mean. Replacing one
+    row changes at most one of the m = n // 2 rows z, so a release on them with
+    the sensitivities of m rows is private with respect to the rows of X. The
+    radius share pays two scans, around ``location`` (for the mean) and of the
+    norms of z, each with half of it; when n is too small for the scans'
+    thresholds (see :func:`scan_threshold`), one scan of z with the whole share,
+    the mean then clipped at ``data_norm``. This choice depends on n and the
+    costs only, and the ledger charges the dominating option. Whether the
+    covariance is estimated around the released mean or from the pairs is then
+    decided from released values and public ones: the mean's noise adds a
+    rank-one error (expected Frobenius norm d times its per-coordinate variance)
+    that no denoising removes, the pairs double the noise; the smaller predicted
+    error wins (``centering_``). The trace, the threshold search and the final
+    release then run on the chosen rows.
 
     Examples
     --------
@@ -334,8 +450,29 @@ class TailSensitiveCovariance(BasePrivateCovariance):
         mean, rest = self._mean_entries(total)
         radius, trace, search, final = split_cost(rest, tuple(self.split))
         kind = kind_of(total)
-        entries = [
-            Release("radius", as_pure(radius), "above_threshold"),
+        entries = [Release("radius", as_pure(radius), "above_threshold")]
+        if self.center:
+            # The radius share pays either two scans, around ``location`` (for the
+            # mean) and of the pair differences (for the covariance), or, when n
+            # is too small for two, one scan of the pairs. The choice depends on
+            # n and the costs only (public); the two scans dominate and are
+            # charged (see Choice).
+            halves = [as_pure(c) for c in split_cost(radius, [0.5, 0.5])]
+            entries = [
+                Choice(
+                    "scans",
+                    {
+                        "both": (
+                            Release("radius", halves[0], "above_threshold"),
+                            Release("spread_radius", halves[1], "above_threshold"),
+                        ),
+                        "pairs": (
+                            Release("pair_radius", as_pure(radius), "above_threshold"),
+                        ),
+                    },
+                )
+            ]
+        entries += [
             *mean,
             Release("trace", trace, kind),
             Release("clip_threshold", as_pure(search), "above_threshold"),
@@ -347,25 +484,31 @@ class TailSensitiveCovariance(BasePrivateCovariance):
         self._location(d)
         bound = float(self.data_norm)
         smallest = bound * 2.0 ** (-(RADIUS_GRID - 1) / 2.0 - (TAU_GRID - 1) / 2.0)
+        # With center=True the covariance may be estimated from the n // 2 pairs.
+        counts = (n, n // 2) if self.center else (n,)
         try:
             check_radius(bound)
             check_radius(
                 smallest, "the smallest clipping threshold data_norm * 2^-99.5"
             )
-            radius_mechanism(plan.cost("radius").epsilon)
+            radius_mechanism(plan.cost("radius").epsilon, n)
             if self.center:
+                radius_mechanism(plan.cost("spread_radius").epsilon, n // 2)
+                radius_mechanism(plan.cost("pair_radius").epsilon, n // 2)
                 for r in (bound, bound * 2.0 ** (-(RADIUS_GRID - 1) / 2.0)):
                     mech = mean_mechanism(plan.cost("mean"), n, d, r, n)
                     check_noise_scale(mech, size=d)
-            unit = float(2 ** fixed_point_bits(n))
-            check_noise_scale(sum_mechanism(plan.cost("trace"), unit), bounded=False)
-            for tau in (bound, smallest):
-                make = mechanism_factory(n, d, tau, n)
-                for name in ("second_moment", "eigenvalues", "eigenvectors"):
-                    check_noise_scale(make(name)(plan.cost(name)), size=d)
-                noise = predicted_noise(plan, n, d, tau, tau * tau)
-                if not math.isfinite(n * noise / tau**2):
-                    raise ValueError(f"predicted noise {noise!r} at tau={tau!r}")
+            for rows in counts:
+                unit = float(2 ** fixed_point_bits(rows))
+                mech = sum_mechanism(plan.cost("trace"), unit)
+                check_noise_scale(mech, bounded=False)
+                for tau in (bound, smallest):
+                    make = mechanism_factory(rows, d, tau, rows)
+                    for name in ("second_moment", "eigenvalues", "eigenvectors"):
+                        check_noise_scale(make(name)(plan.cost(name)), size=d)
+                    noise = predicted_noise(plan, rows, d, tau, tau * tau)
+                    if not math.isfinite(rows * noise / tau**2):
+                        raise ValueError(f"predicted noise {noise!r} at tau={tau!r}")
             AboveThreshold(
                 threshold=0.0,
                 sensitivity=1.0,
@@ -376,22 +519,50 @@ class TailSensitiveCovariance(BasePrivateCovariance):
                 type(self).__name__, "a noise scale or the clipping grid", exc
             ) from exc
 
+    def _scan(self, plan, name, norms, n, rng):
+        svt = plan.calibrate(name, lambda c: radius_mechanism(c.epsilon, n))
+        return private_radius(norms, float(self.data_norm), svt, rng)
+
     def _fit_releases(self, X, plan, rng):
         n, d = X.shape
+        bound = float(self.data_norm)
         center = self._location(d)
-        norms = row_norms(X, center)
-        svt = plan.calibrate("radius", lambda c: radius_mechanism(c.epsilon))
-        radius = private_radius(norms, float(self.data_norm), svt, rng)
-        shift = 0.0
-        if self.center:
-            offset, shift = self._release_mean(X, center, radius, plan, rng)
+        rows, scale, shift, centering = X, 1.0, 0.0, "none"
+        if not self.center:
+            radius = self._scan(plan, "radius", row_norms(X, center), n, rng)
+        else:
+            first, second = pair_indices(n, rng)
+            pairs = PairDifferences(X, first, second)
+            m = first.size
+            if two_scans(plan, n):
+                plan.choose("scans", "both")
+                radius = self._scan(plan, "radius", row_norms(X, center), n, rng)
+                spread = self._scan(plan, "spread_radius", pairs.norms(), m, rng)
+            else:
+                plan.choose("scans", "pairs")
+                radius = bound
+                spread = self._scan(plan, "pair_radius", pairs.norms(), m, rng)
+            offset, variance = self._release_mean(X, center, radius, plan, rng)
             center = center + offset
-            norms = row_norms(X, center)
-        clipped = np.minimum(norms, radius)
-        bits = fixed_point_bits(n)
+            # Post-processing of released values: estimate the covariance around
+            # the released mean unless its noise (a rank-one error of expected
+            # Frobenius norm d * variance, which no denoising removes) costs more
+            # than halving the rows. Both predictions take the trace of C to be
+            # at most 2 spread^2 (z is clipped at the spread, E[z z^T] = C / 2).
+            trace = min(2.0 * spread * spread, radius * radius)
+            around_mean = predicted_noise(plan, n, d, radius, trace)
+            paired = 2.0 * predicted_noise(plan, m, d, spread, 0.5 * trace)
+            if around_mean + d * variance <= paired:
+                shift, centering = variance, "mean"
+            else:
+                rows, scale, radius, centering = pairs.rows(), 2.0, spread, "pairs"
+        local = np.zeros(d) if centering == "pairs" else center
+        m = rows.shape[0]
+        clipped = np.minimum(row_norms(rows, local), radius)
+        bits = fixed_point_bits(m)
         units = fixed_point_sums(clipped**2 / radius**2, np.zeros(1), bits)[0]
-        trace, upper, variance = self._release_trace(units, bits, n, radius, plan, rng)
-        noise = [predicted_noise(plan, n, d, t, trace) for t in tau_grid(radius)]
+        trace, upper, variance = self._release_trace(units, bits, m, radius, plan, rng)
+        noise = [predicted_noise(plan, m, d, t, trace) for t in tau_grid(radius)]
 
         def make_svt(sensitivity):
             return plan.calibrate(
@@ -401,18 +572,28 @@ class TailSensitiveCovariance(BasePrivateCovariance):
                 ),
             )
 
-        tau = search_threshold(clipped, radius, noise, n, make_svt, rng)
-        method = choose_method(plan, n, d, tau, min(trace, tau * tau))
+        tau = search_threshold(clipped, radius, noise, m, make_svt, rng)
+        method = choose_method(plan, m, d, tau, min(trace, tau * tau))
         plan.choose("covariance", method)
-        M = clipped_sums(X, center, tau)[1] / n
-        make = mechanism_factory(n, d, tau, n_partial_sums(X))
+        M = clipped_sums(rows, local, tau)[1] / m
+        make = mechanism_factory(m, d, tau, n_partial_sums(rows))
         cap = min(upper, tau * tau)
         # The trace above is of the rows clipped at the radius: it is the trace
         # of M only when tau is the radius (otherwise it enters only the cap).
         same = (trace, variance) if tau == radius else None
         values, vectors, sd = release_covariance(
-            method, M, n, plan, make, rng, cap, trace=same, shift=shift
+            method, M, m, plan, make, rng, cap, trace=same, shift=shift
         )
-        fitted = self._model_attributes(center, values, vectors, sd, tau * tau)
-        fitted.update(method_=method, radius_=radius, clip_threshold_=tau)
+        # Pairs: E[z z^T] = C / 2 for z = (x - x') / 2, so C is twice the release
+        # (post-processing); thresholds are reported for (x - x') / sqrt(2),
+        # whose second moment is C.
+        fitted = self._model_attributes(
+            center, scale * values, vectors, scale * sd, scale * tau * tau
+        )
+        fitted.update(
+            method_=method,
+            radius_=math.sqrt(scale) * radius,
+            clip_threshold_=math.sqrt(scale) * tau,
+            centering_=centering,
+        )
         return fitted

@@ -39,7 +39,7 @@ def _radius_runner(norms):
     grid = 2.0 ** (-np.arange(module.RADIUS_GRID) / 2.0)
 
     def run(n, rng):
-        svt = module.radius_mechanism(EPSILON)
+        svt = module.radius_mechanism(EPSILON, norms.size)
         return np.array(
             [
                 _index(module.private_radius(norms, 1.0, svt, rng), grid)
@@ -56,6 +56,7 @@ def _radius_neighbours():
     threshold = (4.0 / EPSILON) * np.log(module.RADIUS_GRID / 0.1)
     top = int(np.floor(threshold))
     a = np.concatenate([np.full(top, 0.99), np.full(200, 1e-30)])
+    assert module.scan_threshold(EPSILON, a.size) == threshold  # not capped at n/2
     b = a.copy()
     b[top] = 0.99
     return a, b

@@ -38,7 +38,7 @@ def test_private_radius_finds_the_top_of_the_norms(loose):
     # with 20 such radii (loose = 1000) in about 1% of runs; allow 10%.
     norms = np.concatenate([np.full(600, 1.0), np.full(9400, 0.01)])
     rng = np.random.default_rng(0)
-    svt = radius_mechanism(1.0)
+    svt = radius_mechanism(1.0, norms.size)
     radii = np.array([private_radius(norms, loose, svt, rng) for _ in range(100)])
     assert radii.min() >= 1.0 - 1e-12
     assert np.mean(radii <= math.sqrt(2) * 1.0001) >= 0.9
@@ -127,13 +127,20 @@ def test_ledger_matches_the_plan_and_adds_up(center, total):
     assert events == est._build_plan(total, 5).charges()
     assert est.privacy_spent_.to_zcdp().rho == pytest.approx(total.to_zcdp().rho)
     labels = [m for _, m in events]
-    assert labels[0] == "above_threshold:radius"
+    # center=True: the scans' choice charges its dominating option (two scans
+    # under zCDP, where their pure epsilons add to more; one under pure DP).
+    scans = {
+        ZCDP: ["choice:scans/radius", "choice:scans/spread_radius"],
+        PureDP: ["choice:scans/pair_radius"],
+    }[type(total)]
+    expected = scans if center else ["above_threshold:radius"]
+    assert labels[: len(expected)] == expected
     assert labels[-2:] == [
         "above_threshold:clip_threshold",
         "choice:covariance/second_moment",
     ]
-    assert len(labels) == (5 if center else 4)
-    assert est.clip_threshold_ <= est.radius_ <= 5.0
+    assert len(labels) == len(expected) + (4 if center else 3)
+    assert est.clip_threshold_ <= est.radius_ <= 5.0 * (2**0.5 if center else 1)
 
 
 @pytest.mark.parametrize(
