@@ -49,14 +49,14 @@ def demo(seed=0, out=sys.stdout):
     exact = np.cov(X, rowvar=False, bias=True)
     exact_norm = np.linalg.norm(exact)
     estimators = {
-        'PrivateCovariance(method="gauss")': lambda rho: PrivateCovariance(
-            method="gauss", rho=rho, data_norm=data_norm
+        "TailSensitiveCovariance()": lambda rho: TailSensitiveCovariance(
+            rho=rho, data_norm=data_norm
         ),
         "PrivateCovariance()  [auto]": lambda rho: PrivateCovariance(
             rho=rho, data_norm=data_norm
         ),
-        "TailSensitiveCovariance()": lambda rho: TailSensitiveCovariance(
-            rho=rho, data_norm=data_norm
+        'PrivateCovariance(method="gauss")': lambda rho: PrivateCovariance(
+            method="gauss", rho=rho, data_norm=data_norm
         ),
     }
     budget = PrivacyBudget(rho=len(estimators) * sum(DEMO_RHOS))
@@ -91,6 +91,16 @@ def demo(seed=0, out=sys.stdout):
             rows.append(
                 {"estimator": label, "rho": rho, "epsilon": eps, "error": error}
             )
+    tail = [r["error"] for r in rows if r["estimator"].startswith("Tail")]
+    fixed = [r["error"] for r in rows if "auto" in r["estimator"]]
+    ratio = float(np.mean(np.array(tail) / np.array(fixed)))
+    print(
+        "\nWhich to use: TailSensitiveCovariance when you do not know the scale of "
+        "your data, since it finds its clipping radius privately, so a loose "
+        f"data_norm costs little (here {ratio:.2f}x the error of "
+        "PrivateCovariance() at the same budget, on average).",
+        file=out,
+    )
     spent = budget.spent()
     print(
         f"\nShared budget: spent {spent} over {len(budget.ledger())} releases, i.e. "
@@ -110,7 +120,10 @@ def demo(seed=0, out=sys.stdout):
 def _describe(est):
     """What a fitted estimator chose privately (method, clipping threshold)."""
     if isinstance(est, TailSensitiveCovariance):
-        return f"{est.method_}, clipped at {est.clip_threshold_:.3g}"
+        return (
+            f"{est.method_}, clipped at {est.clip_threshold_:.3g}, "
+            f"centered by {est.centering_}"
+        )
     return est.method_
 
 

@@ -119,6 +119,9 @@ class PrivateEstimatorMixin:
     def _check_params(self):
         """Checks beyond the constraints (combinations, values); none by default."""
 
+    def _check_utility(self, plan, n, d):
+        """Warn, from public values only, when the fit is predicted useless; no-op."""
+
     def _privacy_total(self):
         return resolve_privacy(
             self.rho, self.epsilon, self.delta, owner=type(self).__name__
@@ -171,6 +174,7 @@ class PrivateEstimatorMixin:
             n, d = X.shape
             plan = self._build_plan(total, d)
             self._check_calibration(plan, n, d)
+            self._check_utility(plan, n, d)
             events = []
             if self.budget is not None:
                 events = self.budget.spend_many(

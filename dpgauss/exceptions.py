@@ -5,6 +5,7 @@ __all__ = [
     "LedgerError",
     "PrivacyAccountingError",
     "PrivacyLeakWarning",
+    "UtilityWarning",
 ]
 
 
@@ -54,4 +55,19 @@ class PrivacyLeakWarning(UserWarning):
 
     Fixed seeds do not trigger it: every ``random_state`` docstring says that an
     int seed is for tests and research.
+    """
+
+
+class UtilityWarning(UserWarning):
+    """The public parameters predict a release no better than knowing nothing.
+
+    Issued by :class:`~dpgauss.PrivateCovariance` before it spends anything,
+    from public values only (n, d, the budget, ``data_norm``, ``method``), when
+    the predicted Frobenius error of the release exceeds that of the zero matrix
+    even for data that fill the ``data_norm`` ball evenly (trace
+    ``data_norm^2``, all eigenvalues equal). Real data rarely fill the ball, so
+    a fit that does not warn may still be poor; one that warns will be. The
+    remedies are a larger budget, more rows or a tighter ``data_norm``.
+    Filter it with :mod:`warnings` when a poor release is expected (a search
+    over budgets, a test).
     """

@@ -34,6 +34,7 @@ from dpgauss.covariance._eigen import BinghamMechanism, eigen_entries, eigen_rel
 from dpgauss.mechanisms import SymmetricGaussianMechanism
 from dpgauss.mechanisms._releases import (
     eigenvalue_mechanism,
+    mean_mechanism,
     second_moment_mechanism,
 )
 from dpgauss.utils._linalg import eigh_descending, project_simplex_capped
@@ -45,6 +46,7 @@ __all__ = [
     "covariance_entries",
     "method_entries",
     "noise_sd",
+    "predicted_filled_error",
     "predicted_gauss_error",
     "predicted_separate_error",
     "release_covariance",
@@ -302,6 +304,44 @@ def predicted_errors(plan, n, d, radius, trace):
         plan.cost("eigenvalues"), plan.cost("eigenvectors"), n, d, radius, trace
     )
     return gauss, separate
+
+
+def predicted_filled_error(plan, method, n, d, radius):
+    """Predicted error for data filling the ball evenly, and the zero matrix's.
+
+    The data are taken to fill the ball of radius r around the center with all
+    eigenvalues equal: trace r^2, ``||C||_F = r^2 / sqrt(d)`` (the zero matrix's
+    error). The release's predicted error is that of ``method`` (the better of
+    GaussCov and SeparateCov for ``"auto"``) at that trace, plus, when the plan
+    releases a mean, the expected Frobenius norm ``d v`` of the rank-one error its
+    noise (variance v per coordinate) leaves. Public values only.
+
+    Returns
+    -------
+    predicted : float or None
+        None for ``"eigen"`` (no prediction).
+    zero : float
+        ``r^2 / sqrt(d)``.
+    """
+    trace = radius * radius
+    zero = trace / math.sqrt(d)
+    errors = []
+    if method in ("auto", "gauss"):
+        cost = plan.cost("second_moment")
+        errors.append(predicted_gauss_error(cost, n, d, radius, trace))
+    if method in ("auto", "separate"):
+        errors.append(
+            predicted_separate_error(
+                plan.cost("eigenvalues"), plan.cost("eigenvectors"), n, d, radius, trace
+            )
+        )
+    if not errors:
+        return None, zero
+    predicted = min(errors)
+    if any(r.name == "mean" for r in plan.releases()):
+        mech = mean_mechanism(plan.cost("mean"), n, d, radius, n)
+        predicted += d * noise_variance(mech, d)
+    return predicted, zero
 
 
 def choose_method(plan, n, d, radius, trace):

@@ -7,6 +7,8 @@ References: Dong, Liang and Yi (2022), "Differentially private covariance
 revisited"; Amin et al. (2019) for EMCov; Dwork et al. (2014) for GaussCov.
 """
 
+import warnings
+
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import calibration_error, check_noise_scale, check_radius
 from dpgauss.covariance._base import BasePrivateCovariance
@@ -15,8 +17,10 @@ from dpgauss.covariance._methods import (
     covariance_entries,
     kind_of,
     mechanism_factory,
+    predicted_filled_error,
     release_covariance,
 )
+from dpgauss.exceptions import UtilityWarning
 from dpgauss.mechanisms._releases import mean_mechanism, sum_mechanism
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import StrOptions, _fit_context
@@ -202,6 +206,21 @@ class PrivateCovariance(BasePrivateCovariance):
                 self._calibrate_one(release, make, n, d, radius)
         except (ValueError, OverflowError, ZeroDivisionError) as exc:
             raise calibration_error(type(self).__name__, "a noise scale", exc) from exc
+
+    def _check_utility(self, plan, n, d):
+        """Warn (UtilityWarning) when public values predict no better than zero."""
+        radius = float(self.data_norm)
+        predicted, zero = predicted_filled_error(plan, self.method, n, d, radius)
+        if predicted is not None and predicted >= zero:
+            warnings.warn(
+                f"{type(self).__name__}: with n={n}, d={d}, {plan.total} and "
+                f"data_norm={radius:g}, the release is predicted to be no better "
+                "than the zero matrix even for data that fill the data_norm ball "
+                f"evenly (Frobenius error {predicted:.3g} against {zero:.3g}). "
+                "Use a larger budget, more rows or a tighter data_norm.",
+                UtilityWarning,
+                stacklevel=4,
+            )
 
     @staticmethod
     def _calibrate_one(release, make, n, d, radius):

@@ -13,8 +13,10 @@ outside the ball); both searches' queries are exact integer sums in fixed point.
 
 import math
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats
 
 from dpgauss.accounting._plan import Choice, Release, ReleasePlan
 from dpgauss.base import calibration_error, check_noise_scale, check_radius
@@ -525,44 +527,15 @@ class TailSensitiveCovariance(BasePrivateCovariance):
 
     def _fit_releases(self, X, plan, rng):
         n, d = X.shape
-        bound = float(self.data_norm)
         center = self._location(d)
-        rows, scale, shift, centering = X, 1.0, 0.0, "none"
-        if not self.center:
-            radius = self._scan(plan, "radius", row_norms(X, center), n, rng)
+        if self.center:
+            path = self._center_or_pair(X, center, plan, rng)
         else:
-            first, second = pair_indices(n, rng)
-            pairs = PairDifferences(X, first, second)
-            m = first.size
-            if two_scans(plan, n):
-                plan.choose("scans", "both")
-                radius = self._scan(plan, "radius", row_norms(X, center), n, rng)
-                spread = self._scan(plan, "spread_radius", pairs.norms(), m, rng)
-            else:
-                plan.choose("scans", "pairs")
-                radius = bound
-                spread = self._scan(plan, "pair_radius", pairs.norms(), m, rng)
-            offset, variance = self._release_mean(X, center, radius, plan, rng)
-            center = center + offset
-            # Post-processing of released values: estimate the covariance around
-            # the released mean unless its noise (a rank-one error of expected
-            # Frobenius norm d * variance, which no denoising removes) costs more
-            # than halving the rows. Both predictions take the trace of C to be
-            # at most 2 spread^2 (z is clipped at the spread, E[z z^T] = C / 2).
-            trace = min(2.0 * spread * spread, radius * radius)
-            around_mean = predicted_noise(plan, n, d, radius, trace)
-            paired = 2.0 * predicted_noise(plan, m, d, spread, 0.5 * trace)
-            if around_mean + d * variance <= paired:
-                shift, centering = variance, "mean"
-            else:
-                rows, scale, radius, centering = pairs.rows(), 2.0, spread, "pairs"
-        local = np.zeros(d) if centering == "pairs" else center
-        m = rows.shape[0]
-        clipped = np.minimum(row_norms(rows, local), radius)
-        bits = fixed_point_bits(m)
-        units = fixed_point_sums(clipped**2 / radius**2, np.zeros(1), bits)[0]
-        trace, upper, variance = self._release_trace(units, bits, m, radius, plan, rng)
-        noise = [predicted_noise(plan, m, d, t, trace) for t in tau_grid(radius)]
+            radius = self._scan(plan, "radius", row_norms(X, center), n, rng)
+            clipped, *released = self._trace(row_norms(X, center), radius, plan, rng)
+            path = _Path(X, center, center, n, radius, clipped, *released)
+        m, radius = path.m, path.radius
+        noise = [predicted_noise(plan, m, d, t, path.trace) for t in tau_grid(radius)]
 
         def make_svt(sensitivity):
             return plan.calibrate(
@@ -572,28 +545,109 @@ class TailSensitiveCovariance(BasePrivateCovariance):
                 ),
             )
 
-        tau = search_threshold(clipped, radius, noise, m, make_svt, rng)
-        method = choose_method(plan, m, d, tau, min(trace, tau * tau))
+        tau = search_threshold(path.clipped, radius, noise, m, make_svt, rng)
+        method = choose_method(plan, m, d, tau, min(path.trace, tau * tau))
         plan.choose("covariance", method)
-        M = clipped_sums(rows, local, tau)[1] / m
-        make = mechanism_factory(m, d, tau, n_partial_sums(rows))
-        cap = min(upper, tau * tau)
-        # The trace above is of the rows clipped at the radius: it is the trace
-        # of M only when tau is the radius (otherwise it enters only the cap).
-        same = (trace, variance) if tau == radius else None
+        M = clipped_sums(path.rows, path.local, tau)[1] / m
+        make = mechanism_factory(m, d, tau, n_partial_sums(path.rows))
+        cap = min(path.upper, tau * tau)
+        # The released trace is of the rows clipped at the radius: it is the
+        # trace of M only when tau is the radius (otherwise it enters the cap).
+        same = path.released if tau == radius else None
         values, vectors, sd = release_covariance(
-            method, M, m, plan, make, rng, cap, trace=same, shift=shift
+            method, M, m, plan, make, rng, cap, trace=same, shift=path.shift
         )
-        # Pairs: E[z z^T] = C / 2 for z = (x - x') / 2, so C is twice the release
+        # Pairs: E[z z^T] = C / 2 for z = x/2 - x'/2, so C is twice the release
         # (post-processing); thresholds are reported for (x - x') / sqrt(2),
         # whose second moment is C.
+        scale = path.scale
         fitted = self._model_attributes(
-            center, scale * values, vectors, scale * sd, scale * tau * tau
+            path.center, scale * values, vectors, scale * sd, scale * tau * tau
         )
         fitted.update(
             method_=method,
             radius_=math.sqrt(scale) * radius,
             clip_threshold_=math.sqrt(scale) * tau,
-            centering_=centering,
+            centering_=path.centering,
         )
         return fitted
+
+    def _trace(self, norms, radius, plan, rng):
+        """Release the trace of the rows of ``norms`` clipped at ``radius``.
+
+        Returns the clipped norms, the estimate, the upper bound and the public
+        variance of the estimate (see ``_release_trace``).
+        """
+        m = norms.shape[0]
+        clipped = np.minimum(norms, radius)
+        bits = fixed_point_bits(m)
+        units = fixed_point_sums(clipped**2 / radius**2, np.zeros(1), bits)[0]
+        return clipped, *self._release_trace(units, bits, m, radius, plan, rng)
+
+    def _center_or_pair(self, X, location, plan, rng):
+        """Scans, the mean, the pairs' trace, then around the mean or from pairs."""
+        n, d = X.shape
+        first, second = pair_indices(n, rng)
+        pairs = PairDifferences(X, first, second)
+        m = first.size
+        pair_norms = pairs.norms()
+        if two_scans(plan, n):
+            plan.choose("scans", "both")
+            radius = self._scan(plan, "radius", row_norms(X, location), n, rng)
+            spread = self._scan(plan, "spread_radius", pair_norms, m, rng)
+        else:
+            plan.choose("scans", "pairs")
+            radius = float(self.data_norm)
+            spread = self._scan(plan, "pair_radius", pair_norms, m, rng)
+        offset, variance = self._release_mean(X, location, radius, plan, rng)
+        center = location + offset
+        clipped, t_z, upper_z, var_z = self._trace(pair_norms, spread, plan, rng)
+        # Post-processing of released values from here. The mean's noise is a
+        # rank-one error of expected Frobenius norm d * variance that no
+        # denoising removes; the pairs double the noise. Predict both with the
+        # pairs' trace (tr C ~ 2 t_z), the centered rows at the radius the
+        # threshold search would reach (||x - mu|| ~ sqrt(2) ||z||).
+        trace_c = 2.0 * t_z
+        reach = min(radius, math.sqrt(2.0) * spread)
+        around = predicted_noise(plan, n, d, reach, min(trace_c, reach * reach))
+        paired = 2.0 * predicted_noise(plan, m, d, spread, t_z)
+        if around + d * variance > paired:
+            return _Path(
+                pairs.rows(), np.zeros(d), center, m, spread, clipped, t_z,
+                upper_z, var_z, scale=2.0, centering="pairs",
+            )  # fmt: skip
+        # Around the mean: E||x - c||^2 = tr C + ||delta||^2, with ||delta||^2 /
+        # variance chi-square with d degrees of freedom (its 0.999 quantile
+        # bounds it); the pairs' trace stands in for the rows' own.
+        delta_sq = d * variance
+        delta_max = float(stats.chi2.ppf(0.999, d)) * variance
+        r2 = radius * radius
+        return _Path(
+            X, center, center, n, radius,
+            np.minimum(row_norms(X, center), radius),
+            min(trace_c + delta_sq, r2), min(2.0 * upper_z + delta_max, r2), None,
+            shift=variance, centering="mean",
+        )  # fmt: skip
+
+
+@dataclass
+class _Path:
+    """The rows the trace, threshold search and final release run on."""
+
+    rows: object
+    local: np.ndarray  # the center the rows are clipped around
+    center: np.ndarray  # the fitted location_
+    m: int
+    radius: float
+    clipped: np.ndarray
+    trace: float
+    upper: float
+    variance: object  # the released trace's variance, or None if not released
+    scale: float = 1.0
+    shift: float = 0.0
+    centering: str = "none"
+
+    @property
+    def released(self):
+        """(trace, variance) for the denoiser when the trace was of these rows."""
+        return None if self.variance is None else (self.trace, self.variance)

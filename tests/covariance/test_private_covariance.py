@@ -1,6 +1,7 @@
 """PrivateCovariance: accuracy against theory, accounting, sensitivity, bad input."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -15,7 +16,11 @@ import dpgauss.utils._sums as sums_module
 from dpgauss import PrivacyBudget, PrivateCovariance
 from dpgauss.accounting import ZCDP, PureDP, approx_to_zcdp
 from dpgauss.covariance._base import MEAN_SHARE
-from dpgauss.exceptions import BudgetExceededError, PrivacyAccountingError
+from dpgauss.exceptions import (
+    BudgetExceededError,
+    PrivacyAccountingError,
+    UtilityWarning,
+)
 from dpgauss.utils._sums import clip_rows, clipped_sums
 from dpgauss.utils.validation import split_cost
 
@@ -479,3 +484,35 @@ def test_assume_finite_does_not_break_privacy():
         est = PrivateCovariance(rho=0.5, data_norm=1.0, budget=budget).fit(X)
     assert np.all(np.isfinite(est.covariance_))
     assert budget.spent() == ZCDP(0.5)
+
+
+def test_utility_warning_from_public_values_before_spending():
+    # n = 150, d = 64, rho = 0.1, data_norm = 8 (digits of one class): even data
+    # filling the ball evenly (||C||_F = 64 / 8 = 8) would be estimated with
+    # error about 50 (the mean's noise alone: d v = 36), so the zero matrix is
+    # predicted better. The warning is raised before the charge and depends on
+    # public values only: the same for any data of that shape.
+    budget = PrivacyBudget(rho=1.0)
+    est = PrivateCovariance(rho=0.1, data_norm=8.0, budget=budget)
+    rng = np.random.default_rng(0)
+    for X in (np.zeros((150, 64)), rng.uniform(0, 1, size=(150, 64))):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UtilityWarning)
+            with pytest.raises(UtilityWarning, match="no better than the zero matrix"):
+                est.fit(X)
+        assert budget.spent().rho == 0.0
+    with pytest.warns(UtilityWarning):
+        est.fit(rng.uniform(0, 1, size=(150, 64)))
+    assert budget.spent().rho == pytest.approx(0.1)
+
+
+@pytest.mark.parametrize(
+    ("n", "rho", "norm", "warns"),
+    [(1797, 0.1, 8.0, False), (150, 0.1, 8.0, True), (150, 10.0, 8.0, False)],
+)
+def test_utility_warning_only_when_predicted_useless(n, rho, norm, warns):
+    X = np.random.default_rng(0).uniform(0, 1, size=(n, 64))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        PrivateCovariance(rho=rho, data_norm=norm, random_state=0).fit(X)
+    assert any(issubclass(w.category, UtilityWarning) for w in caught) == warns
