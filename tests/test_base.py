@@ -175,7 +175,8 @@ def test_the_model_is_one_gaussian():
         draws = est.sample(20_000, random_state=1)
         flagged = np.mean(est.mahalanobis(draws) > stats.chi2.ppf(0.99, 3))
         assert 0.005 < flagged < 0.015  # 1% of the model's own draws
-        assert est.eigenvalue_floor_ <= np.trace(est.covariance_) / 3
+        # Equal when every eigenvalue is the floor (rho=1e-4: all released 0).
+        assert est.eigenvalue_floor_ <= np.trace(est.covariance_) / 3 * (1 + 1e-12)
 
 
 def test_a_failed_fit_is_not_fitted_and_leaves_no_stale_names():

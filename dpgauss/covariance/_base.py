@@ -117,14 +117,17 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
         """The fitted Gaussian, with the documented eigenvalue floor.
 
         The floor is the smaller of the noise sd of one entry of the final release
-        and the mean released eigenvalue (``min(noise_sd, r^2 / d)`` when every
-        released eigenvalue is 0). It is a function of released values only
-        (post-processing), keeps ``precision_`` finite, and never exceeds the
-        average eigenvalue, so that Mahalanobis distances stay meaningful.
+        and the mean released eigenvalue; when every released eigenvalue is 0
+        (nothing rose above the noise), it is ``2^-52 r^2 / d``, so that the
+        estimate stays as close to the zero matrix as the release is (a floor
+        at the noise sd made it up to 80 times worse). It is a function of
+        released values only (post-processing), keeps ``precision_`` finite, and
+        never exceeds the average eigenvalue when there is one, so that
+        Mahalanobis distances stay meaningful.
         """
         d = values.shape[0]
         mean_value = float(np.sum(values)) / d
-        floor = min(noise_sd, mean_value if mean_value > 0 else cap / d)
+        floor = min(noise_sd, mean_value) if mean_value > 0 else cap / d * 2.0**-52
         # At least 4 / max float, so that precision_ (1 / floor) stays finite.
         floor = max(floor, 4.0 / np.finfo(np.float64).max) if floor > 0 else 1.0
         return self._gaussian_attributes(center, values, vectors, floor)

@@ -174,6 +174,24 @@ def combine_traces(diagonal, diagonal_variance, released=None, released_variance
     return weight * diagonal + (1.0 - weight) * released, weight
 
 
+def shrink_trace(estimate, weight, diagonal_variance, released_variance=None):
+    """Positive-part James-Stein shrinkage of a noisy trace towards 0.
+
+    ``t (1 - v / t^2)_+`` with ``v`` the variance of the combined estimate
+    (:func:`combine_traces`). Where the noise is small (``v << t^2``) it changes
+    little; where the trace is within its noise of 0 (a radius far above the
+    data, few rows) the unshrunk trace makes the estimate about ``(t / d) I``,
+    worse than the zero matrix by the noise, while the shrunk one tends to 0.
+    Post-processing.
+    """
+    variance = weight * weight * diagonal_variance
+    if released_variance is not None and released_variance > 0:
+        variance += (1.0 - weight) ** 2 * released_variance
+    if not estimate > 0 or not variance >= 0:
+        return estimate
+    return estimate * max(0.0, 1.0 - variance / (estimate * estimate))
+
+
 def _blocks(fitted):
     """Labels of the runs of equal values of an isotonic fit."""
     return np.concatenate([[0], np.cumsum(np.diff(fitted) != 0)])
@@ -284,10 +302,12 @@ def denoise_spectrum(values, off_variance, tau2, trace, trace_weight=1.0, cap=No
     if not cap > 0:  # also NaN: {u >= 0, sum u <= cap} is {0}
         return np.zeros(d)
     trace = min(max(float(trace), 0.0), cap) if trace == trace else 0.0
+    if not trace > 0:  # the eigenvalues sum to the trace: all 0
+        return np.zeros(d)
     # Work in units where the spectrum is of order one (no overflow in squares).
     scale = np.float64(max(float(np.max(np.abs(values), initial=0.0)), trace))
     if not scale > 0:
-        return np.zeros(d) if not trace > 0 else np.full(d, trace / d)
+        return np.full(d, trace / d)
     try:
         with np.errstate(all="ignore"):
             result = (

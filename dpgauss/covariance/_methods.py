@@ -27,6 +27,7 @@ from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.accounting._plan import Choice, Release
 from dpgauss.covariance._denoise import (
     combine_traces,
+    shrink_trace,
     denoise_spectrum,
     monotone_decreasing,
 )
@@ -170,6 +171,7 @@ def release_covariance(
         own = float(np.sum(values))
         other = (None, None) if trace is None else (trace[0] - d * shift, trace[1])
         estimate, weight = combine_traces(own, d * diagonal, *other)
+        estimate = shrink_trace(estimate, weight, d * diagonal, *other[1:])
         tau2 = 2.0 * off  # Gaussian: the diagonal variance; Laplace: see _denoise
         values = denoise_spectrum(values, off, tau2, estimate, weight, cap)
         return values, vectors, noise_sd(mech)

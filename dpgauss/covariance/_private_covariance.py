@@ -84,9 +84,10 @@ class PrivateCovariance(BasePrivateCovariance):
     eigenvalue_floor_ : float
         The smallest eigenvalue of ``covariance_``: the smaller of the standard
         deviation of one noise entry of the final release and the mean released
-        eigenvalue (post-processing). ``covariance_``, ``precision_``,
-        ``score_samples``, ``mahalanobis`` and ``sample`` all describe the same
-        Gaussian N(``location_``, ``covariance_``).
+        eigenvalue (``2^-52 data_norm^2 / d`` if all are 0), post-processing.
+        ``covariance_``, ``precision_``, ``score_samples``, ``mahalanobis`` and
+        ``sample`` all describe the same Gaussian N(``location_``,
+        ``covariance_``).
     method_ : str
         The mechanism used (``"auto"`` resolved to ``"gauss"`` or ``"separate"``).
     privacy_spent_ : ZCDP or PureDP

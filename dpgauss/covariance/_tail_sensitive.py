@@ -78,9 +78,18 @@ def scan_threshold(epsilon, n):
 
 
 def radius_mechanism(epsilon, n):
-    """The radius scan's AboveThreshold on counts (threshold :func:`scan_threshold`)."""
+    """The radius scan's AboveThreshold on counts (threshold :func:`scan_threshold`).
+
+    The counts ``count(norm > r)`` are monotone queries: replacing one row moves
+    every count by the same sign (up for all radii if the new row's norm is
+    larger, down for all if smaller), so the queries' noise is ``Lap(2/eps)``
+    (``monotone=True``), half the general one.
+    """
     return AboveThreshold(
-        threshold=scan_threshold(epsilon, n), sensitivity=1.0, epsilon=epsilon
+        threshold=scan_threshold(epsilon, n),
+        sensitivity=1.0,
+        epsilon=epsilon,
+        monotone=True,
     )
 
 
@@ -211,7 +220,11 @@ def threshold_queries(norms, radius, noise, n):
     exactly in fixed point (each term an integer in [0, 2^k], so one row moves a
     sum by at most 2^k exactly); the scaling by 2^-k is exact; subtracting the
     public ``c_l = n Noise_l / r^2`` rounds once, by at most ``u |result|``, so
-    two neighbours' queries differ by at most ``1 + 2u (n + max |c|)``.
+    two neighbours' queries differ by at most ``1 + 2u (n + max |c|)``. They are
+    monotone: one row's term at every level is a non-decreasing function of that
+    row's norm (the fixed-point floor included), and the float subtraction of a
+    public constant is non-decreasing in the exact sum, so replacing one row
+    moves every query in the same direction (AboveThreshold ``monotone=True``).
 
     Returns
     -------
@@ -315,7 +328,8 @@ class TailSensitiveCovariance(BasePrivateCovariance):
         The inverse of ``covariance_``.
     eigenvalue_floor_ : float
         The smallest eigenvalue of ``covariance_``: the smaller of the sd of one
-        noise entry of the final release and the mean released eigenvalue.
+        noise entry of the final release and the mean released eigenvalue
+        (``2^-52 tau^2 / d`` if all are 0).
     radius_ : float
         The privately found radius (for pairs, of ``(x - x') / sqrt(2)``, whose
         second moment is the covariance).
@@ -541,7 +555,10 @@ class TailSensitiveCovariance(BasePrivateCovariance):
             return plan.calibrate(
                 "clip_threshold",
                 lambda c: AboveThreshold(
-                    threshold=0.0, sensitivity=sensitivity, epsilon=c.epsilon
+                    threshold=0.0,
+                    sensitivity=sensitivity,
+                    epsilon=c.epsilon,
+                    monotone=True,
                 ),
             )
 
@@ -603,15 +620,16 @@ class TailSensitiveCovariance(BasePrivateCovariance):
         center = location + offset
         clipped, t_z, upper_z, var_z = self._trace(pair_norms, spread, plan, rng)
         # Post-processing of released values from here. The mean's noise is a
-        # rank-one error of expected Frobenius norm d * variance that no
-        # denoising removes; the pairs double the noise. Predict both with the
-        # pairs' trace (tr C ~ 2 t_z), the centered rows at the radius the
-        # threshold search would reach (||x - mu|| ~ sqrt(2) ||z||).
+        # rank-one error of Frobenius norm about d * variance that no denoising
+        # removes (independent of the covariance noise: the two add in
+        # quadrature); the pairs double the noise. Predict both with the pairs'
+        # trace (tr C ~ 2 t_z), the centered rows at the radius the threshold
+        # search would reach (||x - mu|| ~ sqrt(2) ||z||).
         trace_c = 2.0 * t_z
         reach = min(radius, math.sqrt(2.0) * spread)
         around = predicted_noise(plan, n, d, reach, min(trace_c, reach * reach))
         paired = 2.0 * predicted_noise(plan, m, d, spread, t_z)
-        if around + d * variance > paired:
+        if math.hypot(around, d * variance) > paired:
             return _Path(
                 pairs.rows(), np.zeros(d), center, m, spread, clipped, t_z,
                 upper_z, var_z, scale=2.0, centering="pairs",

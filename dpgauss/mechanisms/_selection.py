@@ -321,6 +321,14 @@ class AboveThreshold:
     exact : bool, default=True
         Exact integer run with discrete Laplace noise. ``False``: float Laplace
         noise, **not float-safe**.
+    monotone : bool, default=False
+        The caller guarantees that the queries are monotone: for any two
+        neighbouring datasets, either every query's value is at least as large
+        on the second or every one is at most as large (counts of rows beyond a
+        radius under replacing one row, sums of per-row terms that are monotone
+        in one per-row statistic). The queries' noise is then ``Lap(2D / eps)``
+        instead of ``Lap(4D / eps)`` (Lyu, Su and Li 2017, Section 4.3). For
+        queries that are not monotone this is not private.
 
     Attributes
     ----------
@@ -336,9 +344,12 @@ class AboveThreshold:
         The query grid g, ``D / g`` in ``[2**20, 2**21)``.
     integer_sensitivity : int or None
         ``D' = ceil(D / g) + 1``.
+    monotone : bool
+        Whether the queries are declared monotone.
     noise_scales : tuple of int or None
         The discrete Laplace scales ``(ceil(2 D'/eps), ceil(4 D'/eps))`` of the
-        threshold and of each query, in grid units.
+        threshold and of each query, in grid units (``ceil(2 D'/eps)`` for both
+        when ``monotone``).
     draws : int
         Number of runs drawn so far.
 
@@ -368,6 +379,18 @@ class AboveThreshold:
     e^{eps} P[k | q']``; for the output None the last factor is absent. This holds
     for any number of queries and for queries that are not monotone.
 
+    Monotone queries, ``t1, t2 >= 2D'/eps``. Floors, the public shift and the clip
+    are non-decreasing, so integer queries of monotone ``f`` are monotone too.
+    If ``q_i <= q'_i <= q_i + D'`` for every i, substitute ``z' = z + D'``: the
+    threshold costs ``e^{D'/t1} <= e^{eps/2}``, the factors i < k do not grow as
+    above, and ``P[q_k + nu_k >= z] <= e^{D'/t2} P[nu_k >= z - q_k + D'] <=
+    e^{eps/2} P[q'_k + nu_k >= z']`` since ``z' - q'_k <= z - q_k + D'``. If
+    ``q_i - D' <= q'_i <= q_i``, keep ``z' = z``: the threshold costs nothing,
+    ``q_i + nu_i < z`` implies ``q'_i + nu_i < z``, and ``P[q_k + nu_k >= z] <=
+    e^{D'/t2} P[nu_k >= z - q_k + D'] <= e^{eps/2} P[q'_k + nu_k >= z]``. Either
+    way ``P[k | q] <= e^{eps} P[k | q']`` (and for None at most ``e^{eps/2}``);
+    the two cases are each other's reverse, so both directions hold.
+
     Examples
     --------
     >>> from dpgauss.mechanisms import AboveThreshold
@@ -376,7 +399,7 @@ class AboveThreshold:
     2
     """
 
-    def __init__(self, *, threshold, sensitivity, epsilon, exact=True):
+    def __init__(self, *, threshold, sensitivity, epsilon, exact=True, monotone=False):
         threshold = float(threshold)
         if not np.isfinite(threshold):
             raise ValueError(f"threshold must be finite, got {threshold!r}.")
@@ -384,6 +407,9 @@ class AboveThreshold:
         self.sensitivity = _check_positive_finite("sensitivity", sensitivity)
         self.cost = PureDP(_check_positive_finite("epsilon", epsilon))
         self.exact = _check_exact(exact)
+        if not isinstance(monotone, (bool, np.bool_)):
+            raise TypeError(f"monotone must be a bool, got {monotone!r}.")
+        self.monotone = bool(monotone)
         self.grid = self.integer_sensitivity = self.noise_scales = None
         if self.exact:
             self._calibrate()
@@ -399,7 +425,8 @@ class AboveThreshold:
             )
         sens = math.ceil(self.sensitivity / g) + 1
         eps = Fraction(self.cost.epsilon)
-        scales = (math.ceil(2 * sens / eps), math.ceil(4 * sens / eps))
+        factor = 2 if self.monotone else 4
+        scales = (math.ceil(2 * sens / eps), math.ceil(factor * sens / eps))
         if scales[1] > 2**52:
             raise ValueError(
                 f"epsilon={self.cost.epsilon!r} is too small for exact "
@@ -452,15 +479,17 @@ class AboveThreshold:
             noisy_threshold = self.threshold + _noise.draw_laplace(
                 2.0 * self.sensitivity / eps, None, rng
             )
+            factor = 2.0 if self.monotone else 4.0
             noisy = values + _noise.draw_laplace(
-                4.0 * self.sensitivity / eps, values.shape, rng
+                factor * self.sensitivity / eps, values.shape, rng
             )
             fired = np.flatnonzero(noisy >= noisy_threshold)
         return int(fired[0]) if fired.size else None
 
     def __repr__(self):
         exact = "" if self.exact else ", exact=False"
+        monotone = ", monotone=True" if self.monotone else ""
         return (
             f"AboveThreshold(threshold={self.threshold!r}, "
-            f"sensitivity={self.sensitivity!r}, {self.cost}{exact})"
+            f"sensitivity={self.sensitivity!r}, {self.cost}{exact}{monotone})"
         )

@@ -159,6 +159,26 @@ def _above_threshold(broken, factor=4.0):
     return run(f_a), run(f_b)
 
 
+# --- AboveThreshold, monotone: every query moves up by D ------------------------
+def _above_threshold_monotone(broken):
+    # Monotone neighbours (all 9 queries up by D), the case whose proof spends
+    # eps/2 on the threshold and eps/2 on the query that fires. broken: epsilon
+    # used as if it were 4 epsilon, as for the general variant.
+    svt = AboveThreshold(
+        threshold=0.0, sensitivity=1.0, epsilon=4.0 if broken else 1.0, monotone=True
+    )
+    f_a, f_b = np.zeros(9), np.ones(9)
+
+    def run(values):
+        def sample(n, rng):
+            out = [svt.first_above(values, rng) for _ in range(n)]
+            return np.array([-1 if k is None else k for k in out], dtype=float)
+
+        return sample
+
+    return run(f_a), run(f_b)
+
+
 # --- quantile: a sparse lower half, a dense upper half, one value moves down ------
 def _quantile(broken):
     # broken: the exponent doubled (epsilon 2 run while claiming 1; the error of
@@ -204,6 +224,7 @@ CASES = [
     Case("histogram_laplace", _histogram(epsilon=1.0), 1.0, 0.0, 10_000),
     Case("exponential", _exponential, 1.0, 0.0, 10_000),
     Case("above_threshold", _above_threshold, 1.0, 0.0, 10_000),
+    Case("above_threshold_monotone", _above_threshold_monotone, 1.0, 0.0, 10_000),
     Case("quantile", _quantile, 1.0, 0.0, 10_000),
 ]
 

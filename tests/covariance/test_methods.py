@@ -185,10 +185,12 @@ def test_releases_complete_for_adversarial_noise_and_caps(method, cap, cost):
 
 def test_model_floor_keeps_the_model_consistent():
     # All released eigenvalues 0 (noise swamped everything): the floor stays
-    # positive and the model is a proper Gaussian with trace <= cap.
+    # positive, tiny (2^-52 cap / d: the estimate stays the zero matrix's
+    # error, where the noise sd 1e6 would make it a million times worse), and
+    # the model is a proper Gaussian.
     est = BasePrivateCovariance()
     fitted = est._model_attributes(np.zeros(3), np.zeros(3), np.eye(3), 1e6, 1.0)
-    assert fitted["eigenvalue_floor_"] == pytest.approx(1 / 3)
+    assert fitted["eigenvalue_floor_"] == pytest.approx(2.0**-52 / 3)
     np.testing.assert_allclose(fitted["covariance_"] @ fitted["precision_"], np.eye(3))
 
 
