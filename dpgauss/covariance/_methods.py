@@ -27,9 +27,9 @@ from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.accounting._plan import Choice, Release
 from dpgauss.covariance._denoise import (
     combine_traces,
-    shrink_trace,
     denoise_spectrum,
     monotone_decreasing,
+    shrink_trace,
 )
 from dpgauss.covariance._eigen import BinghamMechanism, eigen_entries, eigen_release
 from dpgauss.mechanisms import SymmetricGaussianMechanism
