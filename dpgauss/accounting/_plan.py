@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from dpgauss.accounting._composition import compose, parts_of
 
-__all__ = ["Choice", "PlanError", "Release", "ReleasePlan"]
+__all__ = ["Choice", "PlanError", "Release", "ReleasePlan", "dominates"]
 
 
 class PlanError(RuntimeError):
@@ -102,14 +102,15 @@ class Choice:
         is non-decreasing in each. An option at least as large as every other in
         every component and kind therefore costs at least as much as any of them,
         composed with any other costs, in every currency: charging it covers
-        whichever option the fit takes. If no option dominates, the plan is
-        refused (split the choice so that one does).
+        whichever option the fit takes. Dominance is exact (no tolerance: a
+        tolerance let an option 1 ulp cheaper be charged). If no option
+        dominates, the plan is refused (split the choice so that one does).
         """
         options = list(self.options.values())
         vectors = [_dominance_vector(rel) for rel in options]
         for candidate, vector in zip(options, vectors, strict=True):
             if all(
-                all(a >= b * (1 - 1e-12) for a, b in zip(vector, other, strict=True))
+                all(a >= b for a, b in zip(vector, other, strict=True))
                 for other in vectors
             ):
                 return candidate
@@ -120,7 +121,11 @@ class Choice:
 
 
 def _dominance_vector(releases):
-    parts = parts_of([r.cost for r in releases])
+    return _cost_vector([r.cost for r in releases])
+
+
+def _cost_vector(costs):
+    parts = parts_of(costs)
     return (
         parts.rho,
         parts.pure,
@@ -130,6 +135,33 @@ def _dominance_vector(releases):
         float(parts.n_zcdp > 0),
         float(parts.n_approx > 0),
     )
+
+
+def dominates(costs, others):
+    """Whether ``costs`` are at least ``others`` in every component (exactly).
+
+    Composed with anything, such costs cost at least as much as ``others`` in
+    every currency (see :attr:`Choice.charged`).
+
+    Parameters
+    ----------
+    costs, others : sequence of ZCDP, PureDP or ApproxDP
+        Two lists of costs.
+
+    Returns
+    -------
+    bool
+        True when no component of ``others`` exceeds that of ``costs``.
+
+    Examples
+    --------
+    >>> from dpgauss.accounting import PureDP
+    >>> from dpgauss.accounting._plan import dominates
+    >>> dominates([PureDP(0.5), PureDP(0.5)], [PureDP(0.7)])
+    True
+    """
+    mine, theirs = _cost_vector(costs), _cost_vector(others)
+    return all(a >= b for a, b in zip(mine, theirs, strict=True))
 
 
 class ReleasePlan:

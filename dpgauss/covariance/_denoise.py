@@ -46,6 +46,8 @@ SURE step then uses the off-diagonal variance as if it were Gaussian, a
 heuristic that steers accuracy only.
 """
 
+import math
+
 import numpy as np
 from sklearn.isotonic import isotonic_regression
 
@@ -189,7 +191,9 @@ def shrink_trace(estimate, weight, diagonal_variance, released_variance=None):
         variance += (1.0 - weight) ** 2 * released_variance
     if not estimate > 0 or not variance >= 0:
         return estimate
-    return estimate * max(0.0, 1.0 - variance / (estimate * estimate))
+    # sqrt(v) / t rather than v / t^2: t^2 underflows for radii below 1e-80.
+    ratio = math.sqrt(variance) / estimate
+    return estimate * max(0.0, 1.0 - ratio * ratio) if ratio < 1.0 else 0.0
 
 
 def _blocks(fitted):

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from dpgauss.accounting._plan import Choice, Release, ReleasePlan
+from dpgauss.accounting import PureDP
+from dpgauss.accounting._plan import Choice, Release, ReleasePlan, dominates
 from dpgauss.base import calibration_error, check_noise_scale, check_radius
 from dpgauss.covariance._base import BasePrivateCovariance
 from dpgauss.covariance._methods import (
@@ -61,20 +62,31 @@ RADIUS_BETA = 0.1  # failure probability in the radius scan's threshold
 _U = 2.0**-53
 
 
+def full_threshold(epsilon):
+    """The scan's threshold when n allows: ``(2/eps) (log(K/beta) + 1)``.
+
+    With monotone AboveThreshold (threshold and query noise both Lap(2/eps)),
+    one query of count 0 fires with probability ``P[L - L' >= T] = (1/2)(1 +
+    T eps/4) e^{-T eps/2}``, at most ``0.9 beta / K`` at this T, so a scan of K
+    radii above every norm (however loose ``data_norm`` is) stops early with
+    probability below beta. DLY's ``(4/eps) log(K/beta)`` was for Lap(4/eps)
+    query noise.
+    """
+    return (2.0 / epsilon) * (math.log(RADIUS_GRID / RADIUS_BETA) + 1.0)
+
+
 def scan_threshold(epsilon, n):
     """The radius scan's count threshold T, reachable with ``n`` rows.
 
-    ``(4/eps) log(K/beta)`` (DLY) makes radii above every norm (count 0) rarely
-    stop the scan however loose ``data_norm`` is. With few rows that T may exceed
-    n, and then the scan could only stop by noise, far below every norm (the
-    radius collapsed to 1e-11 at n = 150). T is capped at n / 2: the scan then
-    stops, with high probability, before the radius that half the rows exceed
-    (one grid step back keeps most of them inside). The price is a higher chance
-    of stopping early, at a radius too large, which costs accuracy only. T
-    depends on public values only.
+    :func:`full_threshold`, capped at n / 2. With few rows the full T may
+    exceed n (DLY's was 178 at rho = 0.1 and n = 150), and then the scan could
+    only stop by noise, far below every norm (the radius collapsed to 1e-11).
+    Capped, the scan stops, with high probability, before the radius that half
+    the rows exceed (one grid step back keeps most of them inside). The price
+    is a higher chance of stopping early, at a radius too large, which costs
+    accuracy only. T depends on public values only.
     """
-    full = (4.0 / epsilon) * math.log(RADIUS_GRID / RADIUS_BETA)
-    return min(full, 0.5 * n)
+    return min(full_threshold(epsilon), 0.5 * n)
 
 
 def radius_mechanism(epsilon, n):
@@ -187,6 +199,21 @@ class PairDifferences:
         return self._block(0, self.first.size)
 
 
+def single_scan_cost(halves, pure):
+    """The one-scan option's cost, dominated exactly by the two halves (or equal).
+
+    Pure DP: the halves' epsilons add up to it (the same pure cost). zCDP: the
+    epsilon whose epsilon^2/2 is the halves' rho, rounded down until no
+    component of its cost exceeds the halves' (``Choice`` compares exactly).
+    """
+    if pure:
+        return PureDP(math.fsum(h.epsilon for h in halves))
+    epsilon = math.sqrt(math.fsum(h.epsilon**2 for h in halves))
+    while not dominates(halves, [PureDP(epsilon)]):
+        epsilon = math.nextafter(epsilon, 0.0)
+    return PureDP(epsilon)
+
+
 def two_scans(plan, n):
     """Whether both halves of the radius share can scan with their full threshold.
 
@@ -198,9 +225,7 @@ def two_scans(plan, n):
     m = n // 2
     for name, rows in (("radius", n), ("spread_radius", m)):
         eps = plan.cost(name).epsilon
-        if scan_threshold(eps, rows) < (4.0 / eps) * math.log(
-            RADIUS_GRID / RADIUS_BETA
-        ):
+        if scan_threshold(eps, rows) < full_threshold(eps):
             return False
     return True
 
@@ -471,9 +496,11 @@ class TailSensitiveCovariance(BasePrivateCovariance):
             # The radius share pays either two scans, around ``location`` (for the
             # mean) and of the pair differences (for the covariance), or, when n
             # is too small for two, one scan of the pairs. The choice depends on
-            # n and the costs only (public); the two scans dominate and are
-            # charged (see Choice).
+            # n and the costs only (public); the ledger charges the option that
+            # dominates (see Choice): the two scans under zCDP, the one scan under
+            # pure DP, where both cost the same epsilon.
             halves = [as_pure(c) for c in split_cost(radius, [0.5, 0.5])]
+            single = single_scan_cost(halves, isinstance(total, PureDP))
             entries = [
                 Choice(
                     "scans",
@@ -482,9 +509,7 @@ class TailSensitiveCovariance(BasePrivateCovariance):
                             Release("radius", halves[0], "above_threshold"),
                             Release("spread_radius", halves[1], "above_threshold"),
                         ),
-                        "pairs": (
-                            Release("pair_radius", as_pure(radius), "above_threshold"),
-                        ),
+                        "pairs": (Release("pair_radius", single, "above_threshold"),),
                     },
                 )
             ]

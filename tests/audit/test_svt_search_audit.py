@@ -24,8 +24,9 @@ class _NoThresholdNoise(AboveThreshold):
     """Broken: compares noisy queries with the bare threshold."""
 
     def first_above(self, values, random_state=None):
+        factor = 2.0 if self.monotone else 4.0  # the searches' queries: monotone
         noisy = values + _noise.draw_laplace(
-            4.0 * self.sensitivity / self.cost.epsilon, values.shape, random_state
+            factor * self.sensitivity / self.cost.epsilon, values.shape, random_state
         )
         fired = np.flatnonzero(noisy >= self.threshold)
         return int(fired[0]) if fired.size else None
@@ -51,9 +52,10 @@ def _radius_runner(norms):
 
 
 def _radius_neighbours():
-    # T = (4 / eps) log(K / beta): put floor(T) rows at the top and move one more
-    # row there, so count(norm > r) is T - 0.7 or T + 0.3 at every radius below 1.
-    threshold = (4.0 / EPSILON) * np.log(module.RADIUS_GRID / 0.1)
+    # T = (2 / eps) (log(K / beta) + 1): put floor(T) rows at the top and move
+    # one more row there, so count(norm > r) is just below or just above T at
+    # every radius below 1.
+    threshold = module.full_threshold(EPSILON)
     top = int(np.floor(threshold))
     a = np.concatenate([np.full(top, 0.99), np.full(200, 1e-30)])
     assert module.scan_threshold(EPSILON, a.size) == threshold  # not capped at n/2

@@ -14,6 +14,7 @@ from dpgauss.covariance._denoise import (
     monotone_decreasing,
     rie_jacobian,
     rie_values,
+    shrink_trace,
 )
 from dpgauss.utils._linalg import project_simplex, project_simplex_capped
 
@@ -200,3 +201,43 @@ def test_unit_blend_is_between_shape_and_identity():
     out = _denoise_unit(values, 0.01, 0.02, values.sum(), 1.0)
     assert out.sum() == pytest.approx(values.sum())
     assert np.all(out >= 0)
+
+
+def test_trace_shrinkage_is_james_stein_positive_part():
+    # t (1 - v / t^2)_+ with v the combined estimate's variance: no change worth
+    # noting when the noise is small, 0 when the trace is within its noise of 0.
+    assert shrink_trace(100.0, 1.0, 1.0) == pytest.approx(100.0 * (1 - 1e-4))
+    assert shrink_trace(1.0, 1.0, 4.0) == 0.0
+    # Combined: v = w^2 v_own + (1 - w)^2 v_released.
+    assert shrink_trace(2.0, 0.5, 4.0, 4.0) == pytest.approx(2.0 * (1 - 2.0 / 4.0))
+    assert shrink_trace(0.0, 1.0, 1.0) == 0.0
+    assert shrink_trace(-1.0, 1.0, 1.0) == -1.0  # clipped to 0 by the denoiser
+
+
+def test_shrunk_trace_halves_the_error_of_pure_noise():
+    # A tiny truth under noise far above it (a radius far above the data): the
+    # unshrunk trace makes the estimate about (t / d) I with t of the order of
+    # the noise, many times worse than the zero matrix. Shrunk, t is 0 in most
+    # draws (median error exactly the zero matrix's) and the mean error halves
+    # (measured 16.1 -> 7.9 over these 200 draws).
+    rng = np.random.default_rng(0)
+    d, s = 20, 1.0
+    truth = np.diag(np.full(d, 0.01))
+    errors = {False: [], True: []}
+    for _ in range(200):
+        G = rng.normal(0.0, s, (d, d))
+        Y = truth + (G + G.T) / np.sqrt(2)
+        values = np.linalg.eigvalsh(Y)[::-1]
+        for shrink in (False, True):
+            t = float(np.trace(Y))
+            t = shrink_trace(t, 1.0, d * 2 * s * s) if shrink else t
+            new = denoise_spectrum(values, s * s, 2 * s * s, t, cap=100.0)
+            error = np.linalg.norm(np.diag(new) - truth) / np.linalg.norm(truth)
+            errors[shrink].append(error)
+    assert np.median(errors[True]) == pytest.approx(1.0)
+    assert np.mean(errors[True]) < 0.6 * np.mean(errors[False])
+
+
+def test_zero_trace_gives_zero_eigenvalues():
+    values = np.array([3.0, 1.0, -2.0])
+    np.testing.assert_array_equal(denoise_spectrum(values, 1.0, 2.0, 0.0), 0.0)

@@ -13,6 +13,7 @@ from dpgauss.covariance._tail_sensitive import (
     RADIUS_BETA,
     RADIUS_GRID,
     PairDifferences,
+    full_threshold,
     pair_indices,
     predicted_noise,
     private_radius,
@@ -171,12 +172,14 @@ def test_outputs_are_valid_and_score():
 
 @pytest.mark.parametrize("n", [2, 40, 150, 10**6])
 def test_scan_threshold_is_reachable_with_n_rows(n):
-    # DLY's T = (4/eps) log(K/beta) is 178 at eps = 0.15: above n = 150, where
-    # the scan could then only stop by noise. The cap keeps it at most n / 2,
-    # and leaves large n untouched.
+    # DLY's T = (4/eps) log(K/beta) was 178 at eps = 0.15, above n = 150, where
+    # the scan could then only stop by noise; with monotone noise the full T is
+    # (2/eps) (log(K/beta) + 1) = 102. The cap keeps T at most n / 2 and leaves
+    # large n untouched.
     eps = 0.15
-    full = (4.0 / eps) * math.log(RADIUS_GRID / RADIUS_BETA)
-    assert scan_threshold(eps, n) == min(full, n / 2)
+    full = (2.0 / eps) * (math.log(RADIUS_GRID / RADIUS_BETA) + 1.0)
+    assert full_threshold(eps) == pytest.approx(full)
+    assert scan_threshold(eps, n) == min(full_threshold(eps), n / 2)
 
 
 def test_small_n_radius_does_not_collapse():
@@ -232,8 +235,7 @@ def test_far_mean_uses_pairs_and_stays_useful():
     # bench_quality setting): around a released mean the covariance carries the
     # mean's noise as a rank-one error about 20 times ||C||_F; from pairs it
     # needs no center. Median over 12 fits (zero matrix = 1): before 8.1. Fits
-    # where the pair scan stops at the bound can still pick the mean (errors of
-    # 30-50): the decision has no trace of the pairs yet (issue 7 follow-up).
+    # where the pair scan stops far above the data still miss.
     rng = np.random.default_rng(0)
     X = rng.normal(size=(178, 13)) @ np.diag(np.linspace(0.5, 1.5, 13))
     far = X + 10.0 * np.sqrt(np.sum(np.var(X, axis=0))) / np.sqrt(13)
