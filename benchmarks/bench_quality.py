@@ -23,6 +23,7 @@ Writes ``results/bench_quality.md`` (and ``.png`` when matplotlib is installed).
 import argparse
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,7 @@ from sklearn.datasets import (
 from sklearn.preprocessing import StandardScaler
 
 from dpgauss import PrivateCovariance, TailSensitiveCovariance
+from dpgauss.exceptions import UtilityWarning
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -44,8 +46,15 @@ def _standardized(loader):
     return StandardScaler().fit_transform(loader(return_X_y=True)[0])
 
 
+WARNED = set()  # settings where PrivateCovariance issued a UtilityWarning
+
+
 def _error(est, X, C, seed):
-    fitted = est.set_params(random_state=seed).fit(X)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UtilityWarning)
+        fitted = est.set_params(random_state=seed).fit(X)
+    if any(issubclass(w.category, UtilityWarning) for w in caught):
+        WARNED.add(X.shape)
     return np.linalg.norm(fitted.covariance_ - C) / np.linalg.norm(C)
 
 
@@ -185,6 +194,9 @@ def _table(rows, reps):
         )
     missed = sum(not r["ok"] for r in rows)
     lines += ["", f"{missed} of {len(rows)} settings miss a target."]
+    if WARNED:
+        shapes = ", ".join(f"n={n}, d={d}" for n, d in sorted(WARNED))
+        lines += [f"PrivateCovariance warned (UtilityWarning) on: {shapes}."]
     return "\n".join(lines) + "\n"
 
 

@@ -64,10 +64,12 @@ class UtilityWarning(UserWarning):
     Issued by :class:`~dpgauss.PrivateCovariance` before it spends anything,
     from public values only (n, d, the budget, ``data_norm``, ``method``), when
     the predicted Frobenius error of the release exceeds that of the zero matrix
-    even for data that fill the ``data_norm`` ball evenly (trace
-    ``data_norm^2``, all eigenvalues equal). Real data rarely fill the ball, so
-    a fit that does not warn may still be poor; one that warns will be. The
-    remedies are a larger budget, more rows or a tighter ``data_norm``.
+    for data spread evenly over the ``data_norm`` ball (trace ``data_norm^2``,
+    all eigenvalues equal, so ``||C||_F = data_norm^2 / sqrt(d)``). Data that
+    do not fill the ball (a loose bound) fare worse than predicted; data
+    concentrated in a few directions (a large ``||C||_F`` for their trace) can
+    fare better, so a warning at large d with low-rank data may be pessimistic.
+    The remedies are a larger budget, more rows or a tighter ``data_norm``.
     Filter it with :mod:`warnings` when a poor release is expected (a search
     over budgets, a test).
     """

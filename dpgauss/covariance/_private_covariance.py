@@ -52,7 +52,9 @@ class PrivateCovariance(BasePrivateCovariance):
           ~ d^(1/4) sqrt(trace / n) + sqrt(d) / n, far better when the trace is
           small or d is large.
         - ``"eigen"``: EMCov (Amin et al. 2019), eigenvectors one at a time by the
-          exponential mechanism (exact Bingham sampling); a baseline, O(d^4).
+          exponential mechanism (exact Bingham sampling); a research baseline,
+          O(d^4), 5 to 60 times less accurate than the others in the DLY
+          benchmarks and often worse than the zero matrix: not for analysis.
         - ``"auto"``: spends 1/16 of the cost on the trace, then runs whichever of
           ``"gauss"`` and ``"separate"`` has the smaller predicted error.
 
@@ -216,9 +218,10 @@ class PrivateCovariance(BasePrivateCovariance):
             warnings.warn(
                 f"{type(self).__name__}: with n={n}, d={d}, {plan.total} and "
                 f"data_norm={radius:g}, the release is predicted to be no better "
-                "than the zero matrix even for data that fill the data_norm ball "
-                f"evenly (Frobenius error {predicted:.3g} against {zero:.3g}). "
-                "Use a larger budget, more rows or a tighter data_norm.",
+                "than the zero matrix for data spread evenly over the data_norm "
+                f"ball (Frobenius error {predicted:.3g} against {zero:.3g}); only "
+                "data concentrated in a few directions fare better. Use a larger "
+                "budget, more rows or a tighter data_norm.",
                 UtilityWarning,
                 stacklevel=4,
             )

@@ -338,8 +338,9 @@ class TailSensitiveCovariance(BasePrivateCovariance):
         Shares of the (non-mean) cost for the radius search, the trace, the
         threshold search and the final release; positive, summing to 1. The
         radius and the search get the paper's 1/8 each: the radius scan clips
-        about T = (4/eps) log(K/beta) rows, so a smaller share clips a top group
-        of a few hundred rows at rho = 0.1. The trace needs little.
+        about T = (2/eps) (log(K/beta) + 1) rows (at most n/2), so a smaller
+        share clips a larger top group. The trace needs little. With
+        ``center=True`` the radius share pays the two scans (or one).
     {random_state}
 
     Attributes
@@ -380,38 +381,48 @@ class TailSensitiveCovariance(BasePrivateCovariance):
     -----
     **Privacy.** rho-zCDP (or epsilon-DP with ``epsilon`` alone) with respect to
     replacing one row; n and all parameters are public. Releases, in order, each
-    paid before any noise: the radius (AboveThreshold on counts, sensitivity 1,
-    pure eps-DP, charged eps^2/2 under zCDP); the mean (sensitivity 2r/n, rows
-    clipped to the found radius r); the trace of the rows clipped at r
-    (sensitivity r^2/n); the threshold search (AboveThreshold on
-    ``n (gamma - Noise) / r^2``, sensitivity 1, the noise proxies being public
-    given the private trace); and the final GaussCov or SeparateCov release on the
-    rows clipped at the chosen tau (sensitivities scaled by tau^2, see
-    :class:`PrivateCovariance`). The choices between branches use only released
-    values (post-processing); so do the spectral denoiser, the projection onto
-    {PSD, trace <= released upper bound} and the eigenvalue floor. The
-    searches' queries are computed exactly in integer fixed point and the sums'
-    rounding is part of every sensitivity, so the bounds hold in floating point
-    for any finite rows. The releases come from one release plan, recorded in
-    the budget before any noise is drawn; the final choice is charged at its
-    more expensive option.
+    paid before any noise:
+
+    * the radius scans (AboveThreshold on counts of norms beyond each radius,
+      sensitivity 1, pure eps-DP, charged eps^2/2 under zCDP): around
+      ``location`` with ``center=False``; with ``center=True`` around
+      ``location`` and of the pairs' norms (half the share each), or of the
+      pairs' norms only when n is too small for two (a choice from n and the
+      costs; the ledger charges the dominating option);
+    * with ``center=True``, the mean (sensitivity 2r/n, rows clipped to the
+      radius r around ``location``, or to ``data_norm`` after one scan);
+    * the trace: of the rows clipped at r (sensitivity r^2/n) with
+      ``center=False``, of the m = n // 2 pairs clipped at their radius s
+      (sensitivity s^2/m) with ``center=True``;
+    * the threshold search (AboveThreshold on ``m (gamma - Noise) / r^2``,
+      sensitivity 1, on the rows the covariance is estimated from);
+    * the final GaussCov or SeparateCov release on those rows clipped at the
+      chosen tau (sensitivities scaled by tau^2 and computed for their number
+      of rows, see :class:`PrivateCovariance`).
+
+    The scans' and the search's queries are monotone (replacing one row moves
+    them all in one direction), so AboveThreshold uses its monotone variant
+    (query noise Lap(2/eps), proof in :class:`~dpgauss.mechanisms.AboveThreshold`).
+    Everything else uses released values only (post-processing): the choice
+    between centering around the mean and pairs, the choice of GaussCov or
+    SeparateCov, the spectral denoiser, the projection onto {PSD, trace <=
+    released upper bound} and the eigenvalue floor. The searches' queries are
+    computed exactly in integer fixed point and the sums' rounding is part of
+    every sensitivity, so the bounds hold in floating point for any finite rows.
+    The releases come from one release plan, recorded in the budget before any
+    noise is drawn; each choice is charged at its dominating option.
 
     **Pairs** (``center=True``). The rows are paired by a random permutation
     drawn from the fit's generator, independently of the data, and
-    ``z = x/2 - x'/2`` has second moment C / 2 whatever the mean. Replacing one
-    row changes at most one of the m = n // 2 rows z, so a release on them with
-    the sensitivities of m rows is private with respect to the rows of X. The
-    radius share pays two scans, around ``location`` (for the mean) and of the
-    norms of z, each with half of it; when n is too small for the scans'
-    thresholds (see :func:`scan_threshold`), one scan of z with the whole share,
-    the mean then clipped at ``data_norm``. This choice depends on n and the
-    costs only, and the ledger charges the dominating option. Whether the
-    covariance is estimated around the released mean or from the pairs is then
-    decided from released values and public ones: the mean's noise adds a
-    rank-one error (expected Frobenius norm d times its per-coordinate variance)
-    that no denoising removes, the pairs double the noise; the smaller predicted
-    error wins (``centering_``). The trace, the threshold search and the final
-    release then run on the chosen rows.
+    ``z = x/2 - x'/2`` has second moment C/2 whatever the mean. Replacing one
+    row changes at most one of the m rows z, so a release on them with the
+    sensitivities of m rows is private with respect to the rows of X. The
+    mean's noise adds a rank-one error (Frobenius norm about d times its
+    per-coordinate variance) that no denoising removes; the pairs double the
+    noise. The covariance is estimated around the released mean when the two
+    errors, predicted from released values (the pairs' trace, the radii) and
+    added in quadrature, are below the pairs' predicted error; otherwise from
+    the pairs (``centering_``).
 
     Examples
     --------

@@ -5,7 +5,13 @@ import math
 import pytest
 
 from dpgauss.accounting import ZCDP, ApproxDP, PureDP
-from dpgauss.accounting._plan import Choice, PlanError, Release, ReleasePlan
+from dpgauss.accounting._plan import (
+    Choice,
+    PlanError,
+    Release,
+    ReleasePlan,
+    dominates,
+)
 
 
 class _Mechanism:
@@ -186,3 +192,14 @@ def test_every_estimator_plan_composes_within_its_total():
         limit = total.rho if isinstance(total, ZCDP) else total.epsilon
         assert value <= limit * (1 + 1e-12)
         assert math.isclose(value, limit, rel_tol=1e-9)
+
+
+def test_choice_dominance_is_exact():
+    # An option 1 ulp more expensive is the one charged; with a tolerance the
+    # cheaper one could be, under-recording the spend.
+    cheap = (Release("cheap", ZCDP(0.1), "gaussian"),)
+    dear = (Release("dear", ZCDP(math.nextafter(0.1, 1.0)), "gaussian"),)
+    for options in ({"cheap": cheap, "dear": dear}, {"dear": dear, "cheap": cheap}):
+        assert Choice("c", options).charged == dear
+    assert dominates([ZCDP(0.2)], [ZCDP(0.1)])
+    assert not dominates([ZCDP(0.1)], [ZCDP(0.1), PureDP(1e-300)])
