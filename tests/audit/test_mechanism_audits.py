@@ -146,8 +146,11 @@ def _above_threshold(broken, factor=4.0):
     # 60,000 (measured bound 1.80), which the slow run checks.
     scale = factor if broken else 1.0
     svt = AboveThreshold(threshold=0.0, sensitivity=1.0, epsilon=scale * 1.0)
-    f_a = np.zeros(9)
-    f_b = np.concatenate([np.ones(8), [-1.0]])
+    return _svt_runs(svt, np.zeros(9), np.concatenate([np.ones(8), [-1.0]]))
+
+
+def _svt_runs(svt, f_a, f_b):
+    """Samplers of ``svt``'s output index (-1 for None) on two query vectors."""
 
     def run(values):
         def sample(n, rng):
@@ -167,16 +170,7 @@ def _above_threshold_monotone(broken):
     svt = AboveThreshold(
         threshold=0.0, sensitivity=1.0, epsilon=4.0 if broken else 1.0, monotone=True
     )
-    f_a, f_b = np.zeros(9), np.ones(9)
-
-    def run(values):
-        def sample(n, rng):
-            out = [svt.first_above(values, rng) for _ in range(n)]
-            return np.array([-1 if k is None else k for k in out], dtype=float)
-
-        return sample
-
-    return run(f_a), run(f_b)
+    return _svt_runs(svt, np.zeros(9), np.ones(9))
 
 
 # --- quantile: a sparse lower half, a dense upper half, one value moves down ------
