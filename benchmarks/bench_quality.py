@@ -216,7 +216,7 @@ def _plot(rows, path):
     ax.axhline(1.0, color="k", lw=0.8, ls="--", label="zero matrix")
     ax.set_xticks(
         x,
-        [r["setting"].split(" rho")[0] for r in rows],
+        [r["setting"] for r in rows],
         rotation=30,
         ha="right",
         fontsize=7,
