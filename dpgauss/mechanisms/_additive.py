@@ -55,8 +55,12 @@ def _as_symmetric(value):
     array = _as_float_array(value)
     if array.ndim != 2 or array.shape[0] != array.shape[1]:
         raise ValueError(f"expected a square matrix, got shape {array.shape}.")
-    # np.allclose(array, array.T, rtol=1e-10, atol=0), without its overhead
-    if not np.all(np.abs(array - array.T) <= 1e-10 * np.abs(array.T)):
+    # np.allclose(array, array.T, rtol=1e-10, atol=0), without its overhead; no
+    # floating-point warning may depend on the values (np.seterr(under="raise")
+    # would otherwise raise on tiny entries: a data-dependent exception).
+    with np.errstate(all="ignore"):
+        symmetric = np.all(np.abs(array - array.T) <= 1e-10 * np.abs(array.T))
+    if not symmetric:
         raise ValueError("expected a symmetric matrix.")
     return array
 

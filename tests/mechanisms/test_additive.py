@@ -350,3 +350,15 @@ def test_repr_names_cost():
     assert "epsilon=1 (pure)" in repr(
         SymmetricLaplaceMechanism(sensitivity=1, epsilon=1)
     )
+
+
+def test_symmetry_check_raises_no_float_error_on_tiny_entries():
+    # Under np.seterr(all="raise") the relative check underflowed on entries
+    # near 1e-300: an exception that depends on the values.
+    from dpgauss.mechanisms import SymmetricGaussianMechanism
+
+    M = np.full((3, 3), 1e-300)
+    mech = SymmetricGaussianMechanism(sensitivity=1.0, rho=1.0)
+    with np.errstate(all="raise"):
+        out = mech.randomise(M, np.random.default_rng(0))
+    assert out.shape == (3, 3)
