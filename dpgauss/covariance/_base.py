@@ -14,6 +14,7 @@ from sklearn.base import BaseEstimator
 from dpgauss.accounting._plan import Release
 from dpgauss.base import GaussianDensityMixin, PrivateEstimatorMixin
 from dpgauss.covariance._methods import kind_of, noise_variance
+from dpgauss.mechanisms import GaussianMechanism
 from dpgauss.mechanisms._releases import mean_mechanism, sum_mechanism
 from dpgauss.utils._sklearn_compat import Interval
 from dpgauss.utils._sums import clipped_sums, n_partial_sums
@@ -104,7 +105,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
         unit = float(2**bits)
         mech = plan.calibrate("trace", lambda c: sum_mechanism(c, unit))
         noisy = float(mech.randomise(float(units), rng))
-        if type(mech).__name__ == "GaussianMechanism":
+        if isinstance(mech, GaussianMechanism):
             shift = mech.scale * math.sqrt(2.0 * math.log(1.0 / beta))
         else:
             shift = mech.scale * math.log(1.0 / (2.0 * beta))

@@ -32,7 +32,7 @@ from dpgauss.covariance._denoise import (
     shrink_trace,
 )
 from dpgauss.covariance._eigen import BinghamMechanism, eigen_entries, eigen_release
-from dpgauss.mechanisms import SymmetricGaussianMechanism
+from dpgauss.mechanisms import GaussianMechanism, SymmetricGaussianMechanism
 from dpgauss.mechanisms._releases import (
     eigenvalue_mechanism,
     mean_mechanism,
@@ -194,7 +194,7 @@ def noise_variance(mechanism, size=1):
     (``effective_scale``); ``size`` is the number of entries released together.
     """
     scale = mechanism.effective_scale(size)
-    if type(mechanism).__name__.endswith("GaussianMechanism"):
+    if isinstance(mechanism, GaussianMechanism):  # also the symmetric one
         return scale * scale
     return 2.0 * scale * scale
 
@@ -217,7 +217,7 @@ def _variances_at(mechanism, scale):
 
 def noise_sd(mechanism):
     """Standard deviation of one (diagonal) noise entry of a calibrated mechanism."""
-    gaussian = type(mechanism).__name__.endswith("GaussianMechanism")
+    gaussian = isinstance(mechanism, GaussianMechanism)  # also the symmetric one
     return mechanism.scale * (1.0 if gaussian else math.sqrt(2.0))
 
 

@@ -167,12 +167,10 @@ class PairDifferences:
         self.X, self.first, self.second = X, first, second
 
     def _block(self, start, stop):
+        """z for the pairs ``start:stop`` (numpy input: an array)."""
         X = self.X
         a, b = X[self.first[start:stop]], X[self.second[start:stop]]
-        with np.errstate(all="ignore"):
-            return 0.5 * np.asarray(a, dtype=np.float64) - 0.5 * np.asarray(
-                b, dtype=np.float64
-            )
+        return _halves(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
 
     def norms(self):
         """The norms of every z, computed in blocks (z is not stored)."""
@@ -192,11 +190,16 @@ class PairDifferences:
         """The m rows z (an array; a lazy dask array for dask input)."""
         if is_dask_array(self.X):
             X = self.X
-            with np.errstate(all="ignore"):
-                return 0.5 * X[self.first].astype(np.float64) - 0.5 * X[
-                    self.second
-                ].astype(np.float64)
+            return _halves(
+                X[self.first].astype(np.float64), X[self.second].astype(np.float64)
+            )
         return self._block(0, self.first.size)
+
+
+def _halves(a, b):
+    """``a/2 - b/2``: finite for finite rows (a difference could overflow)."""
+    with np.errstate(all="ignore"):
+        return 0.5 * a - 0.5 * b
 
 
 def single_scan_cost(halves, pure):
@@ -581,8 +584,9 @@ class TailSensitiveCovariance(BasePrivateCovariance):
         if self.center:
             path = self._center_or_pair(X, center, plan, rng)
         else:
-            radius = self._scan(plan, "radius", row_norms(X, center), n, rng)
-            clipped, *released = self._trace(row_norms(X, center), radius, plan, rng)
+            norms = row_norms(X, center)
+            radius = self._scan(plan, "radius", norms, n, rng)
+            clipped, *released = self._trace(norms, radius, plan, rng)
             path = _Path(X, center, center, n, radius, clipped, *released)
         m, radius = path.m, path.radius
         noise = [predicted_noise(plan, m, d, t, path.trace) for t in tau_grid(radius)]
