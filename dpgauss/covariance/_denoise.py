@@ -196,6 +196,38 @@ def shrink_trace(estimate, weight, diagonal_variance, released_variance=None):
     return estimate * max(0.0, 1.0 - ratio * ratio) if ratio < 1.0 else 0.0
 
 
+def shrink_mean(offset, variance):
+    """Positive-part James-Stein shrinkage of a released mean offset towards 0.
+
+    ``o (1 - (d - 2) v / |o|^2)_+`` for an offset ``o`` released with noise of
+    variance ``v`` per coordinate (d >= 3; unchanged for d < 3). With Gaussian
+    noise its expected squared error is below the unshrunk ``d v`` whatever
+    the true offset, and about ``2 v`` when the mean is at the public center,
+    where a centered covariance pays the mean's error as a rank-one term of
+    Frobenius norm ``|error|^2``. Post-processing (the offset and the public
+    variance only); for Laplace noise the same rule is a heuristic.
+
+    Returns the shrunk offset and Stein's unbiased estimate of its squared
+    error, kept in ``[0, d v]`` (the unshrunk risk). Clipped at 0 where it is
+    negative, it errs high near the center (2.8 v on average where the error
+    is 1.3 v, d = 10), which a choice that avoids the mean's error can afford.
+    """
+    d = offset.size
+    full = d * variance
+    peak = float(np.max(np.abs(offset))) if d else 0.0
+    if d < 3 or not 0.0 < peak < math.inf:
+        return offset, full
+    # |o| scaled by its largest entry: |o|^2 itself may underflow or overflow.
+    unit = offset / peak
+    norm = peak * math.sqrt(float(unit @ unit))
+    ratio = math.sqrt((d - 2) * variance) / norm
+    factor = ratio * ratio
+    if factor >= 1.0:
+        return np.zeros(d), float(min(max(norm * norm - full, 0.0), full))
+    risk = full - (d - 2) * variance * factor
+    return offset * (1.0 - factor), float(min(max(risk, 0.0), full))
+
+
 def _blocks(fitted):
     """Labels of the runs of equal values of an isotonic fit."""
     return np.concatenate([[0], np.cumsum(np.diff(fitted) != 0)])

@@ -12,6 +12,7 @@ import warnings
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import calibration_error, check_noise_scale, check_radius
 from dpgauss.covariance._base import BasePrivateCovariance
+from dpgauss.covariance._denoise import shrink_mean
 from dpgauss.covariance._methods import (
     choose_method,
     covariance_entries,
@@ -80,7 +81,8 @@ class PrivateCovariance(BasePrivateCovariance):
         eigenvalues (projected onto {>= 0, sum <= data_norm^2}) floored at
         ``eigenvalue_floor_``.
     location_ : ndarray of shape (n_features,)
-        The private mean (``center=True``) or ``location``.
+        The private mean, shrunk towards ``location`` by its noise (positive-part
+        James-Stein, post-processing; ``center=True``), or ``location``.
     precision_ : ndarray of shape (n_features, n_features)
         The inverse of ``covariance_``.
     eigenvalue_floor_ : float
@@ -123,7 +125,8 @@ class PrivateCovariance(BasePrivateCovariance):
     (zCDP; pure epsilon-DP steps count epsilon^2/2) and are recorded together in
     the budget before any noise is drawn; a private choice (``"auto"``) is
     charged at its most expensive option. Everything after them
-    (eigen-decompositions, the spectral denoiser of
+    (the mean's shrinkage towards ``location``, eigen-decompositions, the
+    spectral denoiser of
     :mod:`dpgauss.covariance._denoise`, the isotonic projection of noisy sorted
     eigenvalues, the projection onto {PSD, trace <= B^2} or the private trace
     bound, the eigenvalue floor) is post-processing: functions of released
@@ -242,8 +245,11 @@ class PrivateCovariance(BasePrivateCovariance):
         radius = float(self.data_norm)
         center, shift = self._location(d), 0.0
         if self.center:
-            offset, shift = self._release_mean(X, center, radius, plan, rng)
-            center = center + offset
+            offset, variance = self._release_mean(X, center, radius, plan, rng)
+            # Post-processing: shrink towards the public center; the expected
+            # rank-one bias of M along the identity is the shrunk error / d.
+            offset, error = shrink_mean(offset, variance)
+            center, shift = center + offset, error / d
         cap, method, bits = radius * radius, self.method, fixed_point_bits(n)
         # One pass: the second moment and the exact fixed-point trace.
         _, S, units = clipped_sums(X, center, radius, trace_bits=bits)

@@ -12,6 +12,7 @@ from dpgauss.covariance._methods import covariance_entries
 from dpgauss.covariance._tail_sensitive import (
     RADIUS_BETA,
     RADIUS_GRID,
+    TAU_GRID,
     PairDifferences,
     full_threshold,
     pair_indices,
@@ -19,6 +20,7 @@ from dpgauss.covariance._tail_sensitive import (
     private_radius,
     radius_mechanism,
     scan_threshold,
+    search_floor,
     search_threshold,
     tau_grid,
 )
@@ -75,6 +77,62 @@ def test_threshold_search_clips_a_thin_tail_and_keeps_a_thick_one():
     thick = np.full(n, 1.0)
     tau = _search(thick, 1.0, final, n, d, rng)
     assert tau == 1.0  # clipping every row would cost far more than noise
+
+
+def test_search_floor_is_where_bias_surely_exceeds_noise():
+    # gamma(tau) = mean((min(|y|, 1)^2 - tau^2)_+) >= t - tau^2: at the floor the
+    # exact bias exceeds the noise for every set of norms (here 200 random sets
+    # of every shape, with the exact t), so a noise-free search would have
+    # stopped at or above it.
+    rng = np.random.default_rng(0)
+    taus = tau_grid(1.0)
+    for _ in range(200):
+        norms = rng.uniform(0, 1, rng.integers(5, 50)) ** rng.uniform(0.2, 5)
+        t = float(np.mean(norms**2))
+        noise = t * rng.uniform(0, 1) * taus**2  # falls with tau, as predicted
+        floor = search_floor(1.0, noise, t)
+        bias = np.mean(np.maximum(norms**2 - taus[floor] ** 2, 0.0))
+        assert taus[floor] ** 2 <= t - noise[floor] or floor == TAU_GRID - 1
+        assert bias >= noise[floor] - 1e-12
+    # No tau qualifies (trace within the noise): the whole grid.
+    assert search_floor(1.0, np.ones(TAU_GRID), 0.5) == TAU_GRID - 1
+    assert search_floor(1.0, np.zeros(TAU_GRID), 0.0) == TAU_GRID - 1
+
+
+def test_search_does_not_fall_below_the_floor():
+    # A threshold the queries never reach (the threshold noise of a search on
+    # few rows can be that large): before, the search returned the bottom of
+    # the grid, 2^-60 r, and the estimate was the zero matrix. With the trace
+    # it returns the tau above the floor (0.5: t = 0.25 with no noise).
+    norms = np.full(100, 0.5)  # t = 0.25
+    noise = np.zeros(TAU_GRID)
+
+    def never(sensitivity):
+        return AboveThreshold(threshold=1e9, sensitivity=sensitivity, epsilon=1.0)
+
+    rng = np.random.default_rng(0)
+    taus = tau_grid(1.0)
+    floor = search_floor(1.0, noise, 0.25)
+    assert taus[floor] == 0.5  # tau^2 = 0.25 <= t - 0
+    got = search_threshold(norms, 1.0, noise, 100, never, rng, trace=0.25)
+    assert got == taus[floor - 1]
+    # Without it the bottom of the grid is the floor.
+    assert search_threshold(norms, 1.0, noise, 100, never, rng) == taus[-2]
+
+
+def test_small_n_near_mean_centers_around_the_shrunk_mean():
+    # Iris-like (n = 150, d = 4, mean at the origin, data_norm = 4, rho = 0.1):
+    # one scan, whose pairs' radius is unreliable at this n (it fell inside the
+    # data in 10% of fits, and the pairs scored 0.66 of the zero matrix's
+    # error against the mean path's 0.37). The mean's error (shrunk: about 2
+    # of the 4 coordinates' variance) is far below tr C / sqrt(d) = 2, so the
+    # pairs are not taken.
+    X = np.random.default_rng(0).normal(size=(150, 4))
+    fits = [
+        TailSensitiveCovariance(rho=0.1, data_norm=4.0, random_state=s).fit(X)
+        for s in range(20)
+    ]
+    assert sum(f.centering_ == "mean" for f in fits) >= 18
 
 
 def test_tail_sensitive_on_skewed_data():
