@@ -141,9 +141,10 @@ def release_covariance(
         An independently released estimate of ``tr M`` and its noise variance,
         used by the denoiser.
     shift : float, default=0.0
-        Public expected bias of ``M`` along the identity (the variance of a
-        released mean's noise per coordinate), subtracted from the released
-        eigenvalues (post-processing).
+        Expected bias of ``M`` along the identity, from released values and
+        public ones only (a released mean's estimated squared error per
+        coordinate), subtracted from the released eigenvalues
+        (post-processing).
     denoise : bool, default=True
         GaussCov: replace the released eigenvalues by
         :func:`~dpgauss.covariance._denoise.denoise_spectrum`; otherwise only
