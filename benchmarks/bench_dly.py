@@ -64,7 +64,9 @@ REFERENCE = {
     ("3d", 200, 50000, 4, 10.0): (0.00109, 0.00117, 0.00124),
 }
 DIGITS_RHOS = (0.01, 0.1, 1.0, 10.0)
-METHODS = ("gauss", "separate", "auto", "tail", "tail_loose", "eigen", "zero")
+METHODS = (
+    "gauss", "separate", "auto", "coinpress", "tail", "tail_loose", "eigen", "zero"
+)  # fmt: skip
 EIGEN_MAX_D = 50  # EMCov is O(d^4) (7.5 s per fit at d = 200); the paper drops it too
 
 
@@ -79,7 +81,8 @@ def _errors(X, rho, seed, with_eigen):
     M = X.T @ X / n
     out = {"zero": float(np.linalg.norm(M))}
     common = {"rho": rho, "center": False, "random_state": seed}
-    for method in ("gauss", "separate", "auto") + (("eigen",) if with_eigen else ()):
+    methods = ("gauss", "separate", "auto", "coinpress")
+    for method in methods + (("eigen",) if with_eigen else ()):
         est = PrivateCovariance(method=method, data_norm=1.0, **common).fit(X)
         out[method] = float(np.linalg.norm(est.covariance_ - M))
     for name, bound in (("tail", 1.0), ("tail_loose", 100.0)):
@@ -156,9 +159,10 @@ def main():
         "the unit ball, zCDP). ref = the spec's numpy port of the authors' code "
         "(5 repetitions): Gauss, Sep, Ada.",
         "",
-        "| fig | d | n | N | rho | gauss | sep | auto | tail | tail 100x | eigen | "
+        "| fig | d | n | N | rho | gauss | sep | auto | coinpress | tail | tail 100x | "
+        "eigen | "
         "zero | ref gauss | ref sep | ref Ada | targets |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     failures = 0
     with open(RESULTS / "bench_dly.csv", "w", newline="") as fh:
@@ -207,7 +211,7 @@ def _plot(results):
             [(k[index], m) for k, m in results if k[0] == name], key=lambda t: t[0]
         )
         xs = [x for x, _ in chosen]
-        for method in ("gauss", "separate", "auto", "tail", "zero"):
+        for method in ("gauss", "separate", "auto", "coinpress", "tail", "zero"):
             ax.plot(xs, [m[method] for _, m in chosen], marker="o", label=method)
         ax.set_xscale("log")
         ax.set_yscale("log")

@@ -7,11 +7,21 @@ References: Dong, Liang and Yi (2022), "Differentially private covariance
 revisited"; Amin et al. (2019) for EMCov; Dwork et al. (2014) for GaussCov.
 """
 
+import numbers
 import warnings
+
+import numpy as np
 
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import calibration_error, check_noise_scale, check_radius
 from dpgauss.covariance._base import BasePrivateCovariance
+from dpgauss.covariance._coinpress import (
+    STEP_BETA,
+    coinpress_entries,
+    learn_frame,
+    release_in_frame,
+    tail_radius,
+)
 from dpgauss.covariance._denoise import shrink_mean
 from dpgauss.covariance._methods import (
     choose_method,
@@ -22,9 +32,13 @@ from dpgauss.covariance._methods import (
     release_covariance,
 )
 from dpgauss.exceptions import UtilityWarning
-from dpgauss.mechanisms._releases import mean_mechanism, sum_mechanism
+from dpgauss.mechanisms._releases import (
+    mean_mechanism,
+    second_moment_mechanism,
+    sum_mechanism,
+)
 from dpgauss.utils._docstring import fill_doc
-from dpgauss.utils._sklearn_compat import StrOptions, _fit_context
+from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from dpgauss.utils._sums import clipped_sums, fixed_point_bits, n_partial_sums
 from dpgauss.utils.validation import split_cost
 
@@ -44,7 +58,7 @@ class PrivateCovariance(BasePrivateCovariance):
 
     Parameters
     ----------
-    method : {"auto", "gauss", "separate", "eigen"}, default="auto"
+    method : {"auto", "gauss", "separate", "eigen", "coinpress"}, default="auto"
         The release mechanism.
 
         - ``"gauss"``: GaussCov, noise on the second moment; error ~ d / n.
@@ -58,6 +72,12 @@ class PrivateCovariance(BasePrivateCovariance):
           benchmarks and often worse than the zero matrix: not for analysis.
         - ``"auto"``: spends 1/16 of the cost on the trace, then runs whichever of
           ``"gauss"`` and ``"separate"`` has the smaller predicted error.
+        - ``"coinpress"``: CoinPress (Biswas, Dong, Kamath and Ullman 2020),
+          ``coinpress_steps - 1`` preconditioning releases (a quarter of the
+          cost) that learn a whitening frame, then GaussCov in that frame,
+          clipped at a Gaussian tail radius (three quarters). For badly
+          conditioned data whose scale ``data_norm`` bounds only loosely: the
+          noise scales with the whitened rows, not with B.
 
         With ``epsilon`` alone every method is pure DP (Laplace noise).
     {privacy_parameters}
@@ -72,6 +92,11 @@ class PrivateCovariance(BasePrivateCovariance):
     location : array-like of shape (n_features,), default=None
         Public center of the clipping ball (the origin when None), and the point
         the second moment is taken about when ``center=False``.
+    coinpress_steps : int, default=3
+        ``method="coinpress"`` only: the number of releases, the final one
+        included (1 is GaussCov at ``data_norm``). More steps help when
+        ``data_norm`` is loose or the data badly conditioned (4-5 for a bound
+        1000 times the scale).
     {random_state}
 
     Attributes
@@ -150,7 +175,8 @@ class PrivateCovariance(BasePrivateCovariance):
 
     _parameter_constraints: dict = {
         **BasePrivateCovariance._parameter_constraints,
-        "method": [StrOptions({"auto", "gauss", "separate", "eigen"})],
+        "method": [StrOptions({"auto", "gauss", "separate", "eigen", "coinpress"})],
+        "coinpress_steps": [Interval(numbers.Integral, 1, None, closed="left")],
     }
 
     def __init__(
@@ -164,6 +190,7 @@ class PrivateCovariance(BasePrivateCovariance):
         data_norm=None,
         center=True,
         location=None,
+        coinpress_steps=3,
         random_state=None,
     ):
         self.method = method
@@ -174,6 +201,7 @@ class PrivateCovariance(BasePrivateCovariance):
         self.data_norm = data_norm
         self.center = center
         self.location = location
+        self.coinpress_steps = coinpress_steps
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -196,6 +224,8 @@ class PrivateCovariance(BasePrivateCovariance):
 
     def _build_plan(self, total, d):
         entries, rest = self._mean_entries(total)
+        if self.method == "coinpress":
+            return ReleasePlan(total, entries + coinpress_entries(rest, self._steps))
         if self.method == "auto":
             trace, rest = split_cost(rest, [AUTO_TRACE_SHARE, 1 - AUTO_TRACE_SHARE])
             entries.append(Release("trace", trace, kind_of(total)))
@@ -229,9 +259,14 @@ class PrivateCovariance(BasePrivateCovariance):
                 stacklevel=4,
             )
 
-    @staticmethod
-    def _calibrate_one(release, make, n, d, radius):
-        if release.name == "mean":
+    def _calibrate_one(self, release, make, n, d, radius):
+        if self.method == "coinpress" and release.name != "mean":
+            # In the frame: radius 1 for the first step (rows in the ball of
+            # radius B, frame I / B), the Gaussian tail radius after it.
+            first = release.name == "precondition_1" or self._steps == 1
+            r = 1.0 if first else tail_radius(d, STEP_BETA)
+            check_noise_scale(second_moment_mechanism(release.cost, n, d, r), size=d)
+        elif release.name == "mean":
             mech = mean_mechanism(release.cost, n, d, radius, n)
             check_noise_scale(mech, size=d)
         elif release.name == "trace":
@@ -250,6 +285,8 @@ class PrivateCovariance(BasePrivateCovariance):
             # rank-one bias of M along the identity is the shrunk error / d.
             offset, error = shrink_mean(offset, variance)
             center, shift = center + offset, error / d
+        if self.method == "coinpress":
+            return self._coinpress(X, center, plan, rng)
         cap, method, bits = radius * radius, self.method, fixed_point_bits(n)
         # One pass: the second moment and the exact fixed-point trace.
         _, S, units = clipped_sums(X, center, radius, trace_bits=bits)
@@ -268,4 +305,28 @@ class PrivateCovariance(BasePrivateCovariance):
         )
         fitted = self._model_attributes(center, values, vectors, sd, radius * radius)
         fitted["method_"] = method
+        return fitted
+
+    @property
+    def _steps(self):
+        return int(self.coinpress_steps)
+
+    def _coinpress(self, X, center, plan, rng):
+        """CoinPress from the frame ``I / B`` (rows in the ball of radius B).
+
+        The first step, at radius 1 in that frame, clips at B; the later ones
+        at the Gaussian tail radius of the whitened rows, and the final release
+        is divided by the known clipping shrinkage there (post-processing).
+        """
+        d = X.shape[1]
+        frame = np.eye(d) / float(self.data_norm)
+        partials = n_partial_sums(X)
+        frame, radius = learn_frame(
+            X, center, frame, 1.0, plan, self._steps, rng, partials
+        )
+        values, vectors, sd, cap = release_in_frame(
+            X, center, frame, radius, plan, rng, partials, correct=self._steps > 1
+        )
+        fitted = self._model_attributes(center, values, vectors, sd, cap)
+        fitted["method_"] = "coinpress"
         return fitted

@@ -183,12 +183,12 @@ def _over_blocks(X, func, *args):
     return dask.compute(*[dask.delayed(func)(b, *args) for b in blocks])
 
 
-def _block_sums(block, center, radius, with_outer, trace_bits):
-    d = block.shape[1]
+def _block_sums(block, center, radius, with_outer, trace_bits, transform):
+    d = block.shape[1] if transform is None else transform.shape[0]
     sum_y, sum_yy = np.zeros(d), np.zeros((d, d)) if with_outer else None
     units = 0
     for chunk in iter_chunks(block):
-        y = clip_rows(chunk, center, radius)
+        y = clip_rows(chunk, center, radius, transform)
         sum_y += y.sum(axis=0)
         if with_outer:
             sum_yy += y.T @ y
@@ -198,12 +198,14 @@ def _block_sums(block, center, radius, with_outer, trace_bits):
     return sum_y, sum_yy, units
 
 
-def clipped_sums(X, center, radius, with_outer=True, trace_bits=None):
+def clipped_sums(X, center, radius, with_outer=True, trace_bits=None, transform=None):
     """Return the sums over rows of y and y y^T for rows clipped to ``radius``.
 
     Each row ``x`` becomes ``y = (x - c) * min(1, r_safe / ||x - c||)`` with
     ``c = center`` (see :func:`clip_rows`), so ``||y|| <= radius`` whatever the
-    data, in floating point. The input is read in chunks and never modified.
+    data, in floating point; with ``transform`` (a public matrix A), the offset
+    is ``A (x - c)`` before clipping. The input is read in chunks and never
+    modified.
 
     Parameters
     ----------
@@ -218,6 +220,9 @@ def clipped_sums(X, center, radius, with_outer=True, trace_bits=None):
     trace_bits : int, default=None
         Also return the exact fixed-point sum of ``||y||^2 / r^2`` on the
         ``2^-trace_bits`` grid (see :func:`fixed_point_sums`).
+    transform : ndarray of shape (k, n_features), default=None
+        A public (or released) linear map applied to the offsets before
+        clipping; the sums are then of k-vectors.
 
     Returns
     -------
@@ -231,7 +236,9 @@ def clipped_sums(X, center, radius, with_outer=True, trace_bits=None):
         integer in ``[0, 2^trace_bits]``.
     """
     with np.errstate(all="ignore"):
-        parts = _over_blocks(X, _block_sums, center, radius, with_outer, trace_bits)
+        parts = _over_blocks(
+            X, _block_sums, center, radius, with_outer, trace_bits, transform
+        )
         sum_y = np.sum([p[0] for p in parts], axis=0)
         sum_yy = None
         if with_outer:
@@ -267,10 +274,11 @@ def row_norms(X, center):
         return np.concatenate(_over_blocks(X, _block_norms, center))
 
 
-def _offsets_and_norms(x, center):
+def _offsets_and_norms(x, center, transform=None):
     """``y = x - center`` (a new array) and the l2 norm of each row of y.
 
-    Rows that are not finite (or whose offset overflows) are set to 0. Norms are
+    With ``transform`` (a matrix A), ``y = (x - center) A^T``. Rows that are not
+    finite (or whose offset, or its image under A, overflows) are set to 0. Norms are
     computed with one pass; rows whose squared norm is not finite (non-finite
     input, or entries beyond ~1e154) or below 2^-960 (where squares of entries
     underflow and the rounding bounds of rule 2 stop holding) take the careful
@@ -279,6 +287,8 @@ def _offsets_and_norms(x, center):
     """
     with np.errstate(all="ignore"):
         y = np.asarray(x, dtype=np.float64) - center
+        if transform is not None:
+            y = y @ transform.T
         norms = np.sqrt(np.einsum("ij,ij->i", y, y))
         bad = np.flatnonzero(~np.isfinite(norms) | (norms < _TINY_NORM))
         if bad.size:
@@ -299,7 +309,7 @@ def safe_radius(radius, d):
     return radius * (1.0 - (d + 8) * _U)
 
 
-def clip_rows(x, center, radius):
+def clip_rows(x, center, radius, transform=None):
     """Return ``x - center`` with every row scaled into the ball of ``radius``.
 
     The result satisfies ``||y|| <= radius`` as computed (module docstring, rule
@@ -316,16 +326,20 @@ def clip_rows(x, center, radius):
         The center.
     radius : float
         The clipping radius.
+    transform : ndarray of shape (k, n_features), default=None
+        A public linear map A: the rows clipped are ``A (x - center)`` (a row
+        whose image is not finite is mapped to 0, like a non-finite row).
 
     Returns
     -------
-    ndarray of shape (n_rows, n_features)
+    ndarray of shape (n_rows, n_features) or (n_rows, k)
         The clipped offsets (a new array).
     """
-    d = x.shape[1]
+    with np.errstate(all="ignore"):
+        y, norms = _offsets_and_norms(x, center, transform)
+    d = y.shape[1]
     target = safe_radius(radius, d)
     with np.errstate(all="ignore"):
-        y, norms = _offsets_and_norms(x, center)
         factor = np.minimum(1.0, target / norms)  # 0 where the norm overflowed
         factor[norms == 0] = 1.0
         # A factor below 2^-1000 would be (nearly) subnormal and lose its relative

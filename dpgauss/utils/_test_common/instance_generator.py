@@ -14,6 +14,8 @@ INIT_PARAMS = {
         {"epsilon": 1.0, "delta": 1e-6, "data_norm": 10.0, "budget": "fresh"},
         {"method": "separate", "rho": 1.0, "data_norm": 10.0},
         {"method": "eigen", "epsilon": 2.0, "data_norm": 10.0},
+        {"method": "coinpress", "rho": 1.0, "data_norm": 10.0},
+        {"method": "coinpress", "epsilon": 1.0, "data_norm": 10.0, "center": False},
     ],
     "TailSensitiveCovariance": [
         {"rho": 1.0, "data_norm": 100.0},

@@ -1,0 +1,188 @@
+"""CoinPress covariance: private iterative preconditioning (Biswas et al. 2020).
+
+The practical form of the recursive private preconditioner of Kamath, Li,
+Singhal and Ullman (2019); see ``specs/klsu2019.md`` section 4. A frame ``A``
+(a d x d matrix) is kept such that the rows' covariance in it, ``A C A^T``, is
+at most about the identity. Each step whitens the offsets, ``w = A (x - c)``,
+clips them to a radius r, releases their second moment ``Z`` with the Gaussian
+(or Laplace) mechanism and updates ``A <- (Z_+ + eta I)^(-1/2) A``; the last
+step releases ``Z`` in the learned frame and returns ``A^-1 Z A^-T``.
+
+**Column convention, composition order fixed.** The reference code forms the
+whitened rows as ``X A`` (``w = A^T x``) but updates ``A <- U^(-1/2) A``; from
+the third step on its frame is applied in the wrong order and its error grows
+with the number of steps on anisotropic data (spec section 4.3). Here every
+frame acts on column vectors: ``w = A x``, ``A <- U^(-1/2) A`` and the estimate
+is ``A^-1 Z A^-T``.
+
+**Privacy.** Each step is one release of the second moment of rows clipped to
+the ball of radius r in the frame, whose sensitivity
+(:func:`dpgauss.mechanisms._releases.second_moment_mechanism`) depends on n, d
+and r only: the frame is public (a function of released values), so the map
+``x -> clip(A (x - c))`` is a fixed map of each row, into the ball of radius r
+whatever the row is, in floating point (a row whose image overflows is mapped
+to 0, see :func:`dpgauss.utils._sums.clip_rows`). The steps compose; the frame
+updates, the clipping-shrinkage correction and the change of coordinates back
+are post-processing.
+"""
+
+import math
+
+import numpy as np
+from scipy import stats
+
+from dpgauss.accounting._plan import Release
+from dpgauss.covariance._methods import kind_of, mechanism_factory, release_covariance
+from dpgauss.mechanisms._releases import second_moment_mechanism
+from dpgauss.utils._linalg import eigh_descending
+from dpgauss.utils._sums import clipped_sums
+from dpgauss.utils.validation import split_cost
+
+__all__ = [
+    "coinpress_entries",
+    "learn_frame",
+    "release_in_frame",
+    "shrinkage_factor",
+    "tail_radius",
+]
+
+#: Share of the covariance cost spent on the preconditioning steps (the rest
+#: goes to the final release), as in the reference code and the spec.
+PRECONDITION_SHARE = 0.25
+#: Per-row tail probability of the whitened clipping radius (reference code).
+STEP_BETA = 0.1
+
+
+def tail_radius(d, beta):
+    """``sqrt(d + 2 sqrt(d log(1/beta)) + 2 log(1/beta))``.
+
+    For g ~ N(0, I_d), ``P[||g|| > tail_radius(d, beta)] <= beta`` (Laurent and
+    Massart 2000); the clipping radius of rows whitened to about the identity.
+    """
+    t = math.log(1.0 / beta)
+    return math.sqrt(d + 2.0 * math.sqrt(d * t) + 2.0 * t)
+
+
+def shrinkage_factor(d, radius):
+    """``E[min(||g||^2, r^2)] / d`` for g ~ N(0, I_d).
+
+    Clipping g to the ball of radius r multiplies ``E[g g^T] = I`` by this
+    factor (by symmetry the clipped second moment is isotropic), so a second
+    moment of whitened Gaussian rows clipped at r is divided by it. With
+    ``u = r^2``: ``F_{d+2}(u) + (u / d) (1 - F_d(u))``, F the chi-square cdfs.
+    """
+    u = radius * radius
+    return float(stats.chi2.cdf(u, d + 2) + (u / d) * stats.chi2.sf(u, d))
+
+
+def coinpress_entries(cost, steps):
+    """Plan entries: ``steps - 1`` preconditioning releases, then the final one.
+
+    The preconditioning steps share :data:`PRECONDITION_SHARE` of ``cost``
+    equally (``precondition_1`` ...); the final release (``second_moment``)
+    gets the rest. One step is the final release alone.
+    """
+    kind = kind_of(cost)
+    if steps == 1:
+        return [Release("second_moment", cost, kind)]
+    pre, final = split_cost(cost, [PRECONDITION_SHARE, 1.0 - PRECONDITION_SHARE])
+    parts = split_cost(pre, [1.0 / (steps - 1)] * (steps - 1))
+    return [
+        *(Release(f"precondition_{k}", c, kind) for k, c in enumerate(parts, 1)),
+        Release("second_moment", final, kind),
+    ]
+
+
+def _step_margin(n, d):
+    """The reference code's eta: ``(2 sqrt(d/n) + d/n) / 2``, the sampling
+    fluctuation of a whitened second moment, added before inverting."""
+    return 0.5 * (2.0 * math.sqrt(d / n) + d / n)
+
+
+def learn_frame(X, center, frame, radius, plan, steps, rng, n_partials):
+    """Run the ``steps - 1`` preconditioning releases; return the frame.
+
+    Parameters
+    ----------
+    X : ndarray or dask array of shape (n, d)
+        The rows.
+    center : ndarray of shape (d,)
+        Public or released center of the rows.
+    frame : ndarray of shape (d, d)
+        The initial frame A, public, with ``A C A^T`` at most about the identity
+        (``I / B`` for rows in the ball of radius B).
+    radius : float
+        The clipping radius of the first step, in the frame.
+    plan : ReleasePlan
+        Holds ``precondition_1`` ... (see :func:`coinpress_entries`).
+    steps : int
+        The number of CoinPress steps (the final release included).
+    rng : numpy.random.Generator
+        The fit's noise stream.
+    n_partials : int
+        Chunk sums a pass adds (for the rounding term of the sensitivity).
+
+    Returns
+    -------
+    frame : ndarray of shape (d, d)
+        The learned frame.
+    radius : float
+        The clipping radius for the final release in it.
+    """
+    n, d = X.shape[0], frame.shape[0]
+    eta = _step_margin(n, d)
+    for k in range(1, steps):
+        S = clipped_sums(X, center, radius, transform=frame)[1] / n
+        mech = plan.calibrate(
+            f"precondition_{k}",
+            lambda c, r=radius: second_moment_mechanism(c, n, d, r, n_partials),
+        )
+        Z = mech.randomise(S, rng)
+        with np.errstate(all="ignore"):
+            values, vectors = eigh_descending(Z)
+            values = np.maximum(values, 0.0) + eta
+            step = (vectors / np.sqrt(values)) @ vectors.T
+            new = step @ frame
+        # Post-processing of released values; a release so noisy that the frame
+        # is not finite (never for a calibrated, finite noise) keeps the old one.
+        if np.all(np.isfinite(new)):
+            frame = new
+        radius = tail_radius(d, STEP_BETA)
+    return frame, radius
+
+
+def release_in_frame(X, center, frame, radius, plan, rng, n_partials, correct):
+    """The final release in the learned frame, back in the rows' coordinates.
+
+    The second moment of ``clip(A (x - c), r)`` is released by GaussCov (the
+    spectral denoiser included, :func:`release_covariance`), divided by
+    :func:`shrinkage_factor` when ``correct`` (rows whitened to about the
+    identity, clipped at a Gaussian tail radius), and mapped back as
+    ``A^-1 Z A^-T`` (post-processing).
+
+    Returns
+    -------
+    values, vectors : ndarray
+        Eigenvalues (descending, >= 0) and eigenvectors of the estimate.
+    noise_sd : float
+        The noise sd of one entry of the release, in the rows' units along the
+        frame's least amplified direction (for the eigenvalue floor).
+    cap : float
+        A bound on the estimate's trace (``r^2 ||A^-1||_2^2``).
+    """
+    n, d = X.shape[0], frame.shape[0]
+    S = clipped_sums(X, center, radius, transform=frame)[1] / n
+    make = mechanism_factory(n, d, radius, n_partials)
+    values, vectors, sd = release_covariance(
+        "gauss", S, n, plan, make, rng, radius * radius
+    )
+    if correct:
+        values = values / shrinkage_factor(d, radius)
+    inverse = np.linalg.inv(frame)
+    back = inverse @ vectors
+    estimate = (back * values) @ back.T
+    estimate = 0.5 * (estimate + estimate.T)
+    values, vectors = eigh_descending(estimate)
+    values = np.maximum(values, 0.0)
+    gram = np.linalg.eigvalsh(inverse @ inverse.T)
+    return values, vectors, sd * float(gram[0]), radius * radius * float(gram[-1])
