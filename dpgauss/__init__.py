@@ -7,10 +7,12 @@ optional shared :class:`PrivacyBudget` before it reads the data.
 from dpgauss._version import __version__
 from dpgauss.accounting import PrivacyBudget
 from dpgauss.covariance import PrivateCovariance, TailSensitiveCovariance
+from dpgauss.gaussian import PrivateGaussianEstimator
 
 __all__ = [
     "PrivacyBudget",
     "PrivateCovariance",
+    "PrivateGaussianEstimator",
     "TailSensitiveCovariance",
     "__version__",
 ]

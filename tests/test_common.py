@@ -33,7 +33,11 @@ from dpgauss.utils.estimator_checks import check_dp_estimator
 ESTIMATORS = list(make_instances(all_estimators()))
 
 # Fitted attribute holding a private release, per estimator class.
-RELEASE = {"PrivateCovariance": "covariance_", "TailSensitiveCovariance": "covariance_"}
+RELEASE = {
+    "PrivateCovariance": "covariance_",
+    "PrivateGaussianEstimator": "mean_",
+    "TailSensitiveCovariance": "covariance_",
+}
 
 
 def test_every_estimator_is_tested():

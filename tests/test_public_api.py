@@ -12,6 +12,7 @@ MODULES = [
     "dpgauss.utils.discovery",
     "dpgauss.accounting",
     "dpgauss.covariance",
+    "dpgauss.gaussian",
     "dpgauss.exceptions",
     "dpgauss.mechanisms",
     "dpgauss.utils",
@@ -33,6 +34,7 @@ def test_top_level_names():
     assert set(dpgauss.__all__) == {
         "PrivacyBudget",
         "PrivateCovariance",
+        "PrivateGaussianEstimator",
         "TailSensitiveCovariance",
         "__version__",
     }

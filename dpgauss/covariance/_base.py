@@ -13,6 +13,7 @@ from sklearn.base import BaseEstimator
 
 from dpgauss.accounting._plan import Release
 from dpgauss.base import GaussianDensityMixin, PrivateEstimatorMixin
+from dpgauss.covariance._denoise import shrink_mean
 from dpgauss.covariance._methods import kind_of, noise_variance
 from dpgauss.mechanisms import GaussianMechanism
 from dpgauss.mechanisms._releases import mean_mechanism, sum_mechanism
@@ -20,7 +21,7 @@ from dpgauss.utils._sklearn_compat import Interval
 from dpgauss.utils._sums import clipped_sums, n_partial_sums
 from dpgauss.utils.validation import check_data_norm, split_cost
 
-__all__ = ["BasePrivateCovariance"]
+__all__ = ["BasePrivateCovariance", "eigenvalue_floor"]
 
 #: Share of the fit's privacy cost spent on the mean when ``center=True``. The
 #: covariance is then estimated around the released mean, so the mean's error
@@ -71,22 +72,39 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
     def _release_mean(X, center, radius, plan, rng):
         """Release the mean of the rows clipped to ``radius`` around ``center``.
 
-        Sensitivity in :func:`dpgauss.mechanisms._releases.mean_mechanism`. The
-        release is projected onto the ball of radius r, where the exact clipped
-        mean lies (post-processing). Returns the released mean offset (the new
-        center is ``center + offset``) and the public variance of one coordinate
-        of its noise.
+        Sensitivity in :func:`dpgauss.mechanisms._releases.mean_mechanism`.
+        Post-processing: a Gaussian release is shrunk towards ``center``
+        (:func:`~dpgauss.covariance._denoise.shrink_mean`, whose risk estimate
+        assumes the unprojected Gaussian release, so it comes first), then
+        projected onto the ball of radius r, where the exact clipped mean lies
+        (never farther from it).
+
+        Returns
+        -------
+        raw : ndarray of shape (d,)
+            The release (an offset from ``center``).
+        variance : float
+            The public variance of one coordinate of its noise.
+        offset : ndarray of shape (d,)
+            The shrunk, projected offset: the new center is ``center + offset``.
+        error : float
+            The estimated squared error of ``offset`` (at most ``d variance``).
         """
         n, d = X.shape
         sum_y = clipped_sums(X, center, radius, with_outer=False)[0]
         mech = plan.calibrate(
             "mean", lambda c: mean_mechanism(c, n, d, radius, n_partial_sums(X))
         )
-        mean = mech.randomise(sum_y / n, rng)
-        norm = float(np.linalg.norm(mean))
+        raw = mech.randomise(sum_y / n, rng)
+        variance = noise_variance(mech, d)
+        if isinstance(mech, GaussianMechanism):
+            offset, error = shrink_mean(raw, variance)
+        else:  # Stein's lemma needs Gaussian noise: Laplace releases stay as they are
+            offset, error = raw, d * variance
+        norm = float(np.linalg.norm(offset))
         if not norm <= radius:  # also inf
-            mean = mean * (radius / norm) if math.isfinite(norm) else np.zeros(d)
-        return mean, noise_variance(mech, d)
+            offset = offset * (radius / norm) if math.isfinite(norm) else np.zeros(d)
+        return raw, variance, offset, error
 
     @staticmethod
     def _release_trace(units, bits, n, radius, plan, rng, beta=1e-3):
@@ -126,9 +144,17 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
         never exceeds the average eigenvalue when there is one, so that
         Mahalanobis distances stay meaningful.
         """
-        d = values.shape[0]
-        mean_value = float(np.sum(values)) / d
-        floor = min(noise_sd, mean_value) if mean_value > 0 else cap / d * 2.0**-52
-        # At least 4 / max float, so that precision_ (1 / floor) stays finite.
-        floor = max(floor, 4.0 / np.finfo(np.float64).max) if floor > 0 else 1.0
+        floor = eigenvalue_floor(values, noise_sd, cap)
         return self._gaussian_attributes(center, values, vectors, floor)
+
+
+def eigenvalue_floor(values, noise_sd, cap):
+    """The floor of a released spectrum (see ``_model_attributes``).
+
+    The smaller of ``noise_sd`` and the mean of ``values``; ``2^-52 cap / d``
+    when every value is 0; at least ``4 / max float`` (a finite precision).
+    """
+    d = values.shape[0]
+    mean_value = float(np.sum(values)) / d
+    floor = min(noise_sd, mean_value) if mean_value > 0 else cap / d * 2.0**-52
+    return max(floor, 4.0 / np.finfo(np.float64).max)

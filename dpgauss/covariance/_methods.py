@@ -160,22 +160,10 @@ def release_covariance(
     floor : float
         The standard deviation of one noise entry of the release (public).
     """
-    d = M.shape[0]
     if method == "gauss":
         mech = plan.calibrate("second_moment", make("second_moment"))
         released = mech.randomise(M, rng)
-        values, vectors = eigh_descending(released)
-        values = values - shift
-        if not denoise:
-            return project_simplex_capped(values, cap), vectors, noise_sd(mech)
-        diagonal, off = entry_variances(mech, d)
-        own = float(np.sum(values))
-        other = (None, None) if trace is None else (trace[0] - d * shift, trace[1])
-        estimate, weight = combine_traces(own, d * diagonal, *other)
-        estimate = shrink_trace(estimate, weight, d * diagonal, *other[1:])
-        tau2 = 2.0 * off  # Gaussian: the diagonal variance; Laplace: see _denoise
-        values = denoise_spectrum(values, off, tau2, estimate, weight, cap)
-        return values, vectors, noise_sd(mech)
+        return gauss_spectrum(mech, released, cap, trace, shift, denoise)
     if method == "separate":
         value_mech = plan.calibrate("eigenvalues", make("eigenvalues"))
         noisy_values = value_mech.randomise(eigh_descending(M)[0], rng) - shift
@@ -186,6 +174,27 @@ def release_covariance(
             ordered = np.sort(noisy_values)[::-1]
         return project_simplex_capped(ordered, cap), vectors, noise_sd(mech)
     return eigen_release(M, n, plan, make, rng, cap)
+
+
+def gauss_spectrum(mech, released, cap, trace=None, shift=0.0, denoise=True):
+    """The spectrum of a released GaussCov matrix (post-processing).
+
+    ``released`` is ``mech``'s noisy symmetric matrix; see
+    :func:`release_covariance` for the other arguments and the result.
+    """
+    d = released.shape[0]
+    values, vectors = eigh_descending(released)
+    values = values - shift
+    if not denoise:
+        return project_simplex_capped(values, cap), vectors, noise_sd(mech)
+    diagonal, off = entry_variances(mech, d)
+    own = float(np.sum(values))
+    other = (None, None) if trace is None else (trace[0] - d * shift, trace[1])
+    estimate, weight = combine_traces(own, d * diagonal, *other)
+    estimate = shrink_trace(estimate, weight, d * diagonal, *other[1:])
+    tau2 = 2.0 * off  # Gaussian: the diagonal variance; Laplace: see _denoise
+    values = denoise_spectrum(values, off, tau2, estimate, weight, cap)
+    return values, vectors, noise_sd(mech)
 
 
 def noise_variance(mechanism, size=1):

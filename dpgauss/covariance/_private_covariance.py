@@ -22,7 +22,6 @@ from dpgauss.covariance._coinpress import (
     release_in_frame,
     tail_radius,
 )
-from dpgauss.covariance._denoise import shrink_mean
 from dpgauss.covariance._methods import (
     choose_method,
     covariance_entries,
@@ -280,10 +279,8 @@ class PrivateCovariance(BasePrivateCovariance):
         radius = float(self.data_norm)
         center, shift = self._location(d), 0.0
         if self.center:
-            offset, variance = self._release_mean(X, center, radius, plan, rng)
-            # Post-processing: shrink towards the public center; the expected
-            # rank-one bias of M along the identity is the shrunk error / d.
-            offset, error = shrink_mean(offset, variance)
+            _, _, offset, error = self._release_mean(X, center, radius, plan, rng)
+            # The expected rank-one bias of M along the identity: error / d.
             center, shift = center + offset, error / d
         if self.method == "coinpress":
             return self._coinpress(X, center, plan, rng)

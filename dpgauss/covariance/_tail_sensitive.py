@@ -22,7 +22,6 @@ from dpgauss.accounting import PureDP
 from dpgauss.accounting._plan import Choice, Release, ReleasePlan, dominates
 from dpgauss.base import calibration_error, check_noise_scale, check_radius
 from dpgauss.covariance._base import BasePrivateCovariance
-from dpgauss.covariance._denoise import shrink_mean
 from dpgauss.covariance._methods import (
     as_pure,
     choose_method,
@@ -57,6 +56,10 @@ RADIUS_GRID = 80  # radii data_norm * 2^(-k/2), k = 0..79
 #: outside). Two steps start the threshold search too high when d is small (its
 #: queries are then mostly noise): measured 1.8x worse with a 100x loose bound.
 STEP_BACK = 1
+#: With one scan, the pairs' radius is suspect when their released clipped
+#: trace, less one noise sd, exceeds this fraction of its square (most pairs at
+#: the clip).
+SATURATED = 0.5
 TAU_GRID = 120  # thresholds radius * 2^(-l/2), l = 0..119 (down to 2^-60 r)
 RADIUS_BETA = 0.1  # failure probability in the radius scan's threshold
 
@@ -690,8 +693,9 @@ class TailSensitiveCovariance(BasePrivateCovariance):
             plan.choose("scans", "pairs")
             radius = float(self.data_norm)
             spread = self._scan(plan, "pair_radius", pair_norms, m, rng)
-        raw, variance = self._release_mean(X, location, radius, plan, rng)
-        offset, error = shrink_mean(raw, variance)
+        raw, variance, offset, error = self._release_mean(
+            X, location, radius, plan, rng
+        )
         center = location + offset
         clipped, t_z, upper_z, var_z = self._trace(pair_norms, spread, plan, rng)
         # Post-processing of released values from here. The mean's error is a
@@ -707,30 +711,35 @@ class TailSensitiveCovariance(BasePrivateCovariance):
         paired = 2.0 * predicted_noise(plan, m, d, spread, t_z)
         # With one scan (small n) its count threshold is within the noise of m:
         # the pairs' radius can fall far inside the data, and its clipping bias
-        # is not in ``paired``. The pairs are then taken only when the mean's
-        # error is larger than the covariance itself (tr C / sqrt(d) <= ||C||_F,
-        # the trace raised by half its noise sd: one released at 0 says only
-        # that it is within the noise).
+        # is not in ``paired``. When the pairs' trace shows that (more than
+        # SATURATED of spread^2 by one noise sd at least: most pairs clipped;
+        # a trace at the clip by noise alone shows nothing), the pairs are taken
+        # only when the mean's error is larger than the covariance itself
+        # (tr C / sqrt(d) <= ||C||_F, the trace raised by half its noise sd).
         scale = 2.0 * (t_z + 0.5 * math.sqrt(var_z)) / math.sqrt(d)
-        trusted = both or error > scale
+        saturated = t_z - math.sqrt(var_z) >= SATURATED * spread * spread
+        trusted = both or not saturated or error > scale
         if trusted and math.hypot(around, error) > paired:
             return _Path(
                 pairs.rows(), np.zeros(d), center, m, spread, clipped, t_z,
                 upper_z, var_z, scale=2.0, centering="pairs",
             )  # fmt: skip
         # Around the mean: E||x - c||^2 = tr C + ||delta||^2 with delta = c - mu,
-        # estimated by the shrunk mean's error. ||raw - mu||^2 / variance is
-        # chi-square with d degrees of freedom (its 0.999 quantile bounds it) and
-        # the shrinkage moved c by ||raw - offset||; the pairs' trace stands in
-        # for the rows' own.
+        # estimated by the shrunk mean's error, with the variance of 2 t_z (the
+        # denoiser's released trace when the search keeps the radius: without
+        # it a noise-dominated release was kept at the noise's own trace, 16
+        # times the zero matrix's error on low-rank rows at n = 150).
+        # ||raw - mu||^2 / variance is chi-square with d degrees of freedom (its
+        # 0.999 quantile bounds it) and the shrinkage moved c by
+        # ||raw - offset||; the pairs' trace stands in for the rows' own.
         moved = float(np.linalg.norm(raw - offset))
         delta_max = (math.sqrt(stats.chi2.ppf(0.999, d) * variance) + moved) ** 2
         r2 = radius * radius
         return _Path(
             X, center, center, n, radius,
             np.minimum(row_norms(X, center), radius),
-            min(trace_c + error, r2), min(2.0 * upper_z + delta_max, r2), None,
-            shift=error / d, centering="mean", trace_sd=2.0 * math.sqrt(var_z),
+            min(trace_c + error, r2), min(2.0 * upper_z + delta_max, r2), 4.0 * var_z,
+            shift=error / d, centering="mean",
         )  # fmt: skip
 
 
@@ -746,16 +755,15 @@ class _Path:
     clipped: np.ndarray
     trace: float
     upper: float
-    variance: object  # the released trace's variance, or None if not released
+    variance: float  # the variance of ``trace`` (a function of released values)
     scale: float = 1.0
     shift: float = 0.0
     centering: str = "none"
-    trace_sd: float = None  # sd of ``trace`` (from ``variance`` when None)
 
     @property
     def released(self):
-        """(trace, variance) for the denoiser when the trace was of these rows."""
-        return None if self.variance is None else (self.trace, self.variance)
+        """(trace, variance) for the denoiser (when the search keeps the radius)."""
+        return (self.trace, self.variance)
 
     @property
     def lower(self):
@@ -768,5 +776,4 @@ class _Path:
         the balance measured on the small datasets of
         ``benchmarks/bench_quality.py``.
         """
-        sd = math.sqrt(self.variance) if self.trace_sd is None else self.trace_sd
-        return self.trace - sd
+        return self.trace - math.sqrt(self.variance)

@@ -24,7 +24,7 @@ def all_estimators():
     --------
     >>> from dpgauss.utils.discovery import all_estimators
     >>> [name for name, _ in all_estimators()]
-    ['PrivateCovariance', 'TailSensitiveCovariance']
+    ['PrivateCovariance', 'PrivateGaussianEstimator', 'TailSensitiveCovariance']
     """
     from sklearn.base import BaseEstimator
 

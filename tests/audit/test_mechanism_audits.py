@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from dpgauss.accounting import zcdp_to_approx
+from dpgauss.accounting import PureDP, zcdp_to_approx
 from dpgauss.mechanisms import (
     AboveThreshold,
     ExponentialMechanism,
@@ -32,6 +32,7 @@ from dpgauss.mechanisms import (
     SymmetricLaplaceMechanism,
     _noise,
 )
+from dpgauss.mechanisms._range import QuantileSearch
 from dpgauss.utils.audit import audit
 
 pytestmark = pytest.mark.audit
@@ -191,6 +192,25 @@ def _quantile(broken):
     )
 
 
+# --- bound-free quantile search: the median crosses between two far clusters -------
+def _quantile_search(broken):
+    # A: 5 values at 0, 6 at 1e6 (median 1e6); B: one moves down (median 0). Each
+    # of the 64 steps releases one count at epsilon / 64. broken: every step
+    # calibrated at the whole epsilon (the composition forgotten).
+    search = QuantileSearch(PureDP(1.0), n_features=1)
+    if broken:
+        search.step = LaplaceMechanism(sensitivity=1.0, epsilon=1.0)
+    a = np.array([0.0] * 5 + [1e6] * 6)[:, None]
+    b = np.array([0.0] * 6 + [1e6] * 5)[:, None]
+
+    def run(values):
+        return lambda n, rng: np.array(
+            [search.release(values, rng)[0] for _ in range(n)]
+        )
+
+    return run(a), run(b)
+
+
 CASES = [
     Case(
         "gaussian",
@@ -220,6 +240,7 @@ CASES = [
     Case("above_threshold", _above_threshold, 1.0, 0.0, 10_000),
     Case("above_threshold_monotone", _above_threshold_monotone, 1.0, 0.0, 10_000),
     Case("quantile", _quantile, 1.0, 0.0, 10_000),
+    Case("quantile_search", _quantile_search, 1.0, 0.0, 400),
 ]
 
 

@@ -17,6 +17,11 @@ INIT_PARAMS = {
         {"method": "coinpress", "rho": 1.0, "data_norm": 10.0},
         {"method": "coinpress", "epsilon": 1.0, "data_norm": 10.0, "center": False},
     ],
+    "PrivateGaussianEstimator": [
+        {"rho": 1.0},
+        {"epsilon": 1.0, "mean_bound": 10.0, "cov_bounds": (0.01, 100.0)},
+        {"rho": 1.0, "mean_bound": 10.0, "budget": "fresh"},
+    ],
     "TailSensitiveCovariance": [
         {"rho": 1.0, "data_norm": 100.0},
         {"epsilon": 1.0, "data_norm": 10.0, "center": False},

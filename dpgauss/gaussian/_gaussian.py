@@ -1,0 +1,392 @@
+"""PrivateGaussianEstimator: N(mu, Sigma) with no bounds on mu or Sigma.
+
+Kamath, Li, Singhal and Ullman (2019) in the practical CoinPress form (Biswas,
+Dong, Kamath and Ullman 2020), with a bound-free private range finder; see
+``specs/klsu2019.md`` (sections 3.5, 3.8, 4 and its addendum).
+"""
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+from scipy import stats
+from sklearn.base import BaseEstimator
+
+from dpgauss.accounting import ZCDP
+from dpgauss.accounting._plan import Release, ReleasePlan
+from dpgauss.base import (
+    GaussianDensityMixin,
+    PrivateEstimatorMixin,
+    calibration_error,
+    check_noise_scale,
+)
+from dpgauss.covariance._base import eigenvalue_floor
+from dpgauss.covariance._coinpress import (
+    STEP_BETA,
+    coinpress_entries,
+    learn_frame,
+    release_in_frame,
+    tail_radius,
+)
+from dpgauss.covariance._methods import kind_of
+from dpgauss.covariance._tail_sensitive import PairDifferences, pair_indices
+from dpgauss.exceptions import UtilityWarning
+from dpgauss.gaussian._steps import (
+    HALF_PAIR_MEDIAN,
+    MAX_FRAME_RADIUS,
+    coinpress_mean,
+    mean_entries,
+    pair_scale,
+)
+from dpgauss.mechanisms._range import QuantileSearch
+from dpgauss.mechanisms._releases import mean_mechanism, second_moment_mechanism
+from dpgauss.utils._docstring import fill_doc
+from dpgauss.utils._sklearn_compat import Interval, _fit_context
+from dpgauss.utils._sums import n_partial_sums
+from dpgauss.utils.validation import split_cost
+
+__all__ = ["PrivateGaussianEstimator"]
+
+#: How many of its scales the coarse center may be from the mean, per
+#: coordinate, when the first mean step's radius is set from it: the private
+#: median's rank is within a few noise sds of n / 2 (see QuantileSearch).
+RANGE_SCALES = 4.0
+#: The median of |x - m| for x ~ N(m, sigma^2) is ABS_MEDIAN * sigma.
+ABS_MEDIAN = float(stats.norm.ppf(0.75))
+
+
+def range_failure(cost, n, d):
+    """Chance that a coarse-range search on n rows errs far from its quantile.
+
+    A step of the binary search errs far from the quantile only where its
+    count's noise exceeds the margin, about n / 2 there; over 64 steps and d
+    columns, at most ``128 d P[noise > n / 2]`` (a union bound; Gaussian noise
+    of sd ``sqrt(32 d / rho)`` under zCDP, Laplace of scale ``64 d / epsilon``
+    under pure DP). Public: the cost, n and d.
+    """
+    search = QuantileSearch(cost, d)
+    if isinstance(cost, ZCDP):
+        tail = float(stats.norm.sf(0.5 * n / search.step.scale))
+    else:
+        tail = 0.5 * math.exp(-0.5 * n / search.step.scale)
+    return min(1.0, 128.0 * d * tail)
+
+
+@fill_doc
+class PrivateGaussianEstimator(
+    PrivateEstimatorMixin, GaussianDensityMixin, BaseEstimator
+):
+    """Private Gaussian N(mu, Sigma) with no bound on the mean or the covariance.
+
+    Learns the mean and the covariance of data whose scale and location are not
+    known: everything a-priori is an optional loose hint, and without hints a
+    private range finder pays a small share of the budget for a coarse center
+    and scale. Then (CoinPress, the practical form of the recursive private
+    preconditioning of Kamath, Li, Singhal and Ullman 2019):
+
+    1. **Coarse range** (no hints): the private median of every coordinate and
+       the private median of ``|x/2 - x'/2|`` over random pairs of rows, by a
+       noisy binary search over all of float64 (no bound needed).
+    2. **Frame**: ``cov_steps - 1`` CoinPress covariance steps on the pair
+       differences (which need no center) learn a whitening frame A.
+    3. **Mean**: ``mean_steps`` CoinPress mean steps in that frame.
+    4. **Covariance**: the second moment of all n rows around the released mean,
+       in the frame, clipped at a Gaussian tail radius, released by GaussCov
+       (denoised) and mapped back. Pair differences alone would cost a factor
+       sqrt(2) (they halve the sample).
+
+    Parameters
+    ----------
+    {privacy_parameters}
+    mean_bound : float, default=None
+        Optional public hint: ``||mu|| <= mean_bound``. Without it, the coarse
+        center is found privately.
+    cov_bounds : tuple of 2 floats, default=None
+        Optional public hint ``(lower, upper)`` on the eigenvalues of Sigma: the
+        frame starts at ``I / sqrt(upper)``, and the estimate's eigenvalues are
+        kept in ``[lower, upper]``. Without it, the coarse scale is found
+        privately.
+    cov_steps : int, default=4
+        CoinPress covariance steps, the final release included.
+    mean_steps : int, default=2
+        CoinPress mean steps.
+    range_share : float, default=0.05
+        Share of the cost for each coarse-range search (the center, the scale;
+        only those a missing hint needs run). A search stays on track when its
+        count noise is far below n / 2: with the default at rho = 0.5 that
+        takes n of about 320 sqrt(d) or more (a ``UtilityWarning`` says when
+        it is predicted to fail with probability above 1%).
+    mean_share : float, default=0.3
+        Share of the rest for the mean steps; the covariance steps get the
+        remainder (a quarter of it for the frame, three quarters for the final
+        release).
+    {random_state}
+
+    Attributes
+    ----------
+    mean_ : ndarray of shape (n_features,)
+        The private mean.
+    location_ : ndarray of shape (n_features,)
+        The same as ``mean_`` (the covariance estimators' name).
+    covariance_ : ndarray of shape (n_features, n_features)
+        The private covariance, symmetric positive definite.
+    precision_ : ndarray of shape (n_features, n_features)
+        The inverse of ``covariance_``.
+    eigenvalue_floor_ : float
+        The smallest eigenvalue of ``covariance_``.
+    frame_ : ndarray of shape (n_features, n_features)
+        The learned whitening frame A (``A covariance_ A^T`` is about the
+        identity).
+    privacy_spent_ : ZCDP or PureDP
+        What the fit cost.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during fit, when ``X`` has string column names.
+
+    See Also
+    --------
+    PrivateCovariance : With a public bound on the rows' norms.
+
+    Notes
+    -----
+    **Privacy.** rho-zCDP (or epsilon-DP with ``epsilon`` alone) with respect to
+    replacing one row; n and every parameter (the hints included) are public.
+    Releases, each planned and charged before any noise is drawn:
+
+    * ``range_location`` and ``range_scale``: noisy binary searches (64
+      steps, each a Gaussian or Laplace release of d counts, l2 sensitivity
+      sqrt(d), l1 d; :class:`~dpgauss.mechanisms._range.QuantileSearch`), on
+      the rows and on ``|x/2 - x'/2|`` over pairs drawn independently of the
+      data (one row changes one pair);
+    * ``precondition_k``: second moments of the pairs, mapped by the current
+      frame and clipped to a public radius (sensitivity ``sqrt(2) r^2 / m``, m
+      pairs);
+    * ``mean_k``: clipped means in the frame (sensitivity ``2 lambda / n``);
+    * ``second_moment``: the rows' second moment around the released mean, in
+      the frame, clipped at a public radius (``sqrt(2) r^2 / n``).
+
+    Each radius and frame is a function of earlier releases and public values,
+    and each clipped row lies in its ball in floating point whatever the row
+    (a row whose image is not finite is mapped to the center), so every
+    sensitivity holds for any finite input; radii computed from releases are
+    capped at a public 1e6. The frames, the center of the coarse box, the
+    spectral denoiser, the change of coordinates and the eigenvalue floor are
+    post-processing. Accuracy, not privacy, depends on the data being Gaussian.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpgauss.gaussian import PrivateGaussianEstimator
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.multivariate_normal([1e4, -3e4], [[4.0, 1.9], [1.9, 1.0]], 20000)
+    >>> est = PrivateGaussianEstimator(rho=1.0, random_state=0).fit(X)
+    >>> np.round(est.mean_), np.round(est.covariance_, 1)
+    (array([ 10000., -30000.]), array([[4. , 1.9],
+           [1.9, 1. ]]))
+    """
+
+    _parameter_constraints: dict = {
+        **PrivateEstimatorMixin._parameter_constraints,
+        "mean_bound": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "cov_bounds": [tuple, list, None],
+        "cov_steps": [Interval(numbers.Integral, 1, 50, closed="both")],
+        "mean_steps": [Interval(numbers.Integral, 1, 50, closed="both")],
+        "range_share": [Interval(numbers.Real, 0, 0.5, closed="neither")],
+        "mean_share": [Interval(numbers.Real, 0, 1, closed="neither")],
+    }
+
+    def __init__(
+        self,
+        *,
+        rho=None,
+        epsilon=None,
+        delta=None,
+        budget=None,
+        mean_bound=None,
+        cov_bounds=None,
+        cov_steps=4,
+        mean_steps=2,
+        range_share=0.05,
+        mean_share=0.3,
+        random_state=None,
+    ):
+        self.rho = rho
+        self.epsilon = epsilon
+        self.delta = delta
+        self.budget = budget
+        self.mean_bound = mean_bound
+        self.cov_bounds = cov_bounds
+        self.cov_steps = cov_steps
+        self.mean_steps = mean_steps
+        self.range_share = range_share
+        self.mean_share = mean_share
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Fit the private Gaussian, charging ``budget`` first.
+
+        Parameters
+        ----------
+        X : array-like or dask array of shape (n_samples, n_features)
+            Training data; at least 2 rows. Not modified.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : PrivateGaussianEstimator
+            The fitted estimator.
+        """
+        return self._private_fit(X)
+
+    # -- parameters ---------------------------------------------------------------
+    def _check_params(self):
+        self._bounds()
+        if self.mean_bound is not None and not math.isfinite(float(self.mean_bound)):
+            raise ValueError(f"mean_bound must be finite, got {self.mean_bound!r}.")
+
+    def _bounds(self):
+        if self.cov_bounds is None:
+            return None
+        try:
+            lower, upper = (float(b) for b in self.cov_bounds)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"cov_bounds must be a pair (lower, upper), got {self.cov_bounds!r}."
+            ) from exc
+        if not (0.0 <= lower <= upper and 0.0 < upper < math.inf):
+            raise ValueError(
+                "cov_bounds must satisfy 0 <= lower <= upper < inf with upper > 0, "
+                f"got {self.cov_bounds!r}."
+            )
+        return lower, upper
+
+    def _range_names(self):
+        names = []
+        if self.mean_bound is None:
+            names.append("range_location")
+        if self.cov_bounds is None:
+            names.append("range_scale")
+        return names
+
+    # -- the plan -----------------------------------------------------------------
+    def _build_plan(self, total, d):
+        names = self._range_names()
+        entries, rest = [], total
+        if names:
+            share = float(self.range_share) * len(names)
+            ranged, rest = split_cost(total, [share, 1.0 - share])
+            parts = split_cost(ranged, [1.0 / len(names)] * len(names))
+            entries += [
+                Release(name, c, kind_of(total))
+                for name, c in zip(names, parts, strict=True)
+            ]
+        mean_share = float(self.mean_share)
+        mean, cov = split_cost(rest, [mean_share, 1.0 - mean_share])
+        cov_entries = coinpress_entries(cov, int(self.cov_steps))
+        entries += cov_entries[:-1] + mean_entries(mean, int(self.mean_steps))
+        entries.append(cov_entries[-1])
+        return ReleasePlan(total, entries)
+
+    def _check_calibration(self, plan, n, d):
+        m = n // 2
+        gamma = tail_radius(d, STEP_BETA)
+        try:
+            for release in plan.releases():
+                name, cost = release.name, release.cost
+                if name.startswith("range_"):
+                    check_noise_scale(QuantileSearch(cost, d).step, size=d)
+                elif name.startswith("precondition_"):
+                    mech = second_moment_mechanism(cost, m, d, gamma)
+                    check_noise_scale(mech, size=d)
+                elif name.startswith("mean_"):
+                    mech = mean_mechanism(cost, n, d, MAX_FRAME_RADIUS, n)
+                    check_noise_scale(mech, size=d)
+                else:
+                    mech = second_moment_mechanism(cost, n, d, MAX_FRAME_RADIUS, n)
+                    check_noise_scale(mech, size=d)
+        except (ValueError, OverflowError, ZeroDivisionError) as exc:
+            raise calibration_error(type(self).__name__, "a noise scale", exc) from exc
+
+    def _check_utility(self, plan, n, d):
+        """Warn (UtilityWarning) when a coarse-range search is predicted to fail."""
+        for name in self._range_names():
+            rows = n if name == "range_location" or self.mean_bound is None else n // 2
+            risk = range_failure(plan.cost(name), rows, d)
+            if risk > 0.01:
+                warnings.warn(
+                    f"{type(self).__name__}: with n={n}, d={d} and {plan.total}, "
+                    f"the private search for the data's {name[6:]} is predicted to "
+                    f"go astray with probability up to {risk:.2g} (its count noise "
+                    "is not far below n / 2). Give mean_bound and cov_bounds, "
+                    "a larger range_share or budget, or more rows.",
+                    UtilityWarning,
+                    stacklevel=4,
+                )
+
+    # -- the fit ------------------------------------------------------------------
+    def _search(self, plan, name, values, rng):
+        d = values.shape[1]
+        search = plan.calibrate(name, lambda c: QuantileSearch(c, d))
+        return search.release(values, rng)
+
+    def _fit_releases(self, X, plan, rng):
+        n, d = X.shape
+        first, second = pair_indices(n, rng)
+        pairs = PairDifferences(X, first, second).rows()  # x/2 - x'/2: cov C/2
+        bounds = self._bounds()
+        if self.mean_bound is None:
+            coarse = self._search(plan, "range_location", np.asarray(X), rng)
+        else:
+            coarse = np.zeros(d)
+        if bounds is None and self.mean_bound is None:
+            # Around the private median: all n rows, median |x - m| = 0.674 sigma
+            # (an off center only makes the scale larger, the safe side).
+            spread = np.abs(np.asarray(X) - coarse)
+            found = self._search(plan, "range_scale", spread, rng)
+            scale = pair_scale(found * (HALF_PAIR_MEDIAN / ABS_MEDIAN))
+        if bounds is None and self.mean_bound is not None:
+            scale = pair_scale(self._search(plan, "range_scale", np.abs(pairs), rng))
+        if bounds is None:
+            # A0 C A0^T = R / (4 d), R with unit diagonal when the scales are
+            # right: at most I / 4, and at most I when they are half the truth.
+            start = np.diag(1.0 / scale) / (2.0 * math.sqrt(d))
+        else:
+            scale = None
+            start = np.eye(d) / math.sqrt(bounds[1])
+        gamma = tail_radius(d, STEP_BETA)
+        # The pairs' covariance is C / 2: their frame is sqrt(2) A.
+        frame, _ = learn_frame(
+            pairs,
+            np.zeros(d),
+            math.sqrt(2.0) * start,
+            gamma,
+            plan,
+            int(self.cov_steps),
+            rng,
+            n_partial_sums(pairs),
+        )
+        frame = frame / math.sqrt(2.0)
+        if self.mean_bound is None:
+            # |mu_j - coarse_j| <= RANGE_SCALES scale_j in every coordinate.
+            spread = np.linalg.norm(frame * scale, ord=2) if scale is not None else 1.0
+            radius = RANGE_SCALES * math.sqrt(d) * float(spread)
+        else:
+            radius = float(np.linalg.norm(frame, ord=2)) * float(self.mean_bound)
+        partials = n_partial_sums(X)
+        mean, variance, error = coinpress_mean(
+            X, frame, coarse, radius, plan, int(self.mean_steps), rng, partials
+        )
+        final = min(gamma + error, MAX_FRAME_RADIUS)
+        values, vectors, sd, cap = release_in_frame(
+            X, mean, frame, final, plan, rng, partials, correct=True, shift=variance
+        )
+        if bounds is not None:
+            values = np.clip(values, bounds[0], bounds[1])
+        floor = eigenvalue_floor(values, sd, cap)
+        fitted = self._gaussian_attributes(mean, values, vectors, floor)
+        fitted.update(mean_=fitted["location_"].copy(), frame_=frame)
+        return fitted

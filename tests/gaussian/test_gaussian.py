@@ -1,0 +1,132 @@
+"""PrivateGaussianEstimator: no hints, far means, bad conditioning, accounting."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from dpgauss import PrivacyBudget, PrivateGaussianEstimator
+from dpgauss.accounting import ZCDP, PureDP
+from dpgauss.exceptions import UtilityWarning
+
+
+def _gaussian(d, n, seed, far=0.0, cond=1.0):
+    rng = np.random.default_rng(seed)
+    Q = np.linalg.qr(rng.normal(size=(d, d)))[0]
+    C = Q @ np.diag(np.geomspace(1.0, cond, d)) @ Q.T
+    mu = rng.normal(size=d)
+    mu = mu / np.linalg.norm(mu) * far
+    return rng.multivariate_normal(mu, C, size=n), mu, C
+
+
+def _ratios(est, X, mu, C):
+    """Private / non-private error, Mahalanobis (mean) and Mahalanobis-Frobenius."""
+    inv = np.linalg.inv(np.linalg.cholesky(C))
+    cov = np.linalg.norm(inv @ est.covariance_ @ inv.T - np.eye(len(mu)))
+    cov0 = np.linalg.norm(inv @ np.cov(X.T, bias=True) @ inv.T - np.eye(len(mu)))
+    mean = np.linalg.norm(inv @ (est.mean_ - mu))
+    mean0 = np.linalg.norm(inv @ (X.mean(axis=0) - mu))
+    return cov / cov0, mean / mean0
+
+
+def test_no_hints_far_mean_bad_conditioning():
+    # d = 10, n = 8,000, rho = 0.5, the mean 1e4 away, condition number 1e3, no
+    # hint: the coarse range (10% of the cost) and the frame bring both errors
+    # within 1.1-1.3 times the non-private ones (measured medians over 3 seeds
+    # 1.13 and 1.25); allow 1.6 per fit.
+    for seed in range(3):
+        X, mu, C = _gaussian(10, 8000, seed, far=1e4, cond=1e3)
+        est = PrivateGaussianEstimator(rho=0.5, random_state=seed).fit(X)
+        cov, mean = _ratios(est, X, mu, C)
+        assert cov < 1.6
+        assert mean < 1.6
+        np.testing.assert_array_equal(est.location_, est.mean_)
+
+
+def test_hints_are_used_instead_of_the_range_search():
+    X, _, _ = _gaussian(5, 4000, 0)
+    budget = PrivacyBudget(rho=10.0)
+    est = PrivateGaussianEstimator(
+        rho=0.5, mean_bound=10.0, cov_bounds=(0.5, 2.0), budget=budget, random_state=0
+    ).fit(X)
+    names = [e.mechanism.split(":")[1] for e in budget.ledger()]
+    assert not any(name.startswith("range_") for name in names)
+    assert names == [
+        "precondition_1",
+        "precondition_2",
+        "precondition_3",
+        "mean_1",
+        "mean_2",
+        "second_moment",
+    ]
+    assert budget.spent().rho == pytest.approx(0.5)
+    values = np.linalg.eigvalsh(est.covariance_)
+    assert values.min() >= 0.5 - 1e-12
+    assert values.max() <= 2.0 + 1e-12
+
+
+@pytest.mark.parametrize("kind", ["rho", "epsilon"])
+def test_ledger_matches_the_plan(kind):
+    X, _, _ = _gaussian(3, 3000, 1)
+    budget = PrivacyBudget(rho=100.0)
+    est = PrivateGaussianEstimator(budget=budget, random_state=0, **{kind: 1.0})
+    est.fit(X)
+    costs = [e.cost for e in budget.ledger()]
+    assert costs == est.planned_costs(3)
+    assert est.privacy_spent_ == (ZCDP(1.0) if kind == "rho" else PureDP(1.0))
+    names = [e.mechanism.split(":")[1] for e in budget.ledger()]
+    assert names[:2] == ["range_location", "range_scale"]
+
+
+def test_input_and_parameters_are_checked_before_spending():
+    budget = PrivacyBudget(rho=1.0)
+    X = np.random.default_rng(0).normal(size=(100, 2))
+    for bad in ((1.0,), (2.0, 1.0), (0.0, math.inf), "wide"):
+        with pytest.raises(ValueError, match="cov_bounds"):
+            PrivateGaussianEstimator(rho=0.5, cov_bounds=bad, budget=budget).fit(X)
+    with pytest.raises(ValueError, match="mean_bound"):
+        PrivateGaussianEstimator(rho=0.5, mean_bound=math.inf, budget=budget).fit(X)
+    Y = X.copy()
+    Y[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        PrivateGaussianEstimator(rho=0.5, budget=budget).fit(Y)
+    assert budget.spent().rho == 0.0
+
+
+def test_extreme_rows_complete_after_the_charge():
+    # Rows at 1e300 and 1e-300 scales, a constant column, a row 1e12 times the
+    # rest away: the fit completes with a finite positive definite covariance.
+    rng = np.random.default_rng(0)
+    for X in (
+        rng.normal(1e300, 1e297, size=(500, 3)),
+        rng.normal(0.0, 1e-300, size=(500, 3)),
+        np.column_stack([rng.normal(size=500), np.full(500, 4.0)]),
+        np.vstack([rng.normal(size=(499, 3)), [1e12, -1e12, 1e12]]),
+    ):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UtilityWarning)
+            est = PrivateGaussianEstimator(rho=1.0, random_state=0).fit(X)
+        assert np.all(np.isfinite(est.covariance_))
+        assert np.all(np.isfinite(est.mean_))
+        assert np.linalg.eigvalsh(est.covariance_).min() > 0
+
+
+def test_warns_when_the_range_search_is_predicted_to_fail():
+    X = np.random.default_rng(0).normal(size=(200, 20))
+    with pytest.warns(UtilityWarning, match="go astray"):
+        PrivateGaussianEstimator(rho=0.5, random_state=0).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UtilityWarning)
+        PrivateGaussianEstimator(
+            rho=0.5, mean_bound=5.0, cov_bounds=(0.1, 10.0), random_state=0
+        ).fit(X)
+
+
+def test_sample_score_and_mahalanobis_describe_one_gaussian():
+    X, _, _ = _gaussian(4, 5000, 2)
+    est = PrivateGaussianEstimator(rho=1.0, random_state=0).fit(X)
+    draws = est.sample(20000, random_state=1)
+    np.testing.assert_allclose(np.cov(draws.T), est.covariance_, atol=0.1)
+    assert np.isfinite(est.score(X))
+    assert est.mahalanobis(X).shape == (5000,)

@@ -1,0 +1,77 @@
+"""The bound-free quantile search (noisy binary search over float64)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from dpgauss.accounting import ZCDP, PureDP
+from dpgauss.mechanisms._range import (
+    MAX_KEY,
+    STEPS,
+    QuantileSearch,
+    float_keys,
+    keys_to_floats,
+)
+
+
+def test_keys_keep_the_order_of_every_finite_float():
+    rng = np.random.default_rng(0)
+    bits = rng.integers(-(2**63), 2**63 - 1, size=100_000, dtype=np.int64)
+    values = bits.view(np.float64)
+    values = values[np.isfinite(values)]
+    extremes = [-np.finfo(float).max, -1e-300, -5e-324, -0.0, 0.0, 5e-324, 1.0]
+    values = np.concatenate([values, extremes, [np.finfo(float).max]])
+    keys = float_keys(values)
+    order = np.argsort(values, kind="stable")
+    assert np.all(np.diff(keys[order]) >= 0)
+    assert np.all(np.abs(keys) <= MAX_KEY)
+    back = keys_to_floats(keys)
+    np.testing.assert_array_equal(back, values)  # -0.0 == 0.0 compares equal
+    assert float_keys([-0.0])[0] == float_keys([0.0])[0] == 0
+
+
+def test_steps_compose_to_the_cost_exactly():
+    for cost in (ZCDP(0.3), PureDP(0.7)):
+        search = QuantileSearch(cost, n_features=3)
+        step = search.step.cost
+        total = step.rho if isinstance(cost, ZCDP) else step.epsilon
+        value = cost.rho if isinstance(cost, ZCDP) else cost.epsilon
+        assert total * STEPS == value  # 1/64 is exact in binary
+        assert search.step.sensitivity == (math.sqrt(3) if cost == ZCDP(0.3) else 3)
+
+
+@pytest.mark.parametrize(
+    ("loc", "scale"), [(0.0, 1.0), (1e6, 3.0), (-1e-200, 1e-203), (1e300, 1e297)]
+)
+def test_finds_the_median_at_any_scale(loc, scale):
+    # n = 4,000, d = 3, rho = 0.05: count noise sd sqrt(32 * 3 / 0.05) = 44, so
+    # every step is right where the count is more than 4.5 sd = 200 from n/2,
+    # and the released rank is within about 200 of 2,000: within 0.13 sd of
+    # the median for Gaussian data. Allow 0.3.
+    X = np.random.default_rng(1).normal(loc, scale, size=(4000, 3))
+    search = QuantileSearch(ZCDP(0.05), n_features=3)
+    found = search.release(X, random_state=0)
+    assert np.all(np.abs(found - np.median(X, axis=0)) < 0.3 * scale)
+    assert search.draws == 1
+
+
+def test_other_quantiles_and_ties():
+    # 100 copies of each of 0..9: exactly 900 values are <= any point of [8, 9),
+    # the target at q = 0.9, so with noise the search may stop anywhere there.
+    X = np.repeat(np.arange(10.0), 100)[:, None]
+    search = QuantileSearch(ZCDP(1.0), n_features=1, quantile=0.9)
+    assert 8.0 <= search.release(X, random_state=0)[0] <= 9.0
+    constant = np.full((50, 2), -7.25)
+    assert np.all(QuantileSearch(ZCDP(1.0), 2).release(constant, 0) == -7.25)
+
+
+def test_bad_arguments_are_refused():
+    with pytest.raises(ValueError, match="quantile"):
+        QuantileSearch(ZCDP(1.0), 1, quantile=1.0)
+    with pytest.raises(ValueError, match="n_features"):
+        QuantileSearch(ZCDP(1.0), 0)
+    with pytest.raises(TypeError, match="ZCDP or PureDP"):
+        QuantileSearch(1.0, 1)
+    with pytest.raises(ValueError, match="shape"):
+        QuantileSearch(ZCDP(1.0), 2).release(np.zeros((5, 3)))
