@@ -28,6 +28,7 @@ Conversions (all exact statements, tested against closed-form values):
 """
 
 import math
+from fractions import Fraction
 from dataclasses import dataclass
 
 import numpy as np
@@ -242,7 +243,8 @@ def pure_to_zcdp(epsilon):
     Returns
     -------
     float
-        ``epsilon**2 / 2`` (Bun and Steinke 2016, Proposition 1.4).
+        ``epsilon**2 / 2`` (Bun and Steinke 2016, Proposition 1.4), rounded up:
+        never below the exact value, so no conversion under-counts.
 
     Examples
     --------
@@ -251,7 +253,10 @@ def pure_to_zcdp(epsilon):
     0.5
     """
     epsilon = _check_positive_finite("epsilon", epsilon, allow_zero=True)
-    return epsilon * epsilon / 2.0
+    rho = epsilon * epsilon / 2.0
+    if Fraction(rho) < Fraction(epsilon) ** 2 / 2:  # rounded down: one ulp up
+        rho = math.nextafter(rho, math.inf)
+    return rho
 
 
 def _cks_objective(log_alpha_minus_1, rho, log_inv_delta):

@@ -19,8 +19,10 @@ in the same plan.
 """
 
 from dataclasses import dataclass
+from fractions import Fraction
 
-from dpgauss.accounting._composition import compose, parts_of
+from dpgauss.accounting._composition import compose
+from dpgauss.accounting._costs import ZCDP, ApproxDP, PureDP, pure_to_zcdp
 
 __all__ = ["Choice", "PlanError", "Release", "ReleasePlan", "dominates"]
 
@@ -125,15 +127,26 @@ def _dominance_vector(releases):
 
 
 def _cost_vector(costs):
-    parts = parts_of(costs)
+    """The additive components of ``costs`` as exact sums (Fractions).
+
+    Composition adds the same float components with ``math.fsum``, the
+    correctly rounded exact sum, which is non-decreasing in the exact sum: an
+    option whose exact sums dominate still does after any other costs are
+    added. Comparing the rounded sums did not (the review found two options
+    with equal rounded sums whose compositions with a third cost differ by one
+    ulp, the cheaper one charged).
+    """
+    zcdp = [c for c in costs if isinstance(c, ZCDP)]
+    pure = [c for c in costs if isinstance(c, PureDP)]
+    approx = [c for c in costs if isinstance(c, ApproxDP)]
     return (
-        parts.rho,
-        parts.pure,
-        parts.pure_rho,
-        parts.eps_a,
-        parts.delta_a,
-        float(parts.n_zcdp > 0),
-        float(parts.n_approx > 0),
+        sum((Fraction(c.rho) for c in zcdp), Fraction(0)),
+        sum((Fraction(c.epsilon) for c in pure), Fraction(0)),
+        sum((Fraction(pure_to_zcdp(c.epsilon)) for c in pure), Fraction(0)),
+        sum((Fraction(c.epsilon) for c in approx), Fraction(0)),
+        sum((Fraction(c.delta) for c in approx), Fraction(0)),
+        Fraction(int(bool(zcdp))),
+        Fraction(int(bool(approx))),
     )
 
 

@@ -252,7 +252,8 @@ def threshold_queries(norms, radius, noise, n):
     exactly in fixed point (each term an integer in [0, 2^k], so one row moves a
     sum by at most 2^k exactly); the scaling by 2^-k is exact; subtracting the
     public ``c_l = n Noise_l / r^2`` rounds once, by at most ``u |result|``, so
-    two neighbours' queries differ by at most ``1 + 2u (n + max |c|)``. They are
+    two neighbours' queries differ by at most ``1 + 2u (n + max |c|)`` (the code
+    uses twice that margin). They are
     monotone: one row's term at every level is a non-decreasing function of that
     row's norm (the fixed-point floor included), and the float subtraction of a
     public constant is non-decreasing in the exact sum, so replacing one row

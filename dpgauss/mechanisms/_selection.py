@@ -419,10 +419,15 @@ class AboveThreshold:
         g = _noise.power_of_two_grid(self.sensitivity, SELECTION_GRID_BITS)
         with np.errstate(over="ignore", under="ignore"):
             units = np.floor(np.float64(self.threshold) / g)
-        if not np.isfinite(units):
+        # Queries are clipped at LATTICE_BOUND grid units (integer_floor): a
+        # threshold beyond it would make the clipped differences wrong (queries
+        # far above it never firing), so it is refused.
+        if not abs(units) <= _noise.LATTICE_BOUND:
             raise ValueError(
                 f"threshold {self.threshold!r} is too large for the query grid {g!r}."
             )
+        if self.threshold < 0 and units >= 0:
+            units = -1.0  # T / g underflowed to -0.0: floor of a tiny negative
         sens = math.ceil(self.sensitivity / g) + 1
         eps = Fraction(self.cost.epsilon)
         factor = 2 if self.monotone else 4

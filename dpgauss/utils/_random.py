@@ -106,13 +106,15 @@ def fit_generator(random_state, event_ids=()):
     random_state : None, int, numpy.random.Generator or numpy.random.RandomState
         The estimator's parameter. ``None`` draws from operating-system entropy
         (the event ids add nothing). An int seeds the stream together with the
-        event ids. A Generator or RandomState first gives up 128 bits (advancing
-        it, so a second fit with the same object differs), which are then mixed
-        with the event ids: two copies of one Generator in the same state (as
-        ``clone`` makes) still give different streams to different fits.
-        Without event ids (no budget) nothing would tell two such copies apart,
-        so operating-system entropy is mixed in as well: only an int seed makes
-        a fit without a budget reproducible.
+        event ids (ids are unique within a ledger, so an int replayed on a fresh
+        ledger reproduces an experiment; two fresh ledgers with the same int
+        draw the same noise, which is what reproducing means). A Generator or
+        RandomState gives up 128 bits (advancing it), which are mixed with the
+        event ids and with operating-system entropy: copies of one Generator in
+        the same state (as ``clone`` makes) give different streams whatever
+        ledgers they are charged to (event ids restart at 1 in every fresh
+        ledger, so the ids alone did not tell apart two clones with two fresh
+        budgets). Only an int seed makes a fit reproducible.
     event_ids : sequence of int, default=()
         The ids of the ledger events the fit was charged with (empty without a
         budget). Unique within a ledger.
@@ -139,8 +141,7 @@ def fit_generator(random_state, event_ids=()):
     if isinstance(random_state, (np.random.Generator, np.random.RandomState)):
         source = check_generator(random_state)
         entropy = [int(w) for w in source.integers(0, 2**32, size=4, dtype=np.uint64)]
-        if not ids:
-            entropy += [int(w) for w in np.random.SeedSequence().generate_state(4)]
+        entropy += [int(w) for w in np.random.SeedSequence().generate_state(4)]
     else:
         entropy = [int(check_generator(random_state).bit_generator.seed_seq.entropy)]
     # SeedSequence hashes the whole list: (seed, ids) and (seed, other ids) give

@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 
 from dpgauss.accounting import ZCDP, ApproxDP, PureDP
@@ -203,3 +204,33 @@ def test_choice_dominance_is_exact():
         assert Choice("c", options).charged == dear
     assert dominates([ZCDP(0.2)], [ZCDP(0.1)])
     assert not dominates([ZCDP(0.1)], [ZCDP(0.1), PureDP(1e-300)])
+
+
+def test_dominance_holds_after_other_costs_are_added():
+    # Review: options whose rounded sums tie can differ once composed with a
+    # third cost; exact sums pick the option whose composition is the larger.
+    from dpgauss.accounting._composition import compose
+
+    a = (
+        Release("a1", PureDP(1.0), "laplace"),
+        Release("a2", PureDP(2**-54), "laplace"),
+    )
+    b = (
+        Release("b1", PureDP(1.0), "laplace"),
+        Release("b2", PureDP(2**-53), "laplace"),
+    )
+    other = Release("o", PureDP(2**-55), "laplace")
+    plan = ReleasePlan(PureDP(2.0), [other, Choice("c", {"a": a, "b": b})])
+    for option in (a, b):
+        composed = compose(PureDP(2.0), [other.cost, *(r.cost for r in option)])
+        assert plan.spent().epsilon >= composed.epsilon
+
+
+def test_pure_to_zcdp_never_rounds_down():
+    from fractions import Fraction
+
+    from dpgauss.accounting import pure_to_zcdp
+
+    rng = np.random.default_rng(0)
+    for eps in rng.uniform(1e-6, 10.0, 20_000):
+        assert Fraction(pure_to_zcdp(float(eps))) >= Fraction(float(eps)) ** 2 / 2

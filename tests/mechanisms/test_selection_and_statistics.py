@@ -350,3 +350,13 @@ def test_quantile_stays_in_bounds_and_validates():
         QuantileMechanism(0.5, bounds=(0, 1), epsilon=1.0, n_candidates=10.0)
     with pytest.raises(ValueError, match="NaN"):
         q.release([np.nan])
+
+
+def test_above_threshold_refuses_a_threshold_beyond_the_query_lattice():
+    # Review: queries are clipped at 2^1020 grid units; a threshold beyond that
+    # made queries far above it never fire. A tiny negative threshold whose
+    # quotient underflows floors to -1 grid unit, as exact arithmetic does.
+    with pytest.raises(ValueError, match="too large"):
+        AboveThreshold(threshold=4e158, sensitivity=1e-143, epsilon=1.0)
+    svt = AboveThreshold(threshold=-1e-320, sensitivity=1e300, epsilon=1.0)
+    assert svt._threshold_units == -1.0
