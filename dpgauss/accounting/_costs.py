@@ -28,8 +28,8 @@ Conversions (all exact statements, tested against closed-form values):
 """
 
 import math
-from fractions import Fraction
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 from scipy.optimize import minimize_scalar
