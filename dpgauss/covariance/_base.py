@@ -152,9 +152,15 @@ def eigenvalue_floor(values, noise_sd, cap):
     """The floor of a released spectrum (see ``_model_attributes``).
 
     The smaller of ``noise_sd`` and the mean of ``values``; ``2^-52 cap / d``
-    when every value is 0; at least ``4 / max float`` (a finite precision).
+    when every value is 0; at least ``4 / max float`` (a finite precision) and
+    ``d 2^-52`` times the largest value (so the matrix built from the spectrum
+    stays positive definite in floating point: a spread beyond 1e16 made its
+    computed eigenvalues negative). NaN-free for finite inputs.
     """
     d = values.shape[0]
     mean_value = float(np.sum(values)) / d
     floor = min(noise_sd, mean_value) if mean_value > 0 else cap / d * 2.0**-52
-    return max(floor, 4.0 / np.finfo(np.float64).max)
+    if not floor == floor:  # NaN: fall back to the cap-based floor
+        floor = cap / d * 2.0**-52 if cap == cap else 0.0
+    top = float(np.max(values)) if d else 0.0
+    return max(floor, 4.0 / np.finfo(np.float64).max, d * 2.0**-52 * top)

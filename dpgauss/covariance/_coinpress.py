@@ -246,10 +246,13 @@ def to_rows(frame, values, vectors):
         scaled, vectors = eigh_descending(inner)
         out = np.minimum(np.maximum(scaled, 0.0) / f / f, big)
         out = np.where(np.isfinite(out), out, big)
-        gram = inverse @ inverse.T
-        if np.all(np.isfinite(gram)):
-            gram = np.linalg.eigvalsh(0.5 * (gram + gram.T))[[0, -1]]
-        else:
-            gram = np.array([0.0, math.inf])
-        gram = np.minimum(np.maximum(gram, 0.0) / f / f, big)
+        # The extreme eigenvalues of A^-1 A^-T from singular values, accurate
+        # whatever the frame's conditioning (an eigensolver on the product
+        # returned round-off, even negative, for conditions past 1e16):
+        # 1 / ||A||_2^2 and ||A^-1||_2^2, with A / f and B = f A^-1.
+        top = np.float64(np.linalg.norm(frame / f, ord=2)) * f
+        bottom = np.float64(np.linalg.norm(inverse, ord=2)) / f
+        gram = np.square(np.array([1.0 / top if top > 0 else 0.0, bottom]))
+        gram = np.where(np.isfinite(gram), gram, big)
+        gram = np.minimum(np.maximum(gram, 0.0), big)
     return out, vectors, gram

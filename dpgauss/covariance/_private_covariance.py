@@ -93,7 +93,8 @@ class PrivateCovariance(BasePrivateCovariance):
         the second moment is taken about when ``center=False``.
     coinpress_steps : int, default=3
         ``method="coinpress"`` only: the number of releases, the final one
-        included (1 is GaussCov at ``data_norm``). More steps help when
+        included (1 is GaussCov at ``data_norm``; at most 20: each step can
+        stretch a direction the data do not fill). More steps help when
         ``data_norm`` is loose or the data badly conditioned (4-5 for a bound
         1000 times the scale).
     {random_state}
@@ -175,7 +176,7 @@ class PrivateCovariance(BasePrivateCovariance):
     _parameter_constraints: dict = {
         **BasePrivateCovariance._parameter_constraints,
         "method": [StrOptions({"auto", "gauss", "separate", "eigen", "coinpress"})],
-        "coinpress_steps": [Interval(numbers.Integral, 1, None, closed="left")],
+        "coinpress_steps": [Interval(numbers.Integral, 1, 20, closed="both")],
     }
 
     def __init__(
@@ -283,7 +284,7 @@ class PrivateCovariance(BasePrivateCovariance):
             # The expected rank-one bias of M along the identity: error / d.
             center, shift = center + offset, error / d
         if self.method == "coinpress":
-            return self._coinpress(X, center, plan, rng)
+            return self._coinpress(X, center, plan, rng, shift)
         cap, method, bits = radius * radius, self.method, fixed_point_bits(n)
         # One pass: the second moment and the exact fixed-point trace.
         _, S, units = clipped_sums(X, center, radius, trace_bits=bits)
@@ -308,7 +309,7 @@ class PrivateCovariance(BasePrivateCovariance):
     def _steps(self):
         return int(self.coinpress_steps)
 
-    def _coinpress(self, X, center, plan, rng):
+    def _coinpress(self, X, center, plan, rng, shift=0.0):
         """CoinPress from the frame ``I / B`` (rows in the ball of radius B).
 
         The first step, at radius 1 in that frame, clips at B; the later ones
@@ -321,8 +322,19 @@ class PrivateCovariance(BasePrivateCovariance):
         frame, radius = learn_frame(
             X, center, frame, 1.0, plan, self._steps, rng, partials
         )
+        # The mean's error per coordinate, taken into the frame along the
+        # identity (its average over directions: shift ||A||_F^2 / d).
+        in_frame = shift * float(np.sum(frame * frame)) / d
         values, vectors, sd, cap = release_in_frame(
-            X, center, frame, radius, plan, rng, partials, correct=self._steps > 1
+            X,
+            center,
+            frame,
+            radius,
+            plan,
+            rng,
+            partials,
+            correct=self._steps > 1,
+            shift=in_frame,
         )
         fitted = self._model_attributes(center, values, vectors, sd, cap)
         fitted["method_"] = "coinpress"

@@ -108,9 +108,11 @@ class PrivateGaussianEstimator(
         kept in ``[lower, upper]``. Without it, the coarse scale is found
         privately.
     cov_steps : int, default=4
-        CoinPress covariance steps, the final release included.
+        CoinPress covariance steps, the final release included (at most 20:
+        each step can stretch a direction the data do not fill, and on
+        low-rank data 10 or more collapsed the estimate).
     mean_steps : int, default=2
-        CoinPress mean steps.
+        CoinPress mean steps (at most 20).
     range_share : float, default=0.05
         Share of the cost for each coarse-range search (the center, the scale;
         only those a missing hint needs run). A search stays on track when its
@@ -191,8 +193,8 @@ class PrivateGaussianEstimator(
         **PrivateEstimatorMixin._parameter_constraints,
         "mean_bound": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "cov_bounds": [tuple, list, None],
-        "cov_steps": [Interval(numbers.Integral, 1, 50, closed="both")],
-        "mean_steps": [Interval(numbers.Integral, 1, 50, closed="both")],
+        "cov_steps": [Interval(numbers.Integral, 1, 20, closed="both")],
+        "mean_steps": [Interval(numbers.Integral, 1, 20, closed="both")],
         "range_share": [Interval(numbers.Real, 0, 0.5, closed="neither")],
         "mean_share": [Interval(numbers.Real, 0, 1, closed="neither")],
     }
