@@ -49,6 +49,7 @@ __all__ = [
     "learn_frame",
     "release_in_frame",
     "shrinkage_factor",
+    "staged_costs",
     "tail_radius",
 ]
 
@@ -81,20 +82,28 @@ def shrinkage_factor(d, radius):
     return float(stats.chi2.cdf(u, d + 2) + (u / d) * stats.chi2.sf(u, d))
 
 
+def staged_costs(cost, steps):
+    """The costs of ``steps`` CoinPress steps (the reference code's split).
+
+    The first ``steps - 1`` share :data:`PRECONDITION_SHARE` of ``cost``
+    equally and the last gets the rest; one step gets it all. The covariance
+    and the mean steps split the same way.
+    """
+    if steps == 1:
+        return [cost]
+    early, final = split_cost(cost, [PRECONDITION_SHARE, 1.0 - PRECONDITION_SHARE])
+    return [*split_cost(early, [1.0 / (steps - 1)] * (steps - 1)), final]
+
+
 def coinpress_entries(cost, steps):
     """Plan entries: ``steps - 1`` preconditioning releases, then the final one.
 
-    The preconditioning steps share :data:`PRECONDITION_SHARE` of ``cost``
-    equally (``precondition_1`` ...); the final release (``second_moment``)
-    gets the rest. One step is the final release alone.
+    ``precondition_1`` ... and ``second_moment``, at :func:`staged_costs`.
     """
     kind = kind_of(cost)
-    if steps == 1:
-        return [Release("second_moment", cost, kind)]
-    pre, final = split_cost(cost, [PRECONDITION_SHARE, 1.0 - PRECONDITION_SHARE])
-    parts = split_cost(pre, [1.0 / (steps - 1)] * (steps - 1))
+    *early, final = staged_costs(cost, steps)
     return [
-        *(Release(f"precondition_{k}", c, kind) for k, c in enumerate(parts, 1)),
+        *(Release(f"precondition_{k}", c, kind) for k, c in enumerate(early, 1)),
         Release("second_moment", final, kind),
     ]
 

@@ -11,11 +11,10 @@ import numpy as np
 from scipy import stats
 
 from dpgauss.accounting._plan import Release
-from dpgauss.covariance._coinpress import frame_inverse, tail_radius
+from dpgauss.covariance._coinpress import frame_inverse, staged_costs, tail_radius
 from dpgauss.covariance._methods import kind_of, noise_variance
 from dpgauss.mechanisms._releases import mean_mechanism
 from dpgauss.utils._sums import clipped_sums
-from dpgauss.utils.validation import split_cost
 
 __all__ = [
     "MAX_FRAME_RADIUS",
@@ -35,18 +34,13 @@ MAX_FRAME_RADIUS = 1e6
 HALF_PAIR_MEDIAN = float(stats.norm.ppf(0.75)) / math.sqrt(2.0)
 
 
-def mean_entries(cost, steps, prefix="mean"):
-    """Plan entries of the mean steps: the last gets 3/4 when there are several.
-
-    The first ``steps - 1`` share a quarter equally (the reference code's
-    split).
-    """
+def mean_entries(cost, steps):
+    """Plan entries of the mean steps, ``mean_1`` ..., at the costs of
+    :func:`~dpgauss.covariance._coinpress.staged_costs` (the last gets 3/4 when
+    there are several)."""
     kind = kind_of(cost)
-    if steps == 1:
-        return [Release(f"{prefix}_1", cost, kind)]
-    early, final = split_cost(cost, [0.25, 0.75])
-    parts = [*split_cost(early, [1.0 / (steps - 1)] * (steps - 1)), final]
-    return [Release(f"{prefix}_{k}", c, kind) for k, c in enumerate(parts, 1)]
+    parts = staged_costs(cost, steps)
+    return [Release(f"mean_{k}", c, kind) for k, c in enumerate(parts, 1)]
 
 
 def coinpress_mean(X, frame, center, radius, plan, steps, rng, n_partials):
