@@ -58,6 +58,17 @@ RANGE_ROWS = 100_000
 ABS_MEDIAN = float(stats.norm.ppf(0.75))
 
 
+def _subset(count, rng):
+    """The rows a coarse-range search reads: at most RANGE_ROWS of ``count``.
+
+    Drawn independently of the data, so replacing one row changes at most one
+    of them and the searches' sensitivities hold; their count noise is the
+    same, and a coarse range needs no more rows (reading all of them made the
+    fit 29x numpy.cov at n = 10^6, d = 50, the sorts dominating).
+    """
+    return np.sort(rng.choice(count, size=min(count, RANGE_ROWS), replace=False))
+
+
 def range_failure(cost, n, d):
     """Chance that a coarse-range search on n rows errs far from its quantile.
 
@@ -343,32 +354,23 @@ class PrivateGaussianEstimator(
         first, second = pair_indices(n, rng)
         pairs = PairDifferences(X, first, second).rows()  # x/2 - x'/2: cov C/2
         bounds = self._bounds()
-        # The range searches read at most RANGE_ROWS rows drawn independently of
-        # the data: replacing one row changes at most one of them, so the
-        # searches' sensitivities hold; their count noise is the same, and a
-        # coarse range needs no more rows (it made the fit 29x numpy.cov at
-        # n = 10^6, d = 50, the sorts dominating).
-        sample = np.sort(rng.choice(n, size=min(n, RANGE_ROWS), replace=False))
-        some = np.asarray(X[sample])
+        coarse, scale = np.zeros(d), None
         if self.mean_bound is None:
+            some = np.asarray(X[_subset(n, rng)])
             coarse = self._search(plan, "range_location", some, rng)
-        else:
-            coarse = np.zeros(d)
-        if bounds is None and self.mean_bound is None:
-            # Around the private median: median |x - m| = 0.674 sigma (an off
-            # center only makes the scale larger, the safe side).
-            spread = np.abs(some - coarse)
-            found = self._search(plan, "range_scale", spread, rng)
-            scale = pair_scale(found * (HALF_PAIR_MEDIAN / ABS_MEDIAN))
-        if bounds is None and self.mean_bound is not None:
-            some = pairs[sample[sample < pairs.shape[0]]]
+            if bounds is None:
+                # Around the private median: median |x - m| = 0.674 sigma (an
+                # off center only makes the scale larger, the safe side).
+                found = self._search(plan, "range_scale", np.abs(some - coarse), rng)
+                scale = pair_scale(found * (HALF_PAIR_MEDIAN / ABS_MEDIAN))
+        elif bounds is None:
+            some = pairs[_subset(pairs.shape[0], rng)]
             scale = pair_scale(self._search(plan, "range_scale", np.abs(some), rng))
         if bounds is None:
             # A0 C A0^T = R / (4 d), R with unit diagonal when the scales are
             # right: at most I / 4, and at most I when they are half the truth.
             start = np.diag(1.0 / scale) / (2.0 * math.sqrt(d))
         else:
-            scale = None
             start = np.eye(d) / math.sqrt(bounds[1])
         gamma = tail_radius(d, STEP_BETA)
         # The pairs' covariance is C / 2: their frame is sqrt(2) A.
@@ -385,8 +387,8 @@ class PrivateGaussianEstimator(
         frame = frame / math.sqrt(2.0)
         if self.mean_bound is None:
             # |mu_j - coarse_j| <= RANGE_SCALES scale_j in every coordinate.
-            spread = np.linalg.norm(frame * scale, ord=2) if scale is not None else 1.0
-            radius = RANGE_SCALES * math.sqrt(d) * float(spread)
+            stretch = np.linalg.norm(frame * scale, ord=2) if scale is not None else 1.0
+            radius = RANGE_SCALES * math.sqrt(d) * float(stretch)
         else:
             radius = float(np.linalg.norm(frame, ord=2)) * float(self.mean_bound)
         partials = n_partial_sums(X)
