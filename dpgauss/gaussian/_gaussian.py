@@ -10,10 +10,8 @@ import numbers
 import warnings
 
 import numpy as np
-from scipy import stats
 from sklearn.base import BaseEstimator
 
-from dpgauss.accounting import ZCDP
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import (
     GaussianDensityMixin,
@@ -33,11 +31,13 @@ from dpgauss.covariance._methods import kind_of
 from dpgauss.covariance._tail_sensitive import PairDifferences, pair_indices
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.gaussian._steps import (
-    HALF_PAIR_MEDIAN,
     MAX_FRAME_RADIUS,
+    RANGE_ROWS,
+    RANGE_SCALES,
+    coarse_range,
     coinpress_mean,
     mean_entries,
-    pair_scale,
+    range_failure,
 )
 from dpgauss.mechanisms._range import QuantileSearch
 from dpgauss.mechanisms._releases import mean_mechanism, second_moment_mechanism
@@ -47,43 +47,6 @@ from dpgauss.utils._sums import n_partial_sums
 from dpgauss.utils.validation import split_cost
 
 __all__ = ["PrivateGaussianEstimator"]
-
-#: How many of its scales the coarse center may be from the mean, per
-#: coordinate, when the first mean step's radius is set from it: the private
-#: median's rank is within a few noise sds of n / 2 (see QuantileSearch).
-RANGE_SCALES = 4.0
-#: The coarse-range searches read at most this many rows (a random subset).
-RANGE_ROWS = 100_000
-#: The median of |x - m| for x ~ N(m, sigma^2) is ABS_MEDIAN * sigma.
-ABS_MEDIAN = float(stats.norm.ppf(0.75))
-
-
-def _subset(count, rng):
-    """The rows a coarse-range search reads: at most RANGE_ROWS of ``count``.
-
-    Drawn independently of the data, so replacing one row changes at most one
-    of them and the searches' sensitivities hold; their count noise is the
-    same, and a coarse range needs no more rows (reading all of them made the
-    fit 29x numpy.cov at n = 10^6, d = 50, the sorts dominating).
-    """
-    return np.sort(rng.choice(count, size=min(count, RANGE_ROWS), replace=False))
-
-
-def range_failure(cost, n, d):
-    """Chance that a coarse-range search on n rows errs far from its quantile.
-
-    A step of the binary search errs far from the quantile only where its
-    count's noise exceeds the margin, about n / 2 there; over 64 steps and d
-    columns, at most ``128 d P[noise > n / 2]`` (a union bound; Gaussian noise
-    of sd ``sqrt(32 d / rho)`` under zCDP, Laplace of scale ``64 d / epsilon``
-    under pure DP). Public: the cost, n and d.
-    """
-    search = QuantileSearch(cost, d)
-    if isinstance(cost, ZCDP):
-        tail = float(stats.norm.sf(0.5 * n / search.step.scale))
-    else:
-        tail = 0.5 * math.exp(-0.5 * n / search.step.scale)
-    return min(1.0, 128.0 * d * tail)
 
 
 @fill_doc
@@ -344,28 +307,14 @@ class PrivateGaussianEstimator(
                 )
 
     # -- the fit ------------------------------------------------------------------
-    def _search(self, plan, name, values, rng):
-        d = values.shape[1]
-        search = plan.calibrate(name, lambda c: QuantileSearch(c, d))
-        return search.release(values, rng)
-
     def _fit_releases(self, X, plan, rng):
         n, d = X.shape
         first, second = pair_indices(n, rng)
         pairs = PairDifferences(X, first, second).rows()  # x/2 - x'/2: cov C/2
         bounds = self._bounds()
-        coarse, scale = np.zeros(d), None
-        if self.mean_bound is None:
-            some = np.asarray(X[_subset(n, rng)])
-            coarse = self._search(plan, "range_location", some, rng)
-            if bounds is None:
-                # Around the private median: median |x - m| = 0.674 sigma (an
-                # off center only makes the scale larger, the safe side).
-                found = self._search(plan, "range_scale", np.abs(some - coarse), rng)
-                scale = pair_scale(found * (HALF_PAIR_MEDIAN / ABS_MEDIAN))
-        elif bounds is None:
-            some = pairs[_subset(pairs.shape[0], rng)]
-            scale = pair_scale(self._search(plan, "range_scale", np.abs(some), rng))
+        coarse, scale = coarse_range(
+            X, pairs, plan, rng, self.mean_bound is None, bounds is None
+        )
         if bounds is None:
             # A0 C A0^T = R / (4 d), R with unit diagonal when the scales are
             # right: at most I / 4, and at most I when they are half the truth.
@@ -387,7 +336,9 @@ class PrivateGaussianEstimator(
         frame = frame / math.sqrt(2.0)
         if self.mean_bound is None:
             # |mu_j - coarse_j| <= RANGE_SCALES scale_j in every coordinate.
-            stretch = np.linalg.norm(frame * scale, ord=2) if scale is not None else 1.0
+            if scale is None:  # every coordinate's sd is at most sqrt(upper)
+                scale = np.full(d, math.sqrt(bounds[1]))
+            stretch = np.linalg.norm(frame * scale, ord=2)
             radius = RANGE_SCALES * math.sqrt(d) * float(stretch)
         else:
             radius = float(np.linalg.norm(frame, ord=2)) * float(self.mean_bound)
