@@ -8,11 +8,13 @@ from dpgauss._version import __version__
 from dpgauss.accounting import PrivacyBudget
 from dpgauss.covariance import PrivateCovariance, TailSensitiveCovariance
 from dpgauss.gaussian import PrivateGaussianEstimator
+from dpgauss.mean import PrivateMean
 
 __all__ = [
     "PrivacyBudget",
     "PrivateCovariance",
     "PrivateGaussianEstimator",
+    "PrivateMean",
     "TailSensitiveCovariance",
     "__version__",
 ]

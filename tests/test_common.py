@@ -36,6 +36,7 @@ ESTIMATORS = list(make_instances(all_estimators()))
 RELEASE = {
     "PrivateCovariance": "covariance_",
     "PrivateGaussianEstimator": "mean_",
+    "PrivateMean": "mean_",
     "TailSensitiveCovariance": "covariance_",
 }
 

@@ -35,6 +35,7 @@ def test_top_level_names():
         "PrivacyBudget",
         "PrivateCovariance",
         "PrivateGaussianEstimator",
+        "PrivateMean",
         "TailSensitiveCovariance",
         "__version__",
     }

@@ -23,8 +23,12 @@ def all_estimators():
     Examples
     --------
     >>> from dpgauss.utils.discovery import all_estimators
-    >>> [name for name, _ in all_estimators()]
-    ['PrivateCovariance', 'PrivateGaussianEstimator', 'TailSensitiveCovariance']
+    >>> for name, _ in all_estimators():
+    ...     print(name)
+    PrivateCovariance
+    PrivateGaussianEstimator
+    PrivateMean
+    TailSensitiveCovariance
     """
     from sklearn.base import BaseEstimator
 

@@ -24,6 +24,11 @@ INIT_PARAMS = {
         {"epsilon": 1.0, "mean_bound": 10.0, "cov_bounds": (0.01, 100.0)},
         {"rho": 1.0, "mean_bound": 10.0, "budget": "fresh"},
     ],
+    "PrivateMean": [
+        {"rho": 1.0},
+        {"epsilon": 1.0, "mean_bound": 10.0, "method": "plan"},
+        {"rho": 1.0, "method": "coinpress", "cov_bounds": (0.01, 100.0)},
+    ],
     "TailSensitiveCovariance": [
         {"rho": 1.0, "data_norm": 100.0},
         {"epsilon": 1.0, "data_norm": 10.0, "center": False},

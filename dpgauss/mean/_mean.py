@@ -1,0 +1,575 @@
+"""PrivateMean: a private mean whose error is small in the data's own geometry.
+
+Two zCDP (or pure DP) methods share one plan, so that ``method="auto"`` can
+choose between them from public n and d during the fit without changing what
+is charged:
+
+* ``"coinpress"``: a covariance frame A with ``A C A^T`` about the identity
+  (learned privately by CoinPress preconditioning steps on pair differences,
+  or ``covariance^(-1/2)`` when the user gives a public covariance), then the
+  CoinPress clipped-mean steps in that frame. The error is then about
+  isotropic in the data's Mahalanobis norm (Biswas, Dong, Kamath and Ullman
+  2020; Brown et al. 2021 call this covariance-aware).
+* ``"plan"``: per-coordinate private scales sigma_j, then the clipped mean in
+  the frame ``diag(sigma_j^(-1/2))``: the variance-aware scaling of PLAN
+  (Aumueller, Lebeda, Nelson and Pagh 2024), which minimises the l2 error of
+  a Gaussian-mechanism mean over diagonal frames (Cauchy-Schwarz: the error is
+  ``(sum_j s_j^2 sigma_j^2)(sum_j 1/s_j^2) / (rho n^2)``, smallest at
+  ``s_j^2 = 1/sigma_j``). It needs no covariance, so it suits d large
+  relative to n.
+
+See ``specs/klsu2019.md`` (section 4) and ``specs/bgsuz2021.md``.
+"""
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from dpgauss.accounting import ZCDP
+from dpgauss.accounting._plan import Release, ReleasePlan
+from dpgauss.base import PrivateEstimatorMixin, calibration_error, check_noise_scale
+from dpgauss.covariance._coinpress import (
+    STEP_BETA,
+    learn_frame,
+    staged_costs,
+    tail_radius,
+)
+from dpgauss.covariance._methods import entry_variances, kind_of
+from dpgauss.covariance._tail_sensitive import PairDifferences, pair_indices
+from dpgauss.exceptions import UtilityWarning
+from dpgauss.gaussian._steps import (
+    MAX_FRAME_RADIUS,
+    MEAN_BETA,
+    RANGE_ROWS,
+    RANGE_SCALES,
+    Stages,
+    coarse_range,
+    coinpress_mean,
+    mean_entries,
+    mean_steps_for,
+    range_failure,
+    range_subset,
+    weighted_tail_radius,
+)
+from dpgauss.mechanisms import GaussianMechanism, LaplaceMechanism
+from dpgauss.mechanisms._range import QuantileSearch
+from dpgauss.mechanisms._releases import mean_mechanism, second_moment_mechanism
+from dpgauss.utils._docstring import fill_doc
+from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
+from dpgauss.utils._sums import CHUNK_ROWS, n_partial_sums, summation_error
+from dpgauss.utils.validation import split_cost
+
+__all__ = ["PrivateMean"]
+
+#: Preconditioning releases of the coinpress frame.
+FRAME_STEPS = 3
+#: ``method="auto"`` learns a covariance frame when a preconditioning step's
+#: predicted spectral noise (whitened units) is below this; the identity is
+#: the target, so a larger noise makes the frame worse than per-coordinate
+#: scales.
+FRAME_NOISE_LIMIT = 1.0
+#: Width (natural log units) of the window the plan method clips log sizes to.
+LOG_WINDOW = 16.0
+#: The plan method's weights are ``sigma_j + PLAN_FLOOR mean(sigma)``: a floor
+#: against under-estimated small sds (PLAN's own is 1, which costs 36-43% of
+#: noise variance on Zipf-decaying sds; 0.1-0.25 cost 1-7%).
+PLAN_FLOOR = 0.1
+
+
+@fill_doc
+class PrivateMean(
+    OneToOneFeatureMixin, TransformerMixin, PrivateEstimatorMixin, BaseEstimator
+):
+    """Private mean with no bounds, accurate in the data's own geometry.
+
+    Finds everything it needs privately (a coarse center and scales by noisy
+    binary searches), learns a frame in which the rows are about isotropic or
+    variance-balanced, and releases the CoinPress clipped mean in that frame.
+    Optional public hints (``mean_bound``, ``cov_bounds``, a known
+    ``covariance``) replace the searches they make unnecessary. As a
+    transformer it centers data on the private mean.
+
+    Parameters
+    ----------
+    {privacy_parameters}
+    method : {{"auto", "coinpress", "plan"}}, default="auto"
+        - ``"coinpress"``: a private covariance frame (or the given
+          ``covariance``), then the clipped mean in it; small error in the
+          Mahalanobis norm.
+        - ``"plan"``: private per-coordinate scales sigma_j, then the clipped
+          mean in the frame ``diag(sigma_j^(-1/2))`` (variance-aware, PLAN);
+          small l2 error when d is large relative to n.
+        - ``"auto"``: ``"coinpress"`` when a covariance is given or when the
+          frame's predicted noise (public: n, d and the cost) is small enough
+          for the frame to help, else ``"plan"``.
+    covariance : array-like of shape (n_features, n_features), default=None
+        A public covariance of the rows (positive definite). The frame is then
+        ``covariance^(-1/2)`` and no budget is spent on it.
+    mean_bound : float, default=None
+        Optional public hint: ``||mu|| <= mean_bound``. Without it, the coarse
+        center is found privately.
+    cov_bounds : tuple of 2 floats, default=None
+        Optional public hint ``(lower, upper)`` on the eigenvalues of the
+        covariance; ``upper`` starts the frame. Without it (and without
+        ``covariance``), the coordinates' scales are found privately.
+    range_share : float, default=0.05
+        Share of the cost for each coarse-range search that runs.
+    frame_share : float, default=0.2
+        Share of the rest for the frame (none when ``covariance`` is given);
+        the mean steps get the remainder.
+    {random_state}
+
+    Attributes
+    ----------
+    mean_ : ndarray of shape (n_features,)
+        The private mean.
+    method_ : str
+        The method used (``"coinpress"`` or ``"plan"``).
+    frame_ : ndarray of shape (n_features, n_features)
+        The frame the mean was clipped in (post-processing of releases).
+    mean_steps_ : int
+        The number of CoinPress mean steps the mean release was split into
+        (chosen from n, d and the starting radius).
+    privacy_spent_ : ZCDP or PureDP
+        What the fit cost.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during fit, when ``X`` has string column names.
+
+    See Also
+    --------
+    PrivateGaussianEstimator : The mean and the covariance.
+
+    Notes
+    -----
+    **Privacy.** rho-zCDP (or epsilon-DP with ``epsilon`` alone) with respect to
+    replacing one row; n, every parameter and the hints (``covariance``
+    included) are public. The releases, planned and charged before any noise:
+
+    * ``range_location``, ``range_scale`` (only without the hints that make
+      them unnecessary): noisy binary searches
+      (:class:`~dpgauss.mechanisms._range.QuantileSearch`) on at most 100,000
+      rows (and pairs ``x/2 - x'/2``) drawn independently of the data;
+    * ``frame`` (not with ``covariance``): for ``coinpress``, preconditioning
+      releases of the pairs' second moment, mapped by the current frame and
+      clipped to a public radius (sensitivity ``sqrt(2) r^2 / m``, m pairs);
+      for ``plan``, the pairs' per-coordinate second moments in the coarse
+      scales, each clipped to ``[-3, 3]`` (sensitivity ``sqrt(2 d) 9 / m``);
+    * ``mean``: CoinPress mean steps, each the clipped mean of the rows
+      mapped by the frame (sensitivity ``2 lambda / n``, lambda the step's
+      clipping radius).
+
+    ``frame`` and ``mean`` are each one charge made of sub-releases
+    (:class:`~dpgauss.gaussian._steps.Stages`) whose number is chosen from n,
+    d and released values, and whose costs always add up to the charge: by
+    adaptive composition with a fixed total, each costs its charge whatever
+    was chosen. Which method ``"auto"`` uses depends on n, d and the cost
+    only. Radii computed from releases are capped at a public 1e6 in the
+    frame; frames and the way back are post-processing, and every clipped row
+    lies in its ball in floating point whatever the row.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpgauss.mean import PrivateMean
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.multivariate_normal([1e4, -3e4], [[4.0, 1.9], [1.9, 1.0]], 20000)
+    >>> est = PrivateMean(rho=0.5, random_state=0).fit(X)
+    >>> np.round(est.mean_), est.method_
+    (array([ 10000., -30000.]), 'coinpress')
+    >>> np.round(est.transform(X[:1]), 1)
+    array([[-0.2, -0.1]])
+    """
+
+    _parameter_constraints: dict = {
+        **PrivateEstimatorMixin._parameter_constraints,
+        "method": [StrOptions({"auto", "coinpress", "plan"})],
+        "covariance": ["array-like", None],
+        "mean_bound": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "cov_bounds": [tuple, list, None],
+        "range_share": [Interval(numbers.Real, 0, 0.5, closed="neither")],
+        "frame_share": [Interval(numbers.Real, 0, 1, closed="neither")],
+    }
+
+    def __init__(
+        self,
+        *,
+        rho=None,
+        epsilon=None,
+        delta=None,
+        budget=None,
+        method="auto",
+        covariance=None,
+        mean_bound=None,
+        cov_bounds=None,
+        range_share=0.05,
+        frame_share=0.2,
+        random_state=None,
+    ):
+        self.rho = rho
+        self.epsilon = epsilon
+        self.delta = delta
+        self.budget = budget
+        self.method = method
+        self.covariance = covariance
+        self.mean_bound = mean_bound
+        self.cov_bounds = cov_bounds
+        self.range_share = range_share
+        self.frame_share = frame_share
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Fit the private mean, charging ``budget`` first.
+
+        Parameters
+        ----------
+        X : array-like or dask array of shape (n_samples, n_features)
+            Training data; at least 2 rows. Not modified.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : PrivateMean
+            The fitted estimator.
+        """
+        return self._private_fit(X)
+
+    def transform(self, X):
+        """Center ``X`` on the private mean (post-processing).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Data.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features)
+            ``X - mean_``.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return X - self.mean_
+
+    def inverse_transform(self, X):
+        """Add the private mean back.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Centered data.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features)
+            ``X + mean_``.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return X + self.mean_
+
+    # -- parameters -----------------------------------------------------------
+    def _check_params(self):
+        self._bounds()
+        if self.mean_bound is not None and not math.isfinite(float(self.mean_bound)):
+            raise ValueError(f"mean_bound must be finite, got {self.mean_bound!r}.")
+        if self.covariance is not None:
+            self._public_frame(None)
+
+    def _bounds(self):
+        if self.cov_bounds is None:
+            return None
+        try:
+            lower, upper = (float(b) for b in self.cov_bounds)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"cov_bounds must be a pair (lower, upper), got {self.cov_bounds!r}."
+            ) from exc
+        if not (0.0 <= lower <= upper and 0.0 < upper < math.inf):
+            raise ValueError(
+                "cov_bounds must satisfy 0 <= lower <= upper < inf with upper > 0, "
+                f"got {self.cov_bounds!r}."
+            )
+        return lower, upper
+
+    def _public_frame(self, d):
+        """``covariance^(-1/2)`` and the coordinates' sds, from the public hint."""
+        C = np.array(self.covariance, dtype=np.float64, copy=True)
+        if C.ndim != 2 or C.shape[0] != C.shape[1]:
+            raise ValueError(
+                f"covariance must be a square matrix, got shape {C.shape}."
+            )
+        if d is not None and C.shape[0] != d:
+            raise ValueError(
+                f"covariance is {C.shape[0]} x {C.shape[0]} but X has {d} features."
+            )
+        if not np.all(np.isfinite(C)):
+            raise ValueError("covariance contains NaN or infinity.")
+        if not np.allclose(C, C.T, rtol=1e-10, atol=0.0):
+            raise ValueError("covariance must be symmetric.")
+        top = float(np.max(np.abs(C)))
+        values, vectors = (
+            np.linalg.eigh(0.5 * (C + C.T) / top) if top > 0 else (np.zeros(1), None)
+        )
+        if not values.min() > C.shape[0] * np.finfo(np.float64).eps * values.max():
+            raise ValueError("covariance must be positive definite.")
+        frame = (vectors / np.sqrt(values)) @ vectors.T / math.sqrt(top)
+        return frame, np.sqrt(np.diag(C))
+
+    def _range_names(self):
+        names = []
+        if self.mean_bound is None:
+            names.append("range_location")
+        if self.covariance is None and self.cov_bounds is None:
+            names.append("range_scale")
+        return names
+
+    # -- the plan -------------------------------------------------------------
+    def _build_plan(self, total, d):
+        if self.covariance is not None:
+            self._public_frame(d)  # its shape must match X's (before any spend)
+        names = self._range_names()
+        entries, rest = [], total
+        if names:
+            share = float(self.range_share) * len(names)
+            ranged, rest = split_cost(total, [share, 1.0 - share])
+            parts = split_cost(ranged, [1.0 / len(names)] * len(names))
+            entries += [
+                Release(name, c, kind_of(total))
+                for name, c in zip(names, parts, strict=True)
+            ]
+        if self.covariance is None:
+            frame, rest = split_cost(rest, [self.frame_share, 1.0 - self.frame_share])
+            entries.append(Release("frame", frame, kind_of(total)))
+        entries.append(Release("mean", rest, kind_of(total)))
+        return ReleasePlan(total, entries)
+
+    def _check_calibration(self, plan, n, d):
+        m = n // 2
+        try:
+            for release in plan.releases():
+                name, cost = release.name, release.cost
+                if name.startswith("range_"):
+                    check_noise_scale(QuantileSearch(cost, d).step, size=d)
+                elif name == "frame":
+                    part = staged_costs(cost, FRAME_STEPS + 1)[0]
+                    radius = tail_radius(d, STEP_BETA)
+                    mech = second_moment_mechanism(part, m, d, radius)
+                    check_noise_scale(mech, size=d)
+                else:
+                    part = staged_costs(cost, 20)[0]
+                    mech = mean_mechanism(part, n, d, MAX_FRAME_RADIUS, n)
+                    check_noise_scale(mech, size=d)
+        except (ValueError, OverflowError, ZeroDivisionError) as exc:
+            raise calibration_error(type(self).__name__, "a noise scale", exc) from exc
+
+    def _check_utility(self, plan, n, d):
+        """Warn (UtilityWarning) when a coarse-range search is predicted to fail."""
+        method = self._resolve_method(plan, n, d)
+        for name in self._range_names():
+            rows = min(n if self.mean_bound is None else n // 2, RANGE_ROWS)
+            # The plan method's scale search has one column (largest_scale).
+            width = 1 if name == "range_scale" and method == "plan" else d
+            risk = range_failure(plan.cost(name), rows, width)
+            if risk > 0.01:
+                warnings.warn(
+                    f"{type(self).__name__}: with n={n}, d={d} and {plan.total}, "
+                    f"the private search for the data's {name[6:]} is predicted to "
+                    f"go astray with probability up to {risk:.2g} (its count noise "
+                    "is not far below n / 2). Give mean_bound and cov_bounds (or "
+                    "covariance), a larger range_share or budget, or more rows.",
+                    UtilityWarning,
+                    stacklevel=4,
+                )
+
+    def _resolve_method(self, plan, n, d):
+        """``"coinpress"`` or ``"plan"``, from public values only."""
+        if self.covariance is not None or self.method == "coinpress":
+            return "coinpress"
+        if self.method == "plan":
+            return "plan"
+        return (
+            "coinpress"
+            if frame_noise(plan.cost("frame"), n, d) <= (FRAME_NOISE_LIMIT)
+            else "plan"
+        )
+
+    # -- the fit ----------------------------------------------------------------
+    def _fit_releases(self, X, plan, rng):
+        n, d = X.shape
+        method = self._resolve_method(plan, n, d)
+        bounds = self._bounds()
+        names = set(self._range_names())
+        first, second = pair_indices(n, rng)
+        pairs = PairDifferences(X, first, second).rows()  # x/2 - x'/2: cov C/2
+        per_coordinate = method == "coinpress" and "range_scale" in names
+        coarse, scales = coarse_range(
+            X, pairs, plan, rng, self.mean_bound is None, per_coordinate
+        )
+        if self.covariance is not None:
+            frame, scales = self._public_frame(d)
+        else:
+            stages = plan.calibrate(
+                "frame", lambda c: Stages(c, frame_entries(c, method))
+            )
+            if method == "coinpress":
+                frame = pairs_frame(pairs, scales, bounds, stages.plan, rng)
+            else:
+                if "range_scale" in names:
+                    top = largest_scale(pairs, plan, rng)
+                else:
+                    top = math.sqrt(bounds[1])
+                scales = log_scales(pairs, top, stages.plan, rng)
+                weights = scales + PLAN_FLOOR * float(np.mean(scales))
+                # diag(w^(-1/2)), scaled so the rows' largest variance in it is
+                # about 1 (frames of data at 1e-300 stay in range).
+                spectrum = scales * (scales / weights)
+                spectrum = spectrum / float(spectrum.max())
+                frame = np.diag(np.sqrt(spectrum) / scales)
+            stages.finish()
+        if scales is None:  # every coordinate's sd is at most sqrt(upper)
+            scales = np.full(d, math.sqrt(bounds[1]))
+        if self.mean_bound is None:
+            # |mu_j - coarse_j| <= RANGE_SCALES scale_j in every coordinate.
+            stretch = float(np.linalg.norm(frame * scales, ord=2))
+            radius = RANGE_SCALES * math.sqrt(d) * stretch
+        else:
+            radius = float(np.linalg.norm(frame, ord=2)) * float(self.mean_bound)
+        # The rows' covariance in the frame: about I (coinpress), about
+        # diag(sigma_j^2 / w_j), scaled (plan).
+        if method == "coinpress":
+            spectrum = None
+        gamma = None if spectrum is None else weighted_tail_radius(spectrum, MEAN_BETA)
+        partials = n_partial_sums(X)
+        start = min(radius, MAX_FRAME_RADIUS)
+        steps = mean_steps_for(plan.cost("mean"), n, d, start, partials, gamma)
+        stages = plan.calibrate("mean", lambda c: Stages(c, mean_entries(c, steps)))
+        mean, _, _ = coinpress_mean(
+            X, frame, coarse, radius, stages.plan, steps, rng, partials, spectrum
+        )
+        stages.finish()
+        return {
+            "mean_": mean,
+            "method_": method,
+            "frame_": frame,
+            "mean_steps_": steps,
+        }
+
+
+def frame_entries(cost, method):
+    """The frame's sub-releases: ``precondition_1`` ... (coinpress) or
+    ``variances`` (plan)."""
+    if method == "plan":
+        return [Release("log_scales", cost, kind_of(cost))]
+    parts = split_cost(cost, [1.0 / FRAME_STEPS] * FRAME_STEPS)
+    return [
+        Release(f"precondition_{k}", c, kind_of(cost)) for k, c in enumerate(parts, 1)
+    ]
+
+
+def frame_noise(cost, n, d):
+    """Predicted spectral norm of a preconditioning step's noise (public).
+
+    ``2 sqrt(d)`` times the sd of an off-diagonal entry of the first step's
+    release (pairs whitened to about the identity and clipped at the Gaussian
+    tail radius): about the largest eigenvalue of a symmetric noise matrix.
+    """
+    part = split_cost(cost, [1.0 / FRAME_STEPS] * FRAME_STEPS)[0]
+    mech = second_moment_mechanism(part, n // 2, d, tail_radius(d, STEP_BETA))
+    _, off = entry_variances(mech, d)
+    return 2.0 * math.sqrt(d * off)
+
+
+def pairs_frame(pairs, scales, bounds, plan, rng):
+    """A CoinPress frame learned on the pairs (``precondition_k`` of ``plan``)."""
+    d = pairs.shape[1]
+    if scales is not None:
+        # A0 C A0^T = R / (4 d), R with unit diagonal when the scales are
+        # right: at most I / 4, and at most I when they are half the truth.
+        start = np.diag(1.0 / scales) / (2.0 * math.sqrt(d))
+    else:
+        start = np.eye(d) / math.sqrt(bounds[1])
+    gamma = tail_radius(d, STEP_BETA)
+    # The pairs' covariance is C / 2: their frame is sqrt(2) A.
+    frame, _ = learn_frame(
+        pairs,
+        np.zeros(d),
+        math.sqrt(2.0) * start,
+        gamma,
+        plan,
+        FRAME_STEPS + 1,
+        rng,
+        n_partial_sums(pairs),
+    )
+    return frame / math.sqrt(2.0)
+
+
+def largest_scale(pairs, plan, rng):
+    """A private typical size of the pairs' largest coordinate (``range_scale``).
+
+    The median over pairs of ``max_j |z_j|`` (z = x/2 - x'/2), by a
+    one-column :class:`~dpgauss.mechanisms._range.QuantileSearch` on at most
+    100,000 pairs drawn independently of the data: one count per step, so
+    its noise does not grow with d (a search per coordinate has sensitivity
+    sqrt(d) and goes astray at d = 1,024, n = 10^4). It tops the window of
+    :func:`log_scales`. Zero (all pairs tied) gives 1.
+    """
+    some = pairs[range_subset(pairs.shape[0], rng)]
+    search = plan.calibrate("range_scale", lambda c: QuantileSearch(c, 1))
+    found = float(search.release(np.max(np.abs(some), axis=1)[:, None], rng)[0])
+    return found if 0.0 < found < math.inf else 1.0
+
+
+def log_scales(pairs, top, plan, rng):
+    """Per-coordinate sds from the pairs' mean log sizes (``log_scales``).
+
+    ``log |z_j|`` (z = x/2 - x'/2) is clipped to the public window
+    ``[log(top) + 1 - W, log(top) + 1]``, W = :data:`LOG_WINDOW`, and the d
+    means are released together by one Gaussian (Laplace) release: one pair's
+    vector lies in a box of side W, so replacing one pair (one row changes one
+    pair) moves the means by at most ``W sqrt(d) / m`` in l2, plus the
+    chunked sums' rounding ``2 e W sqrt(d)``
+    (:func:`~dpgauss.utils._sums.summation_error`, applied to the values
+    shifted to ``[0, W]``). The noise is the same in every coordinate
+    relative to its scale (a factor), which is what the variance-aware
+    weights need; a per-coordinate quantile would cost sqrt(d) times more.
+    For Gaussian z, ``E log|z_j| = log sigma_j - log(2) / 2 - 0.635``
+    (``0.635 = (gamma + log 2) / 2``, gamma Euler's constant): the sds are
+    post-processing.
+    """
+    m, d = pairs.shape
+    high = math.log(top) + 1.0
+    low = high - LOG_WINDOW
+    sums, chunks = np.zeros(d), 0
+    for start in range(0, m, CHUNK_ROWS):
+        with np.errstate(all="ignore"):
+            logs = np.log(np.abs(pairs[start : start + CHUNK_ROWS]))
+            logs = np.where(np.isnan(logs), low, logs)
+            logs = np.clip(logs, low, high) - low  # in [0, W]; -inf (ties) -> 0
+        sums = sums + logs.sum(axis=0)
+        chunks += 1
+    means = sums / m
+    error = summation_error(m, chunks)
+    sensitivity = LOG_WINDOW * math.sqrt(d) * (1.0 / m + 2.0 * error)
+    mech = plan.calibrate("log_scales", lambda c: _vector_mechanism(c, sensitivity, d))
+    released = np.clip(mech.randomise(means, rng), 0.0, LOG_WINDOW)
+    shift = 0.5 * math.log(2.0) + 0.5 * (np.euler_gamma + math.log(2.0))
+    with np.errstate(all="ignore"):
+        sds = np.exp(released + low + shift)
+    return np.clip(np.where(np.isfinite(sds), sds, 1.0), 1e-300, 1e300)
+
+
+def _vector_mechanism(cost, sensitivity, d):
+    """Gaussian (zCDP) or Laplace (pure DP, l1 = sqrt(d) l2) for a d-vector."""
+    if isinstance(cost, ZCDP):
+        return GaussianMechanism(sensitivity=sensitivity, rho=cost.rho)
+    return LaplaceMechanism(
+        sensitivity=math.sqrt(d) * sensitivity, epsilon=cost.epsilon
+    )

@@ -1,0 +1,119 @@
+"""Audits of PrivateMean's releases with a row 1e12 radii away from a far center.
+
+A published CoinPress inside subsample-and-aggregate centres the data on the
+non-private mean before clipping; one far row then moves its output by thousands
+of noise sds. These audits release the CoinPress mean step (in a public,
+non-trivial frame, around a center at 1e14) and the plan method's log-size
+scales many times on two neighbours, one of whose rows lies 1e12 radii away,
+and bound epsilon from below; each has a canary (the non-private centering, a
+sensitivity off by a factor) that must be caught.
+"""
+
+import numpy as np
+import pytest
+
+import dpgauss.mean._mean as mean_module
+from dpgauss.accounting import ZCDP, zcdp_to_approx
+from dpgauss.gaussian._steps import Stages, coinpress_mean, mean_entries
+from dpgauss.mean._mean import log_scales
+from dpgauss.utils.audit import audit
+
+pytestmark = pytest.mark.audit
+
+RHO, DELTA, N, D = 0.5, 1e-2, 1000, 3
+CLAIM = zcdp_to_approx(RHO, DELTA)
+CENTER = np.full(D, 1e14)
+FRAME = np.array([[2.0, 0.5, 0.0], [0.0, 1.0, 0.0], [0.3, 0.0, 0.5]])
+
+
+def _neighbours(ratio=1e12):
+    rng = np.random.default_rng(0)
+    X = CENTER + rng.normal(size=(N, D)) * 0.3
+    Y = X.copy()
+    Y[0] = CENTER + ratio * np.array([1.0, -1.0, 1.0])
+    return X, Y
+
+
+def _mean_runner(X, center=None):
+    start = CENTER if center is None else center
+
+    def run(n, rng):
+        out = []
+        for _ in range(n):
+            stages = Stages(ZCDP(RHO), mean_entries(ZCDP(RHO), 1))
+            mean = coinpress_mean(X, FRAME, start, 1.0, stages.plan, 1, rng, 1)[0]
+            stages.finish()
+            out.append((FRAME @ (mean - CENTER)).sum())
+        return np.array(out)
+
+    return run
+
+
+def _audit(run_a, run_b, n):
+    return audit(
+        run_a, run_b, n_samples=n, n_select=n // 2, delta=DELTA, random_state=7
+    )
+
+
+def test_coinpress_mean_step_keeps_its_claim_with_far_rows():
+    X, Y = _neighbours()
+    result = _audit(_mean_runner(X), _mean_runner(Y), 10_000)
+    assert result.epsilon_lower <= CLAIM, result
+
+
+def test_canary_non_private_centering_is_caught():
+    X, Y = _neighbours()
+    run_a = _mean_runner(X, center=X.mean(axis=0))
+    run_b = _mean_runner(Y, center=Y.mean(axis=0))
+    result = _audit(run_a, run_b, 2000)
+    assert result.epsilon_lower > CLAIM, result
+
+
+def _scales_runner(pairs):
+    def run(n, rng):
+        out = []
+        for _ in range(n):
+            stages = Stages(ZCDP(RHO), mean_module.frame_entries(ZCDP(RHO), "plan"))
+            out.append(np.log(log_scales(pairs, 1.0, stages.plan, rng)).sum())
+            stages.finish()
+        return np.array(out)
+
+    return run
+
+
+def _pairs():
+    # Pairs differences of rows with sds 1; the neighbour's first pair is 1e300
+    # (far above the window) in one coordinate and exactly tied (log 0) in
+    # another.
+    pairs = np.random.default_rng(1).normal(size=(N // 2, D)) / np.sqrt(2)
+    other = pairs.copy()
+    other[0] = [1e300, 0.0, 1e-300]
+    return pairs, other
+
+
+def test_log_scales_keep_their_claim_with_far_pairs():
+    a, b = _pairs()
+    result = _audit(_scales_runner(a), _scales_runner(b), 10_000)
+    assert result.epsilon_lower <= CLAIM, result
+
+
+def test_canary_log_scales_with_a_quarter_of_the_sensitivity(monkeypatch):
+    original = mean_module._vector_mechanism
+    monkeypatch.setattr(
+        mean_module,
+        "_vector_mechanism",
+        lambda cost, sensitivity, d: original(cost, sensitivity / 4.0, d),
+    )
+    a, b = _pairs()
+    result = _audit(_scales_runner(a), _scales_runner(b), 3000)
+    assert result.epsilon_lower > CLAIM, result
+
+
+@pytest.mark.slow
+def test_both_keep_their_claims_large():
+    X, Y = _neighbours()
+    result = _audit(_mean_runner(X), _mean_runner(Y), 100_000)
+    assert result.epsilon_lower <= CLAIM, result
+    a, b = _pairs()
+    result = _audit(_scales_runner(a), _scales_runner(b), 100_000)
+    assert result.epsilon_lower <= CLAIM, result
