@@ -1,0 +1,1 @@
+"""Private mean estimators."""
