@@ -392,6 +392,18 @@ class RestrictedTukeyMechanism:
                 hi_k = mid - 1
         return lo_k + 1
 
+    def _check(self, X, rng):
+        """The data's boxes and the PTR's outcome (counts a draw)."""
+        S = self._prepare(X, rng)
+        self.draws += 1
+        n = S.shape[0]
+        t = math.ceil(self.depth * n)
+        lo, hi, widths = self._widths(S)
+        lower, upper = _log2_bounds(widths)
+        h_lb = self._h_lb(lower.sum(axis=1), upper.sum(axis=1), t)
+        noisy = float(self.test.randomise(np.array([float(h_lb)]), rng)[0])
+        return lo, hi, widths, t, bool(noisy >= self.threshold)
+
     def release(self, X, rng):
         """Run the test and, if it passes, release a point of depth >= t.
 
@@ -413,16 +425,8 @@ class RestrictedTukeyMechanism:
             When the noisy test fails (the budget is spent all the same).
         """
         rng = check_generator(rng)
-        S = self._prepare(X, rng)
-        self.draws += 1
-        n = S.shape[0]
-        t = math.ceil(self.depth * n)
-        lo, hi, widths = self._widths(S)
-        lower, upper = _log2_bounds(widths)
-        lower, upper = lower.sum(axis=1), upper.sum(axis=1)
-        h_lb = self._h_lb(lower, upper, t)
-        noisy = float(self.test.randomise(np.array([float(h_lb)]), rng)[0])
-        if not noisy >= self.threshold:
+        lo, hi, widths, t, passed = self._check(X, rng)
+        if not passed:
             raise PrivateTestFailedError(_FAILED.format(cost=self.cost))
         level = self._level(widths, t, rng)
         return np.array(
