@@ -5,6 +5,7 @@ __all__ = [
     "LedgerError",
     "PrivacyAccountingError",
     "PrivacyLeakWarning",
+    "PrivateTestFailedError",
     "UtilityWarning",
 ]
 
@@ -33,6 +34,18 @@ class LedgerError(RuntimeError):
 
     dpgauss never creates a fresh ledger silently in that case: doing so would
     forget earlier spends and so break the total the budget promises.
+    """
+
+
+class PrivateTestFailedError(RuntimeError):
+    """The private test did not pass; the budget is spent.
+
+    Raised by propose-test-release mechanisms (for example
+    :class:`dpgauss.mean._tukey.RestrictedTukeyMechanism`) when their noisy
+    check that the data are far from unsafe fails. The check read the data, so
+    its privacy cost is spent; nothing is released but the failure itself,
+    which the mechanism's privacy guarantee covers. More rows, or a larger
+    epsilon or delta, make the check pass more often.
     """
 
 
