@@ -29,11 +29,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dpgauss.accounting import ZCDP
+from dpgauss.accounting import ZCDP, ApproxDP
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin, calibration_error, check_noise_scale
 from dpgauss.covariance._coinpress import (
     STEP_BETA,
+    frame_inverse,
     learn_frame,
     staged_costs,
     tail_radius,
@@ -55,6 +56,7 @@ from dpgauss.gaussian._steps import (
     range_subset,
     weighted_tail_radius,
 )
+from dpgauss.mean._tukey import RestrictedTukeyMechanism
 from dpgauss.mechanisms import GaussianMechanism, LaplaceMechanism
 from dpgauss.mechanisms._range import QuantileSearch
 from dpgauss.mechanisms._releases import mean_mechanism, second_moment_mechanism
@@ -96,16 +98,24 @@ class PrivateMean(
     Parameters
     ----------
     {privacy_parameters}
-    method : {{"auto", "coinpress", "plan"}}, default="auto"
+    method : {{"auto", "coinpress", "plan", "tukey"}}, default="auto"
         - ``"coinpress"``: a private covariance frame (or the given
           ``covariance``), then the clipped mean in it; small error in the
           Mahalanobis norm.
         - ``"plan"``: private per-coordinate scales sigma_j, then the clipped
           mean in the frame ``diag(sigma_j^(-1/2))`` (variance-aware, PLAN);
           small l2 error when d is large relative to n.
+        - ``"tukey"``: the restricted exponential mechanism on axis-aligned
+          Tukey depth with a propose-test-release check (Brown, Gaboardi,
+          Smith, Ullman and Zakynthinou 2021): (epsilon, delta)-DP only (give
+          ``epsilon`` and ``delta``), robust to outliers, for small n and d up
+          to about 20; in the rows' coordinates, or whitened by
+          ``covariance`` when given. When the private check fails, ``fit``
+          raises :class:`~dpgauss.exceptions.PrivateTestFailedError`: the
+          budget is spent and the estimator stays unfitted.
         - ``"auto"``: ``"coinpress"`` when a covariance is given or when the
           frame's predicted noise (public: n, d and the cost) is small enough
-          for the frame to help, else ``"plan"``.
+          for the frame to help, else ``"plan"`` (never ``"tukey"``).
     covariance : array-like of shape (n_features, n_features), default=None
         A public covariance of the rows (positive definite). The frame is then
         ``covariance^(-1/2)`` and no budget is spent on it.
@@ -128,12 +138,12 @@ class PrivateMean(
     mean_ : ndarray of shape (n_features,)
         The private mean.
     method_ : str
-        The method used (``"coinpress"`` or ``"plan"``).
+        The method used (``"coinpress"``, ``"plan"`` or ``"tukey"``).
     frame_ : ndarray of shape (n_features, n_features)
         The frame the mean was clipped in (post-processing of releases).
     mean_steps_ : int
         The number of CoinPress mean steps the mean release was split into
-        (chosen from n, d and the starting radius).
+        (chosen from n, d and the starting radius; 0 for ``"tukey"``).
     privacy_spent_ : ZCDP or PureDP
         What the fit cost.
     n_features_in_ : int
@@ -164,6 +174,13 @@ class PrivateMean(
       mapped by the frame (sensitivity ``2 lambda / n``, lambda the step's
       clipping radius).
 
+    * ``tukey`` (``method="tukey"`` alone, (epsilon, delta)-DP): the
+      propose-test-release check and the restricted exponential mechanism of
+      :class:`~dpgauss.mean._tukey.RestrictedTukeyMechanism` (axis-aligned
+      depth changes by at most 1 per replaced row; the released point is the
+      correctly rounded float of an exact sample). A failed check is released
+      as such (the exception), its cost charged.
+
     ``frame`` and ``mean`` are each one charge made of sub-releases
     (:class:`~dpgauss.gaussian._steps.Stages`) whose number is chosen from n,
     d and released values, and whose costs always add up to the charge: by
@@ -188,7 +205,7 @@ class PrivateMean(
 
     _parameter_constraints: dict = {
         **PrivateEstimatorMixin._parameter_constraints,
-        "method": [StrOptions({"auto", "coinpress", "plan"})],
+        "method": [StrOptions({"auto", "coinpress", "plan", "tukey"})],
         "covariance": ["array-like", None],
         "mean_bound": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "cov_bounds": [tuple, list, None],
@@ -276,7 +293,26 @@ class PrivateMean(
         return X + self.mean_
 
     # -- parameters -----------------------------------------------------------
+    def _privacy_total(self):
+        if self.method != "tukey":
+            return super()._privacy_total()
+        if self.rho is not None or self.epsilon is None or self.delta is None:
+            raise ValueError(
+                "PrivateMean(method='tukey') is (epsilon, delta)-DP: give epsilon "
+                "and delta (and not rho)."
+            )
+        total = super()._privacy_total()  # validates the numbers
+        del total
+        return ApproxDP(float(self.epsilon), float(self.delta))
+
     def _check_params(self):
+        if self.method == "tukey" and (
+            self.mean_bound is not None or self.cov_bounds is not None
+        ):
+            raise ValueError(
+                "PrivateMean(method='tukey') needs no bounds and does not use "
+                "mean_bound or cov_bounds; leave them unset."
+            )
         self._bounds()
         if self.mean_bound is not None and not math.isfinite(float(self.mean_bound)):
             raise ValueError(f"mean_bound must be finite, got {self.mean_bound!r}.")
@@ -335,6 +371,8 @@ class PrivateMean(
     def _build_plan(self, total, d):
         if self.covariance is not None:
             self._public_frame(d)  # its shape must match X's (before any spend)
+        if self.method == "tukey":
+            return ReleasePlan(total, [Release("tukey", total, "tukey_depth")])
         names = self._range_names()
         entries, rest = [], total
         if names:
@@ -353,6 +391,9 @@ class PrivateMean(
 
     def _check_calibration(self, plan, n, d):
         m = n // 2
+        if self.method == "tukey":
+            RestrictedTukeyMechanism(plan.cost("tukey"), d)  # raises if invalid
+            return
         try:
             for release in plan.releases():
                 name, cost = release.name, release.cost
@@ -372,6 +413,8 @@ class PrivateMean(
 
     def _check_utility(self, plan, n, d):
         """Warn (UtilityWarning) when a coarse-range search is predicted to fail."""
+        if self.method == "tukey":
+            return
         method = self._resolve_method(plan, n, d)
         for name in self._range_names():
             rows = min(n if self.mean_bound is None else n // 2, RANGE_ROWS)
@@ -404,6 +447,8 @@ class PrivateMean(
     # -- the fit ----------------------------------------------------------------
     def _fit_releases(self, X, plan, rng):
         n, d = X.shape
+        if self.method == "tukey":
+            return self._tukey(X, plan, rng)
         method = self._resolve_method(plan, n, d)
         bounds = self._bounds()
         names = set(self._range_names())
@@ -461,6 +506,24 @@ class PrivateMean(
             "frame_": frame,
             "mean_steps_": steps,
         }
+
+    def _tukey(self, X, plan, rng):
+        d = X.shape[1]
+        rows = np.asarray(X, dtype=np.float64)
+        frame = np.eye(d)
+        if self.covariance is not None:
+            # Whitening by a public matrix is a fixed map of each row.
+            frame, _ = self._public_frame(d)
+            with np.errstate(all="ignore"):
+                rows = rows @ frame.T
+            rows = np.nan_to_num(rows, nan=0.0)
+        mech = plan.calibrate("tukey", lambda c: RestrictedTukeyMechanism(c, d))
+        center = mech.release(rows, rng)
+        if self.covariance is not None:
+            inverse, scale = frame_inverse(frame)
+            with np.errstate(all="ignore"):
+                center = (inverse @ center) / scale
+        return {"mean_": center, "method_": "tukey", "frame_": frame, "mean_steps_": 0}
 
 
 def frame_entries(cost, method):

@@ -218,3 +218,58 @@ def test_mean_steps_grow_with_the_starting_radius():
     steps = [mean_steps_for(ZCDP(0.5), 1000, 50, r, 1) for r in (10.0, 1e3, 1e6)]
     assert steps == sorted(steps)
     assert steps[0] < steps[-1] <= 20
+
+
+def test_tukey_is_approximate_dp_and_fails_honestly():
+    from dpgauss.accounting import ApproxDP
+    from dpgauss.exceptions import PrivateTestFailedError
+    from sklearn.exceptions import NotFittedError
+
+    # d = 5, n = 2,000, (1, 1e-6): BGSUZ's mechanism errs about 0.07 in the
+    # Mahalanobis norm (benchmarks/results/bench_tukey.md: median 0.079 over 40
+    # fits, no failure); one fit stays below 0.25 (about 3 times the median).
+    X = np.random.default_rng(0).normal(size=(2000, 5))
+    budget = PrivacyBudget(epsilon=10.0, delta=1e-5)
+    est = PrivateMean(
+        epsilon=1.0, delta=1e-6, method="tukey", budget=budget, random_state=0
+    ).fit(X)
+    assert est.method_ == "tukey"
+    assert np.linalg.norm(est.mean_) < 0.25
+    assert est.privacy_spent_ == ApproxDP(1.0, 1e-6)
+    assert [e.cost for e in budget.ledger()] == [ApproxDP(1.0, 1e-6)]
+    # Too few rows: the check fails, the cost is charged, nothing is fitted.
+    small = PrivateMean(
+        epsilon=1.0, delta=1e-6, method="tukey", budget=budget, random_state=0
+    )
+    with pytest.raises(PrivateTestFailedError, match="spent"):
+        small.fit(X[:50])
+    assert len(budget.ledger()) == 2
+    with pytest.raises(NotFittedError):
+        small.transform(X)
+
+
+def test_tukey_parameters_are_checked_before_spending():
+    X = np.random.default_rng(0).normal(size=(500, 2))
+    budget = PrivacyBudget(epsilon=10.0, delta=1e-5)
+    for params in (
+        {"rho": 1.0},
+        {"epsilon": 1.0},
+        {"epsilon": 1.0, "delta": 1e-6, "mean_bound": 3.0},
+        {"epsilon": 1.0, "delta": 1e-6, "cov_bounds": (0.1, 2.0)},
+    ):
+        with pytest.raises(ValueError, match="tukey"):
+            PrivateMean(method="tukey", budget=budget, **params).fit(X)
+    assert len(budget.ledger()) == 0
+
+
+def test_tukey_whitened_by_a_public_covariance():
+    # Axis-aligned depth is not affine invariant: whitening by a known
+    # covariance makes a correlated, badly scaled Gaussian isotropic.
+    C = np.array([[400.0, 19.0], [19.0, 1.0]])
+    mu = np.array([1e4, -3e4])
+    X = np.random.default_rng(0).multivariate_normal(mu, C, 3000)
+    est = PrivateMean(
+        epsilon=1.0, delta=1e-6, method="tukey", covariance=C, random_state=0
+    ).fit(X)
+    inv = np.linalg.inv(np.linalg.cholesky(C))
+    assert np.linalg.norm(inv @ (est.mean_ - mu)) < 0.25
