@@ -28,7 +28,6 @@ from dpgauss.covariance._coinpress import (
     tail_radius,
 )
 from dpgauss.covariance._methods import kind_of
-from dpgauss.covariance._tail_sensitive import PairDifferences, pair_indices
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.gaussian._steps import (
     MAX_FRAME_RADIUS,
@@ -36,6 +35,7 @@ from dpgauss.gaussian._steps import (
     RANGE_SCALES,
     coarse_range,
     coinpress_mean,
+    frame_pairs,
     mean_entries,
     range_failure,
 )
@@ -308,9 +308,8 @@ class PrivateGaussianEstimator(
 
     # -- the fit ------------------------------------------------------------------
     def _fit_releases(self, X, plan, rng):
-        n, d = X.shape
-        first, second = pair_indices(n, rng)
-        pairs = PairDifferences(X, first, second).rows()  # x/2 - x'/2: cov C/2
+        d = X.shape[1]
+        pairs = frame_pairs(X, rng)  # x/2 - x'/2: covariance C/2
         bounds = self._bounds()
         coarse, scale = coarse_range(
             X, pairs, plan, rng, self.mean_bound is None, bounds is None

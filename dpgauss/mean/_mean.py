@@ -40,7 +40,6 @@ from dpgauss.covariance._coinpress import (
     tail_radius,
 )
 from dpgauss.covariance._methods import entry_variances, kind_of
-from dpgauss.covariance._tail_sensitive import PairDifferences, pair_indices
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.gaussian._steps import (
     MAX_FRAME_RADIUS,
@@ -50,6 +49,7 @@ from dpgauss.gaussian._steps import (
     Stages,
     coarse_range,
     coinpress_mean,
+    frame_pairs,
     mean_entries,
     mean_steps_for,
     range_failure,
@@ -163,7 +163,7 @@ class PrivateMean(
 
     * ``range_location``, ``range_scale`` (only without the hints that make
       them unnecessary): noisy binary searches
-      (:class:`~dpgauss.mechanisms._range.QuantileSearch`) on at most 100,000
+      (:class:`~dpgauss.mechanisms._range.QuantileSearch`) on at most 50,000
       rows (and pairs ``x/2 - x'/2``) drawn independently of the data;
     * ``frame`` (not with ``covariance``): for ``coinpress``, preconditioning
       releases of the pairs' second moment, mapped by the current frame and
@@ -452,8 +452,7 @@ class PrivateMean(
         method = self._resolve_method(plan, n, d)
         bounds = self._bounds()
         names = set(self._range_names())
-        first, second = pair_indices(n, rng)
-        pairs = PairDifferences(X, first, second).rows()  # x/2 - x'/2: cov C/2
+        pairs = frame_pairs(X, rng)  # x/2 - x'/2: covariance C/2
         per_coordinate = method == "coinpress" and "range_scale" in names
         coarse, scales = coarse_range(
             X, pairs, plan, rng, self.mean_bound is None, per_coordinate
@@ -579,7 +578,7 @@ def largest_scale(pairs, plan, rng):
 
     The median over pairs of ``max_j |z_j|`` (z = x/2 - x'/2), by a
     one-column :class:`~dpgauss.mechanisms._range.QuantileSearch` on at most
-    100,000 pairs drawn independently of the data: one count per step, so
+    50,000 pairs drawn independently of the data: one count per step, so
     its noise does not grow with d (a search per coordinate has sensitivity
     sqrt(d) and goes astray at d = 1,024, n = 10^4). It tops the window of
     :func:`log_scales`. Zero (all pairs tied) gives 1.

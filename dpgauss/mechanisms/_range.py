@@ -147,8 +147,10 @@ class QuantileSearch:
                 f"{values.shape}."
             )
         rng = check_generator(random_state)
-        keys = np.sort(float_keys(values), axis=0)
-        n = keys.shape[0]
+        # One contiguous row per column: sorting along rows is several times
+        # faster than along the columns of a C-ordered array.
+        keys = np.sort(np.ascontiguousarray(float_keys(values).T), axis=1)
+        n = keys.shape[1]
         target = self.quantile * n
         lo = np.full(self.n_features, -MAX_KEY, dtype=np.int64)
         hi = np.full(self.n_features, MAX_KEY, dtype=np.int64)
@@ -157,7 +159,7 @@ class QuantileSearch:
             # floor((lo + hi) / 2) without overflow.
             mid = lo // 2 + hi // 2 + ((lo % 2) + (hi % 2)) // 2
             counts = np.array(
-                [np.searchsorted(keys[:, j], mid[j], side="right") for j in columns],
+                [np.searchsorted(keys[j], mid[j], side="right") for j in columns],
                 dtype=np.float64,
             )
             noisy = self.step.randomise(counts, rng)

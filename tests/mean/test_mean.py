@@ -221,9 +221,10 @@ def test_mean_steps_grow_with_the_starting_radius():
 
 
 def test_tukey_is_approximate_dp_and_fails_honestly():
+    from sklearn.exceptions import NotFittedError
+
     from dpgauss.accounting import ApproxDP
     from dpgauss.exceptions import PrivateTestFailedError
-    from sklearn.exceptions import NotFittedError
 
     # d = 5, n = 2,000, (1, 1e-6): BGSUZ's mechanism errs about 0.07 in the
     # Mahalanobis norm (benchmarks/results/bench_tukey.md: median 0.079 over 40
