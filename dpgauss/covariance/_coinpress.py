@@ -41,7 +41,7 @@ from dpgauss.covariance._methods import (
 )
 from dpgauss.mechanisms._releases import second_moment_mechanism
 from dpgauss.utils._linalg import eigh_descending
-from dpgauss.utils._sums import clipped_sums
+from dpgauss.utils._sums import clipped_sums, frame_sums
 from dpgauss.utils.validation import split_cost
 
 __all__ = [
@@ -193,7 +193,7 @@ def release_in_frame(
         A bound on the estimate's trace (``r^2 ||A^-1||_2^2``).
     """
     n, d = X.shape[0], frame.shape[0]
-    S = clipped_sums(X, center, radius, transform=frame)[1] / n
+    S = frame_sums(X, center, radius, frame)[1] / n
     make = mechanism_factory(n, d, radius, n_partials)
     values, vectors, sd = release_covariance(
         "gauss", S, n, plan, make, rng, radius * radius, shift=shift

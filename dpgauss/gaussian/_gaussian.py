@@ -43,7 +43,7 @@ from dpgauss.mechanisms._range import QuantileSearch
 from dpgauss.mechanisms._releases import mean_mechanism, second_moment_mechanism
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, _fit_context
-from dpgauss.utils._sums import n_partial_sums
+from dpgauss.utils._sums import FramedRows, n_partial_sums
 from dpgauss.utils.validation import split_cost
 
 __all__ = ["PrivateGaussianEstimator"]
@@ -342,12 +342,13 @@ class PrivateGaussianEstimator(
         else:
             radius = float(np.linalg.norm(frame, ord=2)) * float(self.mean_bound)
         partials = n_partial_sums(X)
+        rows = FramedRows(X, frame, coarse)  # one product for the passes below
         mean, variance, error = coinpress_mean(
-            X, frame, coarse, radius, plan, int(self.mean_steps), rng, partials
+            rows, frame, coarse, radius, plan, int(self.mean_steps), rng, partials
         )
         final = min(gamma + error, MAX_FRAME_RADIUS)
         values, vectors, sd, cap = release_in_frame(
-            X, mean, frame, final, plan, rng, partials, correct=True, shift=variance
+            rows, mean, frame, final, plan, rng, partials, correct=True, shift=variance
         )
         if bounds is not None:
             values = np.clip(values, bounds[0], bounds[1])

@@ -22,7 +22,7 @@ from dpgauss.covariance._methods import kind_of, noise_variance
 from dpgauss.covariance._tail_sensitive import PairDifferences, pair_indices
 from dpgauss.mechanisms._range import QuantileSearch
 from dpgauss.mechanisms._releases import mean_mechanism
-from dpgauss.utils._sums import clipped_sums
+from dpgauss.utils._sums import frame_sums
 
 __all__ = [
     "MAX_FRAME_RADIUS",
@@ -357,7 +357,7 @@ def coinpress_mean(
             lam, gain = final_radius(cost, n, d, radius, gamma, n_partials)
         # w - c = A (x - A^-1 c): clip the rows' offsets from A^-1 c in the frame.
         origin = _to_rows(inverse, scale, c)
-        total = clipped_sums(X, origin, lam, with_outer=False, transform=frame)[0]
+        total = frame_sums(X, origin, lam, frame, with_outer=False)[0]
         mech = plan.calibrate(
             f"mean_{k}", lambda cost, r=lam: mean_mechanism(cost, n, d, r, n_partials)
         )

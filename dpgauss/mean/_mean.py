@@ -62,7 +62,12 @@ from dpgauss.mechanisms._range import QuantileSearch
 from dpgauss.mechanisms._releases import mean_mechanism, second_moment_mechanism
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
-from dpgauss.utils._sums import CHUNK_ROWS, n_partial_sums, summation_error
+from dpgauss.utils._sums import (
+    CHUNK_ROWS,
+    FramedRows,
+    n_partial_sums,
+    summation_error,
+)
 from dpgauss.utils.validation import split_cost
 
 __all__ = ["PrivateMean"]
@@ -104,7 +109,9 @@ class PrivateMean(
           Mahalanobis norm.
         - ``"plan"``: private per-coordinate scales sigma_j, then the clipped
           mean in the frame ``diag(sigma_j^(-1/2))`` (variance-aware, PLAN);
-          small l2 error when d is large relative to n.
+          small l2 error when d is large relative to n (not per-coordinate:
+          columns in much smaller units than the rest can be off by many of
+          their own sds; standardise them first).
         - ``"tukey"``: the restricted exponential mechanism on axis-aligned
           Tukey depth with a propose-test-release check (Brown, Gaboardi,
           Smith, Ullman and Zakynthinou 2021): (epsilon, delta)-DP only (give
@@ -495,8 +502,9 @@ class PrivateMean(
         start = min(radius, MAX_FRAME_RADIUS)
         steps = mean_steps_for(plan.cost("mean"), n, d, start, partials, gamma)
         stages = plan.calibrate("mean", lambda c: Stages(c, mean_entries(c, steps)))
+        rows = FramedRows(X, frame, coarse) if steps > 1 else X
         mean, _, _ = coinpress_mean(
-            X, frame, coarse, radius, stages.plan, steps, rng, partials, spectrum
+            rows, frame, coarse, radius, stages.plan, steps, rng, partials, spectrum
         )
         stages.finish()
         return {
@@ -614,7 +622,9 @@ def log_scales(pairs, top, plan, rng):
         with np.errstate(all="ignore"):
             logs = np.log(np.abs(pairs[start : start + CHUNK_ROWS]))
             logs = np.where(np.isnan(logs), low, logs)
-            logs = np.clip(logs, low, high) - low  # in [0, W]; -inf (ties) -> 0
+            # Shift, then clip: in [0, W] exactly as computed (clipping to
+            # [low, high] first let the rounded shift exceed W by an ulp).
+            logs = np.clip(logs - low, 0.0, LOG_WINDOW)  # -inf (ties) -> 0
         sums = sums + logs.sum(axis=0)
         chunks += 1
     means = sums / m

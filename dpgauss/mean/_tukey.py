@@ -303,7 +303,13 @@ class RestrictedTukeyMechanism:
         self.n_features = int(n_features)
         self.depth = float(depth)
         self.epsilon = cost.epsilon / 2.0
-        self.delta = cost.delta * math.exp(-cost.epsilon / 2.0)
+        # delta_total e^(-eps_total / 2), rounded down: exp and the product
+        # err by at most about 1.5 ulp, so 3 steps down keep e^eps delta <=
+        # delta_total exactly.
+        delta = cost.delta * math.exp(-cost.epsilon / 2.0)
+        for _ in range(3):
+            delta = math.nextafter(delta, 0.0)
+        self.delta = delta
         if not self.delta < 0.5:
             raise ValueError(
                 f"delta_total * exp(-epsilon_total / 2) must be below 1/2, got "
@@ -343,8 +349,11 @@ class RestrictedTukeyMechanism:
                 f"expected an array of shape (n, {self.n_features}) with n >= 1, "
                 f"got {X.shape}."
             )
-        if not np.all(np.isfinite(X)):
-            raise ValueError("X contains NaN or infinity.")
+        # Entry by entry (a fixed map of each row, so neighbours stay
+        # neighbours): NaN -> 0, +-inf -> +-2^1020. Raising here instead would
+        # reveal one non-finite row after the charge (scikit-learn's
+        # assume_finite lets such rows through validation).
+        X = np.nan_to_num(X, nan=0.0, posinf=_CLIP, neginf=-_CLIP)
         X = np.clip(X, -_CLIP, _CLIP)
         jitter = rng.random(X.shape)
         X = X + jitter * (_JITTER * np.maximum(np.abs(X), _JITTER_FLOOR))

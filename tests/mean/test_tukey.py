@@ -177,9 +177,18 @@ def test_bad_data_is_rejected_before_a_draw():
     mech = RestrictedTukeyMechanism(COST, 2)
     with pytest.raises(ValueError, match="shape"):
         mech.release(np.zeros((10, 3)), 0)
-    with pytest.raises(ValueError, match="NaN"):
-        mech.release(np.array([[0.0, np.nan]]), 0)
     assert mech.draws == 0
+
+
+def test_non_finite_entries_are_mapped_not_refused():
+    # Raising on a NaN row after the charge would reveal that row (scikit-
+    # learn's assume_finite lets it through validation): NaN -> 0 and +-inf ->
+    # +-2^1020 entry by entry, then the usual release (or failed test).
+    X = np.random.default_rng(0).normal(size=(2000, 2))
+    X[0] = [np.nan, np.inf]
+    mech = RestrictedTukeyMechanism(COST, 2)
+    assert np.all(np.isfinite(mech.release(X, np.random.default_rng(1))))
+    assert mech.draws == 1
 
 
 # -- internals ------------------------------------------------------------------
