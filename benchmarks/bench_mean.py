@@ -38,6 +38,7 @@ Writes ``results/bench_mean.md`` (rewritten after every part) and
 
 import argparse
 import math
+import re
 import sys
 import time
 import warnings
@@ -564,9 +565,23 @@ def part_free(reps, jobs):
     return lines, table
 
 
-def _write(header, parts, elapsed):
+def _earlier_parts():
+    """The sections of ``results/bench_mean.md`` by part (to keep the parts
+    that a ``--parts`` run does not redo)."""
+    path = RESULTS / "bench_mean.md"
+    if not path.exists():
+        return {}
+    parts = {}
+    for section in re.split(r"(?m)^(?=## \d\. )", path.read_text())[1:]:
+        lines = section.rstrip("\n").split("\n")
+        lines = [x for x in lines if not x.startswith("Run time")]
+        parts[section[3]] = [*lines, ""] if lines[-1] else lines
+    return parts
+
+
+def _write(header, parts, elapsed, ran):
     text = "\n".join(header + [x for p in sorted(parts) for x in parts[p]])
-    text += f"\nRun time: {elapsed:.0f} s.\n"
+    text += f"\nRun time of the last invocation (parts {ran}): {elapsed:.0f} s.\n"
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "bench_mean.md").write_text(text)
 
@@ -582,7 +597,10 @@ def main(argv=None):
     )
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument(
-        "--parts", default="1234", help="which parts to run (digits 1-4)"
+        "--parts",
+        default="1234",
+        help="which parts to run (digits 1-4); the others are kept from the "
+        "last results file",
     )
     args = parser.parse_args(argv)
     reps = args.reps
@@ -594,7 +612,8 @@ def main(argv=None):
         "See the script's docstring for the protocol.",
         "",
     ]
-    parts, info = {}, {}
+    info = {}
+    parts = {k: v for k, v in _earlier_parts().items() if k not in args.parts}
     plot = {}
     runners = {
         "1": lambda: part_mean(reps, args.jobs),
@@ -609,7 +628,7 @@ def main(argv=None):
         lines.append("")
         parts[p] = lines
         plot[p] = info[p]
-        _write(header, parts, time.perf_counter() - start)
+        _write(header, parts, time.perf_counter() - start, args.parts)
         print("\n".join(lines), flush=True)
     if "4" in plot:
         _plot(plot["4"], RESULTS / "bench_mean.png")
@@ -627,14 +646,13 @@ def _plot(table, path):
         return
     fig, ax = plt.subplots(figsize=(6, 4))
     ns = (1000, 8000, 100000)
+    top = 30.0  # diverged medians (1e19, 1e154, inf) are drawn at the top
     for d in (10, 50):
         for rho in (0.1, 0.5, 1.0):
-            ax.plot(
-                ns,
-                [table[(d, n, rho)] for n in ns],
-                marker="o",
-                label=f"d={d}, rho={rho}",
-            )
+            ys = [min(table[(d, n, rho)], top) for n in ns]
+            ax.plot(ns, ys, marker="o", label=f"d={d}, rho={rho}")
+    ax.axhline(top, color="r", lw=0.8, ls=":", label=f">= {top:g} (diverged)")
+    ax.set_ylim(0.8, 1.3 * top)
     ax.axhline(1.0, color="k", lw=0.8, ls="--")
     ax.set_xscale("log")
     ax.set_yscale("log")
