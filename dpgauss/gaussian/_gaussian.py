@@ -7,12 +7,11 @@ Dong, Kamath and Ullman 2020), with a bound-free private range finder; see
 
 import math
 import numbers
-import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from dpgauss.accounting._plan import Release, ReleasePlan
+from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.base import (
     GaussianDensityMixin,
     PrivateEstimatorMixin,
@@ -27,17 +26,14 @@ from dpgauss.covariance._coinpress import (
     release_in_frame,
     tail_radius,
 )
-from dpgauss.covariance._methods import kind_of
-from dpgauss.exceptions import UtilityWarning
+from dpgauss.gaussian._hints import RangeHintsMixin
 from dpgauss.gaussian._steps import (
     MAX_FRAME_RADIUS,
-    RANGE_ROWS,
     RANGE_SCALES,
     coarse_range,
     coinpress_mean,
     frame_pairs,
     mean_entries,
-    range_failure,
 )
 from dpgauss.mechanisms._range import QuantileSearch
 from dpgauss.mechanisms._releases import mean_mechanism, second_moment_mechanism
@@ -51,7 +47,7 @@ __all__ = ["PrivateGaussianEstimator"]
 
 @fill_doc
 class PrivateGaussianEstimator(
-    PrivateEstimatorMixin, GaussianDensityMixin, BaseEstimator
+    RangeHintsMixin, PrivateEstimatorMixin, GaussianDensityMixin, BaseEstimator
 ):
     """Private Gaussian N(mu, Sigma) with no bound on the mean or the covariance.
 
@@ -222,46 +218,11 @@ class PrivateGaussianEstimator(
 
     # -- parameters ---------------------------------------------------------------
     def _check_params(self):
-        self._bounds()
-        if self.mean_bound is not None and not math.isfinite(float(self.mean_bound)):
-            raise ValueError(f"mean_bound must be finite, got {self.mean_bound!r}.")
-
-    def _bounds(self):
-        if self.cov_bounds is None:
-            return None
-        try:
-            lower, upper = (float(b) for b in self.cov_bounds)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(
-                f"cov_bounds must be a pair (lower, upper), got {self.cov_bounds!r}."
-            ) from exc
-        if not (0.0 <= lower <= upper and 0.0 < upper < math.inf):
-            raise ValueError(
-                "cov_bounds must satisfy 0 <= lower <= upper < inf with upper > 0, "
-                f"got {self.cov_bounds!r}."
-            )
-        return lower, upper
-
-    def _range_names(self):
-        names = []
-        if self.mean_bound is None:
-            names.append("range_location")
-        if self.cov_bounds is None:
-            names.append("range_scale")
-        return names
+        self._check_hints()
 
     # -- the plan -----------------------------------------------------------------
     def _build_plan(self, total, d):
-        names = self._range_names()
-        entries, rest = [], total
-        if names:
-            share = float(self.range_share) * len(names)
-            ranged, rest = split_cost(total, [share, 1.0 - share])
-            parts = split_cost(ranged, [1.0 / len(names)] * len(names))
-            entries += [
-                Release(name, c, kind_of(total))
-                for name, c in zip(names, parts, strict=True)
-            ]
+        entries, rest = self._range_entries(total)
         mean_share = float(self.mean_share)
         mean, cov = split_cost(rest, [mean_share, 1.0 - mean_share])
         cov_entries = coinpress_entries(cov, int(self.cov_steps))
@@ -288,23 +249,6 @@ class PrivateGaussianEstimator(
                     check_noise_scale(mech, size=d)
         except (ValueError, OverflowError, ZeroDivisionError) as exc:
             raise calibration_error(type(self).__name__, "a noise scale", exc) from exc
-
-    def _check_utility(self, plan, n, d):
-        """Warn (UtilityWarning) when a coarse-range search is predicted to fail."""
-        for name in self._range_names():
-            rows = n if name == "range_location" or self.mean_bound is None else n // 2
-            rows = min(rows, RANGE_ROWS)
-            risk = range_failure(plan.cost(name), rows, d)
-            if risk > 0.01:
-                warnings.warn(
-                    f"{type(self).__name__}: with n={n}, d={d} and {plan.total}, "
-                    f"the private search for the data's {name[6:]} is predicted to "
-                    f"go astray with probability up to {risk:.2g} (its count noise "
-                    "is not far below n / 2). Give mean_bound and cov_bounds, "
-                    "a larger range_share or budget, or more rows.",
-                    UtilityWarning,
-                    stacklevel=4,
-                )
 
     # -- the fit ------------------------------------------------------------------
     def _fit_releases(self, X, plan, rng):

@@ -23,7 +23,6 @@ See ``specs/klsu2019.md`` (section 4) and ``specs/bgsuz2021.md``.
 
 import math
 import numbers
-import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
@@ -40,11 +39,10 @@ from dpgauss.covariance._coinpress import (
     tail_radius,
 )
 from dpgauss.covariance._methods import entry_variances, kind_of
-from dpgauss.exceptions import UtilityWarning
+from dpgauss.gaussian._hints import RangeHintsMixin
 from dpgauss.gaussian._steps import (
     MAX_FRAME_RADIUS,
     MEAN_BETA,
-    RANGE_ROWS,
     RANGE_SCALES,
     Stages,
     coarse_range,
@@ -52,7 +50,6 @@ from dpgauss.gaussian._steps import (
     frame_pairs,
     mean_entries,
     mean_steps_for,
-    range_failure,
     range_subset,
     weighted_tail_radius,
 )
@@ -89,7 +86,11 @@ PLAN_FLOOR = 0.1
 
 @fill_doc
 class PrivateMean(
-    OneToOneFeatureMixin, TransformerMixin, PrivateEstimatorMixin, BaseEstimator
+    RangeHintsMixin,
+    OneToOneFeatureMixin,
+    TransformerMixin,
+    PrivateEstimatorMixin,
+    BaseEstimator,
 ):
     """Private mean with no bounds, accurate in the data's own geometry.
 
@@ -210,6 +211,8 @@ class PrivateMean(
     array([[-0.2, -0.1]])
     """
 
+    _HINTS = "mean_bound and cov_bounds (or covariance)"
+
     _parameter_constraints: dict = {
         **PrivateEstimatorMixin._parameter_constraints,
         "method": [StrOptions({"auto", "coinpress", "plan", "tukey"})],
@@ -308,8 +311,7 @@ class PrivateMean(
                 "PrivateMean(method='tukey') is (epsilon, delta)-DP: give epsilon "
                 "and delta (and not rho)."
             )
-        total = super()._privacy_total()  # validates the numbers
-        del total
+        super()._privacy_total()  # validates the numbers
         return ApproxDP(float(self.epsilon), float(self.delta))
 
     def _check_params(self):
@@ -320,27 +322,9 @@ class PrivateMean(
                 "PrivateMean(method='tukey') needs no bounds and does not use "
                 "mean_bound or cov_bounds; leave them unset."
             )
-        self._bounds()
-        if self.mean_bound is not None and not math.isfinite(float(self.mean_bound)):
-            raise ValueError(f"mean_bound must be finite, got {self.mean_bound!r}.")
+        self._check_hints()
         if self.covariance is not None:
             self._public_frame(None)
-
-    def _bounds(self):
-        if self.cov_bounds is None:
-            return None
-        try:
-            lower, upper = (float(b) for b in self.cov_bounds)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(
-                f"cov_bounds must be a pair (lower, upper), got {self.cov_bounds!r}."
-            ) from exc
-        if not (0.0 <= lower <= upper and 0.0 < upper < math.inf):
-            raise ValueError(
-                "cov_bounds must satisfy 0 <= lower <= upper < inf with upper > 0, "
-                f"got {self.cov_bounds!r}."
-            )
-        return lower, upper
 
     def _public_frame(self, d):
         """``covariance^(-1/2)`` and the coordinates' sds, from the public hint."""
@@ -366,13 +350,8 @@ class PrivateMean(
         frame = (vectors / np.sqrt(values)) @ vectors.T / math.sqrt(top)
         return frame, np.sqrt(np.diag(C))
 
-    def _range_names(self):
-        names = []
-        if self.mean_bound is None:
-            names.append("range_location")
-        if self.covariance is None and self.cov_bounds is None:
-            names.append("range_scale")
-        return names
+    def _scale_known(self):
+        return self.covariance is not None or self.cov_bounds is not None
 
     # -- the plan -------------------------------------------------------------
     def _build_plan(self, total, d):
@@ -380,16 +359,7 @@ class PrivateMean(
             self._public_frame(d)  # its shape must match X's (before any spend)
         if self.method == "tukey":
             return ReleasePlan(total, [Release("tukey", total, "tukey_depth")])
-        names = self._range_names()
-        entries, rest = [], total
-        if names:
-            share = float(self.range_share) * len(names)
-            ranged, rest = split_cost(total, [share, 1.0 - share])
-            parts = split_cost(ranged, [1.0 / len(names)] * len(names))
-            entries += [
-                Release(name, c, kind_of(total))
-                for name, c in zip(names, parts, strict=True)
-            ]
+        entries, rest = self._range_entries(total)
         if self.covariance is None:
             frame, rest = split_cost(rest, [self.frame_share, 1.0 - self.frame_share])
             entries.append(Release("frame", frame, kind_of(total)))
@@ -419,25 +389,14 @@ class PrivateMean(
             raise calibration_error(type(self).__name__, "a noise scale", exc) from exc
 
     def _check_utility(self, plan, n, d):
-        """Warn (UtilityWarning) when a coarse-range search is predicted to fail."""
-        if self.method == "tukey":
-            return
-        method = self._resolve_method(plan, n, d)
-        for name in self._range_names():
-            rows = min(n if self.mean_bound is None else n // 2, RANGE_ROWS)
-            # The plan method's scale search has one column (largest_scale).
-            width = 1 if name == "range_scale" and method == "plan" else d
-            risk = range_failure(plan.cost(name), rows, width)
-            if risk > 0.01:
-                warnings.warn(
-                    f"{type(self).__name__}: with n={n}, d={d} and {plan.total}, "
-                    f"the private search for the data's {name[6:]} is predicted to "
-                    f"go astray with probability up to {risk:.2g} (its count noise "
-                    "is not far below n / 2). Give mean_bound and cov_bounds (or "
-                    "covariance), a larger range_share or budget, or more rows.",
-                    UtilityWarning,
-                    stacklevel=4,
-                )
+        if self.method != "tukey":  # tukey needs no range
+            super()._check_utility(plan, n, d)
+
+    def _range_search(self, name, plan, n, d):
+        rows, columns = super()._range_search(name, plan, n, d)
+        if name == "range_scale" and self._resolve_method(plan, n, d) == "plan":
+            columns = 1  # largest_scale searches one column
+        return rows, columns
 
     def _resolve_method(self, plan, n, d):
         """``"coinpress"`` or ``"plan"``, from public values only."""

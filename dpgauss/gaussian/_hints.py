@@ -1,0 +1,105 @@
+"""The optional hints of the unbounded estimators and the searches they replace.
+
+:class:`~dpgauss.gaussian.PrivateGaussianEstimator` and
+:class:`~dpgauss.mean.PrivateMean` take the same public hints (``mean_bound``,
+``cov_bounds``) and, for each hint missing, plan the same coarse-range release
+(``range_location``, ``range_scale``) at ``range_share`` of the cost. This
+mixin holds that shared part: checking the hints, the range entries of the
+plan, and the warning (from public values only) when a search is predicted to
+go astray.
+"""
+
+import math
+import warnings
+
+from dpgauss.accounting._plan import Release
+from dpgauss.covariance._methods import kind_of
+from dpgauss.exceptions import UtilityWarning
+from dpgauss.gaussian._steps import RANGE_ROWS, range_failure
+from dpgauss.utils.validation import split_cost
+
+__all__ = ["RangeHintsMixin"]
+
+
+class RangeHintsMixin:
+    """Hints ``mean_bound`` and ``cov_bounds``, and the coarse range they spare.
+
+    A subclass may override :meth:`_scale_known` (another hint that makes the
+    scale search unnecessary) and :meth:`_range_search` (what a search reads);
+    ``_HINTS`` names the hints in the warning.
+    """
+
+    _HINTS = "mean_bound and cov_bounds"
+
+    def _check_hints(self):
+        """Check ``mean_bound`` and ``cov_bounds`` (before any spend)."""
+        self._bounds()
+        if self.mean_bound is not None and not math.isfinite(float(self.mean_bound)):
+            raise ValueError(f"mean_bound must be finite, got {self.mean_bound!r}.")
+
+    def _bounds(self):
+        """``(lower, upper)`` from ``cov_bounds``, or None."""
+        if self.cov_bounds is None:
+            return None
+        try:
+            lower, upper = (float(b) for b in self.cov_bounds)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"cov_bounds must be a pair (lower, upper), got {self.cov_bounds!r}."
+            ) from exc
+        if not (0.0 <= lower <= upper and 0.0 < upper < math.inf):
+            raise ValueError(
+                "cov_bounds must satisfy 0 <= lower <= upper < inf with upper > 0, "
+                f"got {self.cov_bounds!r}."
+            )
+        return lower, upper
+
+    def _scale_known(self):
+        """Whether a hint makes the scale search unnecessary."""
+        return self.cov_bounds is not None
+
+    def _range_names(self):
+        """The coarse-range releases the missing hints need."""
+        names = []
+        if self.mean_bound is None:
+            names.append("range_location")
+        if not self._scale_known():
+            names.append("range_scale")
+        return names
+
+    def _range_entries(self, total):
+        """The range releases' plan entries (``range_share`` each) and the rest."""
+        names = self._range_names()
+        if not names:
+            return [], total
+        share = float(self.range_share) * len(names)
+        ranged, rest = split_cost(total, [share, 1.0 - share])
+        parts = split_cost(ranged, [1.0 / len(names)] * len(names))
+        entries = [
+            Release(name, c, kind_of(total))
+            for name, c in zip(names, parts, strict=True)
+        ]
+        return entries, rest
+
+    def _range_search(self, name, plan, n, d):
+        """``(rows, columns)`` a search reads: the rows (or, for the scale with
+        ``mean_bound`` given, the n // 2 pairs), at most RANGE_ROWS, and d
+        columns searched together."""
+        rows = n if name == "range_location" or self.mean_bound is None else n // 2
+        return min(rows, RANGE_ROWS), d
+
+    def _check_utility(self, plan, n, d):
+        """Warn (UtilityWarning) when a coarse-range search is predicted to fail."""
+        for name in self._range_names():
+            rows, columns = self._range_search(name, plan, n, d)
+            risk = range_failure(plan.cost(name), rows, columns)
+            if risk > 0.01:
+                warnings.warn(
+                    f"{type(self).__name__}: with n={n}, d={d} and {plan.total}, "
+                    f"the private search for the data's {name[6:]} is predicted to "
+                    f"go astray with probability up to {risk:.2g} (its count noise "
+                    f"is not far below n / 2). Give {self._HINTS}, a larger "
+                    "range_share or budget, or more rows.",
+                    UtilityWarning,
+                    stacklevel=4,
+                )
