@@ -22,18 +22,17 @@ from dpgauss.covariance._base import eigenvalue_floor
 from dpgauss.covariance._coinpress import (
     STEP_BETA,
     coinpress_entries,
-    learn_frame,
     release_in_frame,
     tail_radius,
 )
 from dpgauss.gaussian._hints import RangeHintsMixin
 from dpgauss.gaussian._steps import (
     MAX_FRAME_RADIUS,
-    RANGE_SCALES,
     coarse_range,
     coinpress_mean,
     frame_pairs,
     mean_entries,
+    pairs_frame,
 )
 from dpgauss.mechanisms._range import QuantileSearch
 from dpgauss.mechanisms._releases import mean_mechanism, second_moment_mechanism
@@ -258,33 +257,11 @@ class PrivateGaussianEstimator(
         coarse, scale = coarse_range(
             X, pairs, plan, rng, self.mean_bound is None, bounds is None
         )
-        if bounds is None:
-            # A0 C A0^T = R / (4 d), R with unit diagonal when the scales are
-            # right: at most I / 4, and at most I when they are half the truth.
-            start = np.diag(1.0 / scale) / (2.0 * math.sqrt(d))
-        else:
-            start = np.eye(d) / math.sqrt(bounds[1])
+        frame = pairs_frame(pairs, scale, bounds, plan, int(self.cov_steps), rng)
         gamma = tail_radius(d, STEP_BETA)
-        # The pairs' covariance is C / 2: their frame is sqrt(2) A.
-        frame, _ = learn_frame(
-            pairs,
-            np.zeros(d),
-            math.sqrt(2.0) * start,
-            gamma,
-            plan,
-            int(self.cov_steps),
-            rng,
-            n_partial_sums(pairs),
-        )
-        frame = frame / math.sqrt(2.0)
-        if self.mean_bound is None:
-            # |mu_j - coarse_j| <= RANGE_SCALES scale_j in every coordinate.
-            if scale is None:  # every coordinate's sd is at most sqrt(upper)
-                scale = np.full(d, math.sqrt(bounds[1]))
-            stretch = np.linalg.norm(frame * scale, ord=2)
-            radius = RANGE_SCALES * math.sqrt(d) * float(stretch)
-        else:
-            radius = float(np.linalg.norm(frame, ord=2)) * float(self.mean_bound)
+        if scale is None:  # every coordinate's sd is at most sqrt(upper)
+            scale = np.full(d, math.sqrt(bounds[1]))
+        radius = self._mean_radius(frame, scale)
         partials = n_partial_sums(X)
         rows = FramedRows(X, frame, coarse)  # one product for the passes below
         mean, variance, error = coinpress_mean(

@@ -12,10 +12,12 @@ go astray.
 import math
 import warnings
 
+import numpy as np
+
 from dpgauss.accounting._plan import Release
 from dpgauss.covariance._methods import kind_of
 from dpgauss.exceptions import UtilityWarning
-from dpgauss.gaussian._steps import RANGE_ROWS, range_failure
+from dpgauss.gaussian._steps import RANGE_ROWS, RANGE_SCALES, range_failure
 from dpgauss.utils.validation import split_cost
 
 __all__ = ["RangeHintsMixin"]
@@ -103,3 +105,16 @@ class RangeHintsMixin:
                     UtilityWarning,
                     stacklevel=4,
                 )
+
+    def _mean_radius(self, frame, scales):
+        """The first mean step's radius in ``frame`` (released values only).
+
+        With ``mean_bound``: ``||A|| mean_bound``. Without, the coarse center
+        is within RANGE_SCALES scales of the mean in every coordinate:
+        ``RANGE_SCALES sqrt(d) ||A diag(scales)||``.
+        """
+        if self.mean_bound is not None:
+            return float(np.linalg.norm(frame, ord=2)) * float(self.mean_bound)
+        d = frame.shape[1]
+        stretch = float(np.linalg.norm(frame * scales, ord=2))
+        return RANGE_SCALES * math.sqrt(d) * stretch

@@ -13,7 +13,9 @@ from scipy import stats
 from dpgauss.accounting import ZCDP
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.covariance._coinpress import (
+    STEP_BETA,
     frame_inverse,
+    learn_frame,
     shrinkage_factor,
     staged_costs,
     tail_radius,
@@ -22,7 +24,7 @@ from dpgauss.covariance._methods import kind_of, noise_variance
 from dpgauss.covariance._tail_sensitive import PairDifferences, pair_indices
 from dpgauss.mechanisms._range import QuantileSearch
 from dpgauss.mechanisms._releases import mean_mechanism
-from dpgauss.utils._sums import frame_sums
+from dpgauss.utils._sums import frame_sums, n_partial_sums
 
 __all__ = [
     "MAX_FRAME_RADIUS",
@@ -33,6 +35,7 @@ __all__ = [
     "mean_entries",
     "mean_steps_for",
     "pair_scale",
+    "pairs_frame",
     "range_failure",
     "range_subset",
 ]
@@ -377,6 +380,37 @@ def _to_rows(inverse, scale, c):
     with np.errstate(all="ignore"):
         point = (inverse @ c) / scale
     return np.clip(np.nan_to_num(point, nan=0.0, posinf=big, neginf=-big), -big, big)
+
+
+def pairs_frame(pairs, scales, bounds, plan, steps, rng):
+    """A CoinPress frame A learned on the pairs ``x/2 - x'/2``.
+
+    Runs the ``steps - 1`` releases ``precondition_k`` of ``plan``
+    (:func:`~dpgauss.covariance._coinpress.learn_frame`) from
+    ``diag(1 / scales) / (2 sqrt(d))`` (released scales) or ``I / sqrt(upper)``
+    (``bounds``), and returns the frame of the rows (the pairs' covariance is
+    C / 2, so theirs is ``sqrt(2) A``).
+    """
+    d = pairs.shape[1]
+    if scales is not None:
+        # A0 C A0^T = R / (4 d), R with unit diagonal when the scales are
+        # right: at most I / 4, and at most I when they are half the truth.
+        start = np.diag(1.0 / scales) / (2.0 * math.sqrt(d))
+    else:
+        start = np.eye(d) / math.sqrt(bounds[1])
+    gamma = tail_radius(d, STEP_BETA)
+    # The pairs' covariance is C / 2: their frame is sqrt(2) A.
+    frame, _ = learn_frame(
+        pairs,
+        np.zeros(d),
+        math.sqrt(2.0) * start,
+        gamma,
+        plan,
+        steps,
+        rng,
+        n_partial_sums(pairs),
+    )
+    return frame / math.sqrt(2.0)
 
 
 def pair_scale(medians):

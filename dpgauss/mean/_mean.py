@@ -28,13 +28,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dpgauss.accounting import ZCDP, ApproxDP
+from dpgauss.accounting import ApproxDP
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin, calibration_error, check_noise_scale
 from dpgauss.covariance._coinpress import (
     STEP_BETA,
     frame_inverse,
-    learn_frame,
     staged_costs,
     tail_radius,
 )
@@ -43,20 +42,23 @@ from dpgauss.gaussian._hints import RangeHintsMixin
 from dpgauss.gaussian._steps import (
     MAX_FRAME_RADIUS,
     MEAN_BETA,
-    RANGE_SCALES,
     Stages,
     coarse_range,
     coinpress_mean,
     frame_pairs,
     mean_entries,
     mean_steps_for,
+    pairs_frame,
     range_subset,
     weighted_tail_radius,
 )
 from dpgauss.mean._tukey import RestrictedTukeyMechanism
-from dpgauss.mechanisms import GaussianMechanism, LaplaceMechanism
 from dpgauss.mechanisms._range import QuantileSearch
-from dpgauss.mechanisms._releases import mean_mechanism, second_moment_mechanism
+from dpgauss.mechanisms._releases import (
+    mean_mechanism,
+    second_moment_mechanism,
+    vector_mechanism,
+)
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from dpgauss.utils._sums import (
@@ -430,7 +432,9 @@ class PrivateMean(
                 "frame", lambda c: Stages(c, frame_entries(c, method))
             )
             if method == "coinpress":
-                frame = pairs_frame(pairs, scales, bounds, stages.plan, rng)
+                frame = pairs_frame(
+                    pairs, scales, bounds, stages.plan, FRAME_STEPS + 1, rng
+                )
             else:
                 if "range_scale" in names:
                     top = largest_scale(pairs, plan, rng)
@@ -446,12 +450,7 @@ class PrivateMean(
             stages.finish()
         if scales is None:  # every coordinate's sd is at most sqrt(upper)
             scales = np.full(d, math.sqrt(bounds[1]))
-        if self.mean_bound is None:
-            # |mu_j - coarse_j| <= RANGE_SCALES scale_j in every coordinate.
-            stretch = float(np.linalg.norm(frame * scales, ord=2))
-            radius = RANGE_SCALES * math.sqrt(d) * stretch
-        else:
-            radius = float(np.linalg.norm(frame, ord=2)) * float(self.mean_bound)
+        radius = self._mean_radius(frame, scales)
         # The rows' covariance in the frame: about I (coinpress), about
         # diag(sigma_j^2 / w_j), scaled (plan).
         if method == "coinpress":
@@ -516,30 +515,6 @@ def frame_noise(cost, n, d):
     return 2.0 * math.sqrt(d * off)
 
 
-def pairs_frame(pairs, scales, bounds, plan, rng):
-    """A CoinPress frame learned on the pairs (``precondition_k`` of ``plan``)."""
-    d = pairs.shape[1]
-    if scales is not None:
-        # A0 C A0^T = R / (4 d), R with unit diagonal when the scales are
-        # right: at most I / 4, and at most I when they are half the truth.
-        start = np.diag(1.0 / scales) / (2.0 * math.sqrt(d))
-    else:
-        start = np.eye(d) / math.sqrt(bounds[1])
-    gamma = tail_radius(d, STEP_BETA)
-    # The pairs' covariance is C / 2: their frame is sqrt(2) A.
-    frame, _ = learn_frame(
-        pairs,
-        np.zeros(d),
-        math.sqrt(2.0) * start,
-        gamma,
-        plan,
-        FRAME_STEPS + 1,
-        rng,
-        n_partial_sums(pairs),
-    )
-    return frame / math.sqrt(2.0)
-
-
 def largest_scale(pairs, plan, rng):
     """A private typical size of the pairs' largest coordinate (``range_scale``).
 
@@ -589,18 +564,9 @@ def log_scales(pairs, top, plan, rng):
     means = sums / m
     error = summation_error(m, chunks)
     sensitivity = LOG_WINDOW * math.sqrt(d) * (1.0 / m + 2.0 * error)
-    mech = plan.calibrate("log_scales", lambda c: _vector_mechanism(c, sensitivity, d))
+    mech = plan.calibrate("log_scales", lambda c: vector_mechanism(c, d, sensitivity))
     released = np.clip(mech.randomise(means, rng), 0.0, LOG_WINDOW)
     shift = 0.5 * math.log(2.0) + 0.5 * (np.euler_gamma + math.log(2.0))
     with np.errstate(all="ignore"):
         sds = np.exp(released + low + shift)
     return np.clip(np.where(np.isfinite(sds), sds, 1.0), 1e-300, 1e300)
-
-
-def _vector_mechanism(cost, sensitivity, d):
-    """Gaussian (zCDP) or Laplace (pure DP, l1 = sqrt(d) l2) for a d-vector."""
-    if isinstance(cost, ZCDP):
-        return GaussianMechanism(sensitivity=sensitivity, rho=cost.rho)
-    return LaplaceMechanism(
-        sensitivity=math.sqrt(d) * sensitivity, epsilon=cost.epsilon
-    )

@@ -46,6 +46,7 @@ __all__ = [
     "mean_mechanism",
     "second_moment_mechanism",
     "sum_mechanism",
+    "vector_mechanism",
 ]
 
 _U = 2.0**-53
@@ -85,9 +86,25 @@ def mean_mechanism(cost, n, d, radius, n_partials=None):
     0.02
     """
     l2 = 2.0 * radius / n + 2.0 * summation_error(n, n_partials) * radius
+    return vector_mechanism(cost, d, l2)
+
+
+def vector_mechanism(cost, d, sensitivity):
+    """Gaussian (zCDP) or Laplace (pure DP) noise for a d-vector of l2
+    sensitivity ``sensitivity`` (l1 at most ``sqrt(d)`` times that).
+
+    Examples
+    --------
+    >>> from dpgauss.accounting import PureDP
+    >>> from dpgauss.mechanisms._releases import vector_mechanism
+    >>> vector_mechanism(PureDP(1.0), 4, 0.5).sensitivity
+    1.0
+    """
     if _check_cost(cost):
-        return GaussianMechanism(sensitivity=l2, rho=cost.rho)
-    return LaplaceMechanism(sensitivity=math.sqrt(d) * l2, epsilon=cost.epsilon)
+        return GaussianMechanism(sensitivity=sensitivity, rho=cost.rho)
+    return LaplaceMechanism(
+        sensitivity=math.sqrt(d) * sensitivity, epsilon=cost.epsilon
+    )
 
 
 def second_moment_mechanism(cost, n, d, radius, n_partials=None):

@@ -98,11 +98,11 @@ def test_log_scales_keep_their_claim_with_far_pairs():
 
 
 def test_canary_log_scales_with_a_quarter_of_the_sensitivity(monkeypatch):
-    original = mean_module._vector_mechanism
+    original = mean_module.vector_mechanism
     monkeypatch.setattr(
         mean_module,
-        "_vector_mechanism",
-        lambda cost, sensitivity, d: original(cost, sensitivity / 4.0, d),
+        "vector_mechanism",
+        lambda cost, d, sensitivity: original(cost, d, sensitivity / 4.0),
     )
     a, b = _pairs()
     result = _audit(_scales_runner(a), _scales_runner(b), 3000)
