@@ -14,9 +14,11 @@ INIT_PARAMS = {
         {"epsilon": 1.0, "delta": 1e-6, "data_norm": 10.0, "budget": "fresh"},
         {"method": "separate", "rho": 1.0, "data_norm": 10.0},
         {"method": "eigen", "epsilon": 2.0, "data_norm": 10.0},
-        {"method": "coinpress", "rho": 1.0, "data_norm": 10.0},
-        # Pure DP with signal on the common checks' 60 rows: where every release
-        # is noise, CoinPress's output is (legitimately) the same floor each time.
+        # CoinPress with signal on the common checks' 60 rows: where every
+        # release is noise (data_norm=10: the rows' trace 3 against 100), its
+        # output is (legitimately) the same floor in about 2% of fits, and the
+        # independent-noise check then failed at random.
+        {"method": "coinpress", "rho": 1.0, "data_norm": 4.0},
         {"method": "coinpress", "epsilon": 50.0, "data_norm": 4.0, "center": False},
     ],
     "PrivateGaussianEstimator": [
