@@ -56,9 +56,14 @@ RADIUS_GRID = 80  # radii data_norm * 2^(-k/2), k = 0..79
 #: outside). Two steps start the threshold search too high when d is small (its
 #: queries are then mostly noise): measured 1.8x worse with a 100x loose bound.
 STEP_BACK = 1
-#: With one scan, the pairs' radius is suspect when their released clipped
-#: trace, less one noise sd, exceeds this fraction of its square (most pairs at
-#: the clip).
+#: With one scan, the pairs are taken only when the mean's error exceeds this
+#: many times the covariance's scale from the pairs' trace, when that trace is
+#: precise (see ``_center_or_pair``).
+UNTRUSTED_MARGIN = 4.0
+#: With one scan and an imprecise pairs' trace (noise sd above PRECISE times
+#: the square of their radius, a public ratio), the pairs' radius is suspect
+#: when the trace, less one noise sd, exceeds SATURATED of that square.
+PRECISE = 0.25
 SATURATED = 0.5
 TAU_GRID = 120  # thresholds radius * 2^(-l/2), l = 0..119 (down to 2^-60 r)
 RADIUS_BETA = 0.1  # failure probability in the radius scan's threshold
@@ -138,10 +143,13 @@ def private_radius(norms, data_norm, svt, rng):
     radii = data_norm * 2.0 ** (-np.arange(RADIUS_GRID) / 2.0)
     ordered = np.sort(np.minimum(norms, data_norm))
     counts = ordered.size - np.searchsorted(ordered, radii, side="right")
-    index = svt.first_above(counts.astype(float), rng)
+    # The first radius is data_norm, which no clipped norm exceeds (its count
+    # is 0), and firing there or at the next radius returns the same value:
+    # it is not asked, so noise alone cannot stop the scan there.
+    index = svt.first_above(counts[1:].astype(float), rng)
     if index is None:  # never judged above T: no evidence against the bound
         return float(data_norm)
-    return float(radii[max(index - STEP_BACK, 0)])
+    return float(radii[max(index + 1 - STEP_BACK, 0)])
 
 
 def pair_indices(n, rng):
@@ -334,9 +342,12 @@ def search_threshold(norms, radius, noise, n, make_svt, rng, trace=None):
     taus = tau_grid(radius)
     floor = TAU_GRID - 1 if trace is None else search_floor(radius, noise, trace)
     values, sensitivity = threshold_queries(norms, radius, noise, n)
-    index = make_svt(sensitivity).first_above(values[: floor + 1], rng)
-    if index is None:  # the floor counts as fired
-        index = floor
+    # Query 0 (tau = r: no clipping bias, gamma = 0) is never truly positive,
+    # and firing there returns r, as firing at query 1 does: it is not asked,
+    # so noise alone cannot keep the radius there (at n = 150 it did in about
+    # a third of the fits, a release twice as noisy as one step down).
+    index = make_svt(sensitivity).first_above(values[1 : floor + 1], rng)
+    index = floor if index is None else index + 1  # the floor counts as fired
     return float(taus[max(index - 1, 0)])
 
 
@@ -465,7 +476,9 @@ class TailSensitiveCovariance(BasePrivateCovariance):
     the pairs (``centering_``). With one scan (small n) the pairs' radius is
     unreliable (the scan's count threshold is within its noise of m), and the
     pairs are taken only when the mean's error also exceeds the scale of the
-    covariance (``tr C / sqrt(d)``, from the pairs' trace).
+    covariance (``tr C / sqrt(d)``, from the pairs' trace): four times it when
+    that trace is precise, once when it is noisy and shows most pairs at the
+    clip.
 
     Examples
     --------
@@ -716,15 +729,29 @@ class TailSensitiveCovariance(BasePrivateCovariance):
         around = predicted_noise(plan, n, d, reach, min(trace_c, reach * reach))
         paired = 2.0 * predicted_noise(plan, m, d, spread, t_z)
         # With one scan (small n) its count threshold is within the noise of m:
-        # the pairs' radius can fall far inside the data, and its clipping bias
-        # is not in ``paired``. When the pairs' trace shows that (more than
-        # SATURATED of spread^2 by one noise sd at least: most pairs clipped;
-        # a trace at the clip by noise alone shows nothing), the pairs are taken
-        # only when the mean's error is larger than the covariance itself
-        # (tr C / sqrt(d) <= ||C||_F, the trace raised by half its noise sd).
+        # the pairs' radius can fall far inside the data (at n = 150, two or
+        # three grid steps in about one fit in fifteen), and then both
+        # predictions above are made at a radius too small, the pairs' clipping
+        # bias is in neither, and their trace understates tr C by the same
+        # factor 2 to 8. The pairs are then taken only when the mean's error
+        # also exceeds the covariance's scale (tr C / sqrt(d) <= ||C||_F, the
+        # trace raised by half its noise sd), by UNTRUSTED_MARGIN when the
+        # trace is precise (its noise sd at most PRECISE spread^2, public):
+        # the far means the pairs are for put it 6 to 200 times above (wine 10
+        # scales away, n = 178), a mean at ``location`` about 0.2 times (the
+        # undershoots up to 7 times, iris: error 0.39 with margin 1 and 0.376
+        # with 4, 100 fits). An imprecise trace (few rows, pure DP) shows an
+        # undershoot only when, less one sd, it holds SATURATED of spread^2;
+        # without that the pairs are trusted, and with it the margin is 1 (a
+        # trace at the clip by noise alone shows nothing, and a margin kept a
+        # released mean 19 away from the rows: 141 times the zero matrix's
+        # error at n = 150, epsilon = 1, a bound 30 times the data).
         scale = 2.0 * (t_z + 0.5 * math.sqrt(var_z)) / math.sqrt(d)
-        saturated = t_z - math.sqrt(var_z) >= SATURATED * spread * spread
-        trusted = both or not saturated or error > scale
+        if math.sqrt(var_z) <= PRECISE * spread * spread:
+            trusted = both or error > UNTRUSTED_MARGIN * scale
+        else:
+            saturated = t_z - math.sqrt(var_z) >= SATURATED * spread * spread
+            trusted = both or not saturated or error > scale
         if trusted and math.hypot(around, error) > paired:
             return _Path(
                 pairs.rows(), np.zeros(d), center, m, spread, clipped, t_z,
