@@ -213,6 +213,26 @@ def weighted_tail_radius(spectrum, beta):
     return math.sqrt(total + 2.0 * spread + 2.0 * t * float(spectrum.max()))
 
 
+def step_radius(radius, gamma, spread=1.0):
+    """A mean step's clipping radius around a center within ``radius`` of the mean.
+
+    A row ``x = mu + g`` with ``||g|| <= gamma`` lies within ``sqrt(r^2 +
+    2 <g, mu - c> + gamma^2)`` of the center c, and ``<g, mu - c>`` is normal
+    with sd at most ``spread r`` (``spread^2`` the largest eigenvalue of the
+    rows' covariance in the frame), so it is below ``z spread r`` but for a
+    MEAN_BETA fraction of rows (``z`` the normal quantile). The radius is the
+    smaller of ``sqrt(r^2 + 2 z spread r + gamma^2)`` and the triangle
+    inequality's ``r + gamma`` (CoinPress's reference code uses the same bound
+    with z = 3), capped at MAX_FRAME_RADIUS. Clipping a few rows more only
+    biases the step; the sensitivity is computed from the radius whatever the
+    rows (public: released radii and public constants).
+    """
+    z = float(stats.norm.isf(MEAN_BETA))
+    r = float(radius)
+    tight = math.sqrt(r * r + 2.0 * z * spread * r + gamma * gamma)
+    return min(tight, r + gamma, MAX_FRAME_RADIUS)
+
+
 def clip_gain(d, radius):
     """``J``: ``E[clip(g + delta, r)] = J delta + O(|delta|^2)``, g ~ N(0, I_d).
 
@@ -243,7 +263,7 @@ def final_radius(cost, n, d, radius, gamma, n_partials):
     the predicted squared error ``(E||clip(g)||^2 / n + d s(lambda)^2) /
     J^2``. Public: cost, n, d and released radii only.
     """
-    top = min(radius + gamma, MAX_FRAME_RADIUS)
+    top = step_radius(radius, gamma)
     low = min(max(math.sqrt(stats.chi2.ppf(0.05, d)), 4.0 * radius), top)
     best = None
     for lam in np.linspace(low, top, 33):
@@ -270,8 +290,8 @@ def next_radius(gamma, noise_gamma, n, variance):
 def mean_steps_for(cost, n, d, radius, n_partials, gamma=None):
     """How many CoinPress mean steps ``cost`` should be split into.
 
-    Simulates the steps' radii (:func:`coinpress_mean`: ``lambda = r +
-    gamma``, then ``r = gamma sqrt(1/n + s^2)``) for 1 to
+    Simulates the steps' radii (:func:`coinpress_mean`: lambda from
+    :func:`step_radius`, then ``r = gamma sqrt(1/n + s^2)``) for 1 to
     :data:`MAX_MEAN_STEPS` steps at :func:`staged_costs` and returns the
     fewest whose last noise variance is within 2% of the smallest. A function
     of the cost, n, d, the starting radius (public or released) and the
@@ -285,7 +305,7 @@ def mean_steps_for(cost, n, d, radius, n_partials, gamma=None):
     for steps in range(1, MAX_MEAN_STEPS + 1):
         r, variance = float(radius), math.inf
         for k, part in enumerate(staged_costs(cost, steps), 1):
-            lam, gain = min(r + gamma, MAX_FRAME_RADIUS), 1.0
+            lam, gain = step_radius(r, gamma), 1.0
             if k == steps > 1 and isotropic:
                 lam, gain = final_radius(part, n, d, r, gamma, n_partials)
             mech = mean_mechanism(part, n, d, lam, n_partials)
@@ -301,7 +321,8 @@ def coinpress_mean(
 ):
     """The CoinPress mean in ``frame``, from the ball B(A center, radius).
 
-    Step k clips ``w = A x`` to the ball of radius ``lambda = r + gamma`` around
+    Step k clips ``w = A x`` to the ball of radius lambda (:func:`step_radius`
+    of r and gamma, at most ``r + gamma``) around
     the current center c (``gamma`` the Gaussian tail radius of a whitened row,
     :data:`MEAN_BETA`), releases the clipped mean (sensitivity ``2 lambda / n``,
     :func:`~dpgauss.mechanisms._releases.mean_mechanism`), projects it onto
@@ -348,13 +369,14 @@ def coinpress_mean(
         gamma = noise_gamma
     else:
         gamma = weighted_tail_radius(spectrum, MEAN_BETA)
+    spread = 1.0 if spectrum is None else math.sqrt(float(np.max(spectrum)))
     inverse, scale = frame_inverse(frame)
     with np.errstate(all="ignore"):
         c = frame @ center
     c = np.where(np.isfinite(c), c, 0.0)
     variance = 0.0
     for k in range(1, steps + 1):
-        lam, gain = min(radius + gamma, MAX_FRAME_RADIUS), 1.0
+        lam, gain = step_radius(radius, gamma, spread), 1.0
         if k == steps > 1 and spectrum is None:
             cost = plan.cost(f"mean_{k}")
             lam, gain = final_radius(cost, n, d, radius, gamma, n_partials)

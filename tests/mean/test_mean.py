@@ -10,7 +10,13 @@ from dpgauss import PrivacyBudget
 from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.accounting._plan import PlanError, Release
 from dpgauss.exceptions import UtilityWarning
-from dpgauss.gaussian._steps import Stages, clip_gain, mean_steps_for
+from dpgauss.gaussian._steps import (
+    MEAN_BETA,
+    Stages,
+    clip_gain,
+    mean_steps_for,
+    step_radius,
+)
 from dpgauss.mean import PrivateMean
 
 
@@ -212,6 +218,26 @@ def test_clip_gain_matches_simulation():
         assert clipped[:, 0].mean() / 0.05 == pytest.approx(
             clip_gain(d, radius), abs=0.08
         )
+
+
+def test_step_radius_clips_few_rows_and_beats_the_triangle_inequality():
+    # Rows N(mu, I_d) around a center r away: the step's radius leaves out
+    # at most about MEAN_BETA of them (the inner-product bound) plus the
+    # gamma tail's MEAN_BETA; 20,000 rows give each fraction to about 0.002.
+    # The radius is never above r + gamma and well below it when r is large.
+    from dpgauss.covariance._coinpress import tail_radius
+
+    rng = np.random.default_rng(1)
+    for d, r in ((2, 0.5), (10, 3.0), (50, 25.0), (50, 400.0)):
+        gamma = tail_radius(d, MEAN_BETA)
+        lam = step_radius(r, gamma)
+        assert lam <= r + gamma
+        offset = np.zeros(d)
+        offset[0] = r
+        rows = rng.normal(size=(20_000, d)) + offset
+        outside = np.mean(np.linalg.norm(rows, axis=1) > lam)
+        assert outside <= 2 * MEAN_BETA + 0.006
+    assert step_radius(25.0, 10.0) < 0.87 * 35.0
 
 
 def test_mean_steps_grow_with_the_starting_radius():
