@@ -16,7 +16,6 @@ from dpgauss.covariance._coinpress import (
     STEP_BETA,
     frame_inverse,
     learn_frame,
-    shrinkage_factor,
     staged_costs,
     tail_radius,
 )
@@ -58,9 +57,10 @@ RANGE_ROWS = 50_000
 #: The median of |x - m| for x ~ N(m, sigma^2) is ABS_MEDIAN * sigma.
 ABS_MEDIAN = float(stats.norm.ppf(0.75))
 #: The frame and the scales read at most this many pairs of rows (drawn
-#: independently of the data): a whitening frame needs no more, and reading
-#: all n / 2 pairs three times made the fit about 10x numpy.cov at n = 10^6.
-FRAME_PAIRS = 200_000
+#: independently of the data): a whitening frame needs no more (its sampling
+#: error is about sqrt(d / m), 0.07 at d = 500), and reading all n / 2 pairs
+#: three times made the fit about 10x numpy.cov at n = 10^6 (200,000: 6x).
+FRAME_PAIRS = 100_000
 #: The most mean steps a composite mean release may choose.
 MAX_MEAN_STEPS = 20
 
@@ -240,14 +240,17 @@ def clip_gain(d, radius):
     isotropic Gaussian rows by ``J = P[R <= r] + (1 - 1/d) r E[1/R; R > r]``
     (R = ||g||, chi with d degrees of freedom; the Jacobian of the radial clip
     averaged over g), and ``E[1/R; R > r] = Gamma((d-1)/2) / (sqrt(2)
-    Gamma(d/2)) P[chi_(d-1) > r]``.
+    Gamma(d/2)) P[chi_(d-1) > r]``. ``radius`` may be an array (then so is
+    the result).
     """
+    radius = np.asarray(radius, dtype=np.float64)
     u = radius * radius
-    inside = float(stats.chi2.cdf(u, d))
-    if d == 1:
-        return inside
-    ratio = math.exp(math.lgamma(0.5 * (d - 1)) - math.lgamma(0.5 * d)) / math.sqrt(2)
-    return inside + (1.0 - 1.0 / d) * radius * ratio * float(stats.chi2.sf(u, d - 1))
+    gain = stats.chi2.cdf(u, d)
+    if d > 1:
+        ratio = math.exp(math.lgamma(0.5 * (d - 1)) - math.lgamma(0.5 * d))
+        tail = radius * (ratio / math.sqrt(2)) * stats.chi2.sf(u, d - 1)
+        gain = gain + (1.0 - 1.0 / d) * tail
+    return float(gain) if gain.ndim == 0 else gain
 
 
 def final_radius(cost, n, d, radius, gamma, n_partials):
@@ -265,16 +268,18 @@ def final_radius(cost, n, d, radius, gamma, n_partials):
     """
     top = step_radius(radius, gamma)
     low = min(max(math.sqrt(stats.chi2.ppf(0.05, d)), 4.0 * radius), top)
-    best = None
-    for lam in np.linspace(low, top, 33):
-        lam = float(lam)
-        gain = clip_gain(d, lam) if lam < top else 1.0
-        spread = d * shrinkage_factor(d, lam) / n
-        noise = d * noise_variance(mean_mechanism(cost, n, d, lam, n_partials), d)
-        error = (spread + noise) / (gain * gain)
-        if best is None or error < best[0]:
-            best = (error, lam, gain)
-    return best[1], best[2]
+    lams = np.linspace(low, top, 33)
+    lams[-1] = top
+    gains = np.where(lams < top, clip_gain(d, lams), 1.0)
+    u = lams * lams
+    spread = d * (stats.chi2.cdf(u, d + 2) + (u / d) * stats.chi2.sf(u, d)) / n
+    # The noise variance is proportional to lambda^2 (sensitivity 2 lambda / n):
+    # one mechanism, at the top, gives it for the whole grid (a prediction).
+    at_top = d * noise_variance(mean_mechanism(cost, n, d, top, n_partials), d)
+    noise = at_top * (lams / top) ** 2
+    errors = (spread + noise) / (gains * gains)
+    best = int(np.argmin(errors))
+    return float(lams[best]), float(gains[best])
 
 
 def next_radius(gamma, noise_gamma, n, variance):
