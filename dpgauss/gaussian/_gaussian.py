@@ -30,6 +30,7 @@ from dpgauss.gaussian._steps import (
     MAX_FRAME_RADIUS,
     coarse_range,
     coinpress_mean,
+    frame_count,
     frame_pairs,
     mean_entries,
     pairs_frame,
@@ -230,7 +231,7 @@ class PrivateGaussianEstimator(
         return ReleasePlan(total, entries)
 
     def _check_calibration(self, plan, n, d):
-        m = n // 2
+        m = frame_count(n)  # the pairs the frame is learned from
         gamma = tail_radius(d, STEP_BETA)
         try:
             for release in plan.releases():

@@ -17,7 +17,12 @@ import numpy as np
 from dpgauss.accounting._plan import Release
 from dpgauss.covariance._methods import kind_of
 from dpgauss.exceptions import UtilityWarning
-from dpgauss.gaussian._steps import RANGE_ROWS, RANGE_SCALES, range_failure
+from dpgauss.gaussian._steps import (
+    RANGE_ROWS,
+    RANGE_SCALES,
+    frame_count,
+    range_failure,
+)
 from dpgauss.utils.validation import split_cost
 
 __all__ = ["RangeHintsMixin"]
@@ -85,9 +90,10 @@ class RangeHintsMixin:
 
     def _range_search(self, name, plan, n, d):
         """``(rows, columns)`` a search reads: the rows (or, for the scale with
-        ``mean_bound`` given, the n // 2 pairs), at most RANGE_ROWS, and d
+        ``mean_bound`` given, the frame's pairs), at most RANGE_ROWS, and d
         columns searched together."""
-        rows = n if name == "range_location" or self.mean_bound is None else n // 2
+        pairs = frame_count(n)
+        rows = n if name == "range_location" or self.mean_bound is None else pairs
         return min(rows, RANGE_ROWS), d
 
     def _check_utility(self, plan, n, d):

@@ -65,6 +65,11 @@ FRAME_PAIRS = 100_000
 MAX_MEAN_STEPS = 20
 
 
+def frame_count(n):
+    """How many pairs :func:`frame_pairs` reads from n rows (public)."""
+    return min(int(n) // 2, FRAME_PAIRS)
+
+
 def frame_pairs(X, rng):
     """``x/2 - x'/2`` over at most :data:`FRAME_PAIRS` disjoint random pairs.
 
@@ -229,8 +234,12 @@ def step_radius(radius, gamma, spread=1.0):
     """
     z = float(stats.norm.isf(MEAN_BETA))
     r = float(radius)
-    tight = math.sqrt(r * r + 2.0 * z * spread * r + gamma * gamma)
-    return min(tight, r + gamma, MAX_FRAME_RADIUS)
+    with np.errstate(all="ignore"):
+        tight = math.sqrt(r * r + 2.0 * z * spread * r + gamma * gamma)
+    lam = min(tight, r + gamma, MAX_FRAME_RADIUS)
+    # Defensive: a radius or spread that is not finite gives the public cap
+    # (never NaN, which would fail after the spend).
+    return lam if math.isfinite(lam) and lam > 0.0 else MAX_FRAME_RADIUS
 
 
 def clip_gain(d, radius):

@@ -45,6 +45,7 @@ from dpgauss.gaussian._steps import (
     Stages,
     coarse_range,
     coinpress_mean,
+    frame_count,
     frame_pairs,
     mean_entries,
     mean_steps_for,
@@ -369,7 +370,7 @@ class PrivateMean(
         return ReleasePlan(total, entries)
 
     def _check_calibration(self, plan, n, d):
-        m = n // 2
+        m = frame_count(n)  # the pairs the frame is learned from
         if self.method == "tukey":
             RestrictedTukeyMechanism(plan.cost("tukey"), d)  # raises if invalid
             return
@@ -510,7 +511,7 @@ def frame_noise(cost, n, d):
     tail radius): about the largest eigenvalue of a symmetric noise matrix.
     """
     part = split_cost(cost, [1.0 / FRAME_STEPS] * FRAME_STEPS)[0]
-    mech = second_moment_mechanism(part, n // 2, d, tail_radius(d, STEP_BETA))
+    mech = second_moment_mechanism(part, frame_count(n), d, tail_radius(d, STEP_BETA))
     _, off = entry_variances(mech, d)
     return 2.0 * math.sqrt(d * off)
 

@@ -240,6 +240,22 @@ def test_step_radius_clips_few_rows_and_beats_the_triangle_inequality():
     assert step_radius(25.0, 10.0) < 0.87 * 35.0
 
 
+def test_frame_predictions_use_the_pairs_the_frame_reads():
+    # The frame reads at most FRAME_PAIRS pairs; auto's frame-noise
+    # prediction assumed n // 2 and chose coinpress at n = 10^6, rho = 1e-4
+    # with a frame five times noisier than predicted (review, helper-16).
+    from dpgauss.gaussian._steps import FRAME_PAIRS, MAX_FRAME_RADIUS, frame_count
+    from dpgauss.mean._mean import frame_noise
+
+    assert frame_count(10**6) == FRAME_PAIRS
+    assert frame_count(1001) == 500
+    cost = ZCDP(1e-4)
+    assert frame_noise(cost, 10**6, 50) == frame_noise(cost, 2 * FRAME_PAIRS, 50)
+    # A radius or spread that is not finite gives the public cap, never NaN.
+    for args in ((math.nan, 5.0), (math.inf, 5.0, 0.0), (0.0, 5.0, math.inf)):
+        assert step_radius(*args) == MAX_FRAME_RADIUS
+
+
 def test_mean_steps_grow_with_the_starting_radius():
     steps = [mean_steps_for(ZCDP(0.5), 1000, 50, r, 1) for r in (10.0, 1e3, 1e6)]
     assert steps == sorted(steps)
