@@ -8,6 +8,8 @@ range ``"a-b"``, so that a tolerance can be checked not to be tuned to one seed:
 
 import os
 
+import numpy as np
+import pytest
 from hypothesis import settings
 
 # Property tests are derandomised by default so CI is reproducible; set
@@ -30,3 +32,22 @@ def _seeds():
 def pytest_generate_tests(metafunc):
     if "global_random_seed" in metafunc.fixturenames:
         metafunc.parametrize("global_random_seed", _seeds())
+
+
+@pytest.fixture
+def rotated_gaussian():
+    """A sampler ``(d, n, seed, far=0, cond=1) -> (X, mu, C)`` of N(mu, C).
+
+    C is a random rotation of ``geomspace(1, cond, d)`` and ``||mu|| = far`` in
+    a random direction (the unbounded estimators' tests).
+    """
+
+    def sample(d, n, seed, far=0.0, cond=1.0):
+        rng = np.random.default_rng(seed)
+        Q = np.linalg.qr(rng.normal(size=(d, d)))[0]
+        C = Q @ np.diag(np.geomspace(1.0, cond, d)) @ Q.T
+        mu = rng.normal(size=d)
+        mu = mu / np.linalg.norm(mu) * far
+        return rng.multivariate_normal(mu, C, size=n), mu, C
+
+    return sample

@@ -11,15 +11,6 @@ from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.exceptions import UtilityWarning
 
 
-def _gaussian(d, n, seed, far=0.0, cond=1.0):
-    rng = np.random.default_rng(seed)
-    Q = np.linalg.qr(rng.normal(size=(d, d)))[0]
-    C = Q @ np.diag(np.geomspace(1.0, cond, d)) @ Q.T
-    mu = rng.normal(size=d)
-    mu = mu / np.linalg.norm(mu) * far
-    return rng.multivariate_normal(mu, C, size=n), mu, C
-
-
 def _ratios(est, X, mu, C):
     """Private / non-private error, Mahalanobis (mean) and Mahalanobis-Frobenius."""
     inv = np.linalg.inv(np.linalg.cholesky(C))
@@ -30,13 +21,13 @@ def _ratios(est, X, mu, C):
     return cov / cov0, mean / mean0
 
 
-def test_no_hints_far_mean_bad_conditioning():
+def test_no_hints_far_mean_bad_conditioning(rotated_gaussian):
     # d = 10, n = 8,000, rho = 0.5, the mean 1e4 away, condition number 1e3, no
     # hint: the coarse range (10% of the cost) and the frame bring both errors
     # within 1.1-1.3 times the non-private ones (measured medians over 3 seeds
     # 1.13 and 1.25); allow 1.6 per fit.
     for seed in range(3):
-        X, mu, C = _gaussian(10, 8000, seed, far=1e4, cond=1e3)
+        X, mu, C = rotated_gaussian(10, 8000, seed, far=1e4, cond=1e3)
         est = PrivateGaussianEstimator(rho=0.5, random_state=seed).fit(X)
         cov, mean = _ratios(est, X, mu, C)
         assert cov < 1.6
@@ -44,8 +35,8 @@ def test_no_hints_far_mean_bad_conditioning():
         np.testing.assert_array_equal(est.location_, est.mean_)
 
 
-def test_hints_are_used_instead_of_the_range_search():
-    X, _, _ = _gaussian(5, 4000, 0)
+def test_hints_are_used_instead_of_the_range_search(rotated_gaussian):
+    X, _, _ = rotated_gaussian(5, 4000, 0)
     budget = PrivacyBudget(rho=10.0)
     est = PrivateGaussianEstimator(
         rho=0.5, mean_bound=10.0, cov_bounds=(0.5, 2.0), budget=budget, random_state=0
@@ -67,8 +58,8 @@ def test_hints_are_used_instead_of_the_range_search():
 
 
 @pytest.mark.parametrize("kind", ["rho", "epsilon"])
-def test_ledger_matches_the_plan(kind):
-    X, _, _ = _gaussian(3, 3000, 1)
+def test_ledger_matches_the_plan(kind, rotated_gaussian):
+    X, _, _ = rotated_gaussian(3, 3000, 1)
     budget = PrivacyBudget(rho=100.0)
     est = PrivateGaussianEstimator(budget=budget, random_state=0, **{kind: 1.0})
     est.fit(X)
@@ -123,8 +114,8 @@ def test_warns_when_the_range_search_is_predicted_to_fail():
         ).fit(X)
 
 
-def test_sample_score_and_mahalanobis_describe_one_gaussian():
-    X, _, _ = _gaussian(4, 5000, 2)
+def test_sample_score_and_mahalanobis_describe_one_gaussian(rotated_gaussian):
+    X, _, _ = rotated_gaussian(4, 5000, 2)
     est = PrivateGaussianEstimator(rho=1.0, random_state=0).fit(X)
     draws = est.sample(20000, random_state=1)
     np.testing.assert_allclose(np.cov(draws.T), est.covariance_, atol=0.1)

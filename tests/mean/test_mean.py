@@ -20,28 +20,19 @@ from dpgauss.gaussian._steps import (
 from dpgauss.mean import PrivateMean
 
 
-def _rotated(d, n, seed, far=0.0, cond=1.0):
-    rng = np.random.default_rng(seed)
-    Q = np.linalg.qr(rng.normal(size=(d, d)))[0]
-    C = Q @ np.diag(np.geomspace(1.0, cond, d)) @ Q.T
-    mu = rng.normal(size=d)
-    mu = mu / np.linalg.norm(mu) * far
-    return rng.multivariate_normal(mu, C, size=n), mu, C
-
-
 def _mahalanobis_ratio(mean, X, mu, C):
     inv = np.linalg.inv(np.linalg.cholesky(C))
     return np.linalg.norm(inv @ (mean - mu)) / np.linalg.norm(inv @ (X.mean(0) - mu))
 
 
-def test_no_hints_far_mean_bad_conditioning():
+def test_no_hints_far_mean_bad_conditioning(rotated_gaussian):
     # d = 10, n = 8,000, rho = 0.5, mean 1e4 away, condition number 1e3, no
     # hint: the frame makes the error about isotropic in the Mahalanobis norm.
     # Measured ratios to the non-private error over 10 seeds: median 1.04; a
     # single fit's ratio fluctuates with the non-private error itself (its
     # chi_10 spread), so allow 1.5 per fit.
     for seed in range(3):
-        X, mu, C = _rotated(10, 8000, seed, far=1e4, cond=1e3)
+        X, mu, C = rotated_gaussian(10, 8000, seed, far=1e4, cond=1e3)
         est = PrivateMean(rho=0.5, random_state=seed).fit(X)
         assert est.method_ == "coinpress"
         assert _mahalanobis_ratio(est.mean_, X, mu, C) < 1.5
