@@ -77,9 +77,11 @@ def shrinkage_factor(d, radius):
     factor (by symmetry the clipped second moment is isotropic), so a second
     moment of whitened Gaussian rows clipped at r is divided by it. With
     ``u = r^2``: ``F_{d+2}(u) + (u / d) (1 - F_d(u))``, F the chi-square cdfs.
+    ``radius`` may be an array (then so is the result).
     """
-    u = radius * radius
-    return float(stats.chi2.cdf(u, d + 2) + (u / d) * stats.chi2.sf(u, d))
+    u = np.square(np.asarray(radius, dtype=np.float64))
+    factor = stats.chi2.cdf(u, d + 2) + (u / d) * stats.chi2.sf(u, d)
+    return float(factor) if factor.ndim == 0 else factor
 
 
 def staged_costs(cost, steps):

@@ -16,6 +16,7 @@ from dpgauss.covariance._coinpress import (
     STEP_BETA,
     frame_inverse,
     learn_frame,
+    shrinkage_factor,
     staged_costs,
     tail_radius,
 )
@@ -79,7 +80,8 @@ def frame_pairs(X, rng):
     with respect to X. Their covariance is C / 2 whatever the mean.
     """
     first, second = pair_indices(X.shape[0], rng)
-    first, second = first[:FRAME_PAIRS], second[:FRAME_PAIRS]
+    count = frame_count(X.shape[0])
+    first, second = first[:count], second[:count]
     return PairDifferences(X, first, second).rows()
 
 
@@ -280,8 +282,7 @@ def final_radius(cost, n, d, radius, gamma, n_partials):
     lams = np.linspace(low, top, 33)
     lams[-1] = top
     gains = np.where(lams < top, clip_gain(d, lams), 1.0)
-    u = lams * lams
-    spread = d * (stats.chi2.cdf(u, d + 2) + (u / d) * stats.chi2.sf(u, d)) / n
+    spread = d * shrinkage_factor(d, lams) / n
     # The noise variance is proportional to lambda^2 (sensitivity 2 lambda / n):
     # one mechanism, at the top, gives it for the whole grid (a prediction).
     at_top = d * noise_variance(mean_mechanism(cost, n, d, top, n_partials), d)
