@@ -252,17 +252,26 @@ class PrivateGaussianEstimator(
 
     # -- the fit ------------------------------------------------------------------
     def _fit_releases(self, X, plan, rng):
-        d = X.shape[1]
+        n, d = X.shape
         pairs = frame_pairs(X, rng)  # x/2 - x'/2: covariance C/2
         bounds = self._bounds()
-        coarse, scale = coarse_range(
-            X, pairs, plan, rng, self.mean_bound is None, bounds is None
+        by_norm = self._location_by_norm(plan, n, d)
+        one_scale = self._one_scale(plan, n, d)
+        coarse, scale, bound = coarse_range(
+            X,
+            pairs,
+            plan,
+            rng,
+            self.mean_bound is None,
+            bounds is None,
+            by_norm,
+            one_scale,
         )
         frame = pairs_frame(pairs, scale, bounds, plan, int(self.cov_steps), rng)
         gamma = tail_radius(d, STEP_BETA)
         if scale is None:  # every coordinate's sd is at most sqrt(upper)
             scale = np.full(d, math.sqrt(bounds[1]))
-        radius = self._mean_radius(frame, scale)
+        radius = self._mean_radius(frame, scale, bound)
         partials = n_partial_sums(X)
         rows = FramedRows(X, frame, coarse)  # one product for the passes below
         mean, variance, error = coinpress_mean(

@@ -27,6 +27,10 @@ from dpgauss.utils.validation import split_cost
 
 __all__ = ["RangeHintsMixin"]
 
+#: A coarse-range search predicted to go astray with probability above this
+#: warns, and the location search then uses the rows' norms.
+RANGE_RISK = 0.01
+
 
 class RangeHintsMixin:
     """Hints ``mean_bound`` and ``cov_bounds``, and the coarse range they spare.
@@ -89,19 +93,48 @@ class RangeHintsMixin:
         return entries, rest
 
     def _range_search(self, name, plan, n, d):
-        """``(rows, columns)`` a search reads: the rows (or, for the scale with
-        ``mean_bound`` given, the frame's pairs), at most RANGE_ROWS, and d
-        columns searched together."""
-        pairs = frame_count(n)
-        rows = n if name == "range_location" or self.mean_bound is None else pairs
+        """``(rows, columns)`` a search reads: the rows (or, for the scale
+        searched on the pairs, the frame's pairs), at most RANGE_ROWS, and d
+        columns searched together (one, the norms, for the location by norm)."""
+        by_norm = self._location_by_norm(plan, n, d)
+        if name == "range_location":
+            return min(n, RANGE_ROWS), 1 if by_norm else d
+        if self._one_scale(plan, n, d):
+            return min(frame_count(n), RANGE_ROWS), 1
+        rows = frame_count(n) if self.mean_bound is not None or by_norm else n
         return min(rows, RANGE_ROWS), d
+
+    def _one_scale(self, plan, n, d):
+        """Whether ``range_scale`` searches one column (the pairs' largest
+        coordinate, :func:`~dpgauss.gaussian._steps.largest_scale`) rather than
+        d coordinates: when the latter is predicted to go astray and the one
+        column to fare better. Public: the cost, n, d."""
+        if self._scale_known() or d == 1:
+            return False
+        located = self.mean_bound is None and not self._location_by_norm(plan, n, d)
+        cost = plan.cost("range_scale")
+        rows = min(n if located else frame_count(n), RANGE_ROWS)
+        risk = range_failure(cost, rows, d)
+        one = range_failure(cost, min(frame_count(n), RANGE_ROWS), 1)
+        return risk > RANGE_RISK and one < risk
+
+    def _location_by_norm(self, plan, n, d):
+        """Whether ``range_location`` searches the rows' norms (one column)
+        rather than the d coordinate medians: when the latter is predicted to
+        go astray (:func:`~dpgauss.gaussian._steps.range_failure` above 1%)
+        and the norms are predicted to fare better. Public: the cost, n, d."""
+        if self.mean_bound is not None or d == 1:
+            return False
+        cost, rows = plan.cost("range_location"), min(n, RANGE_ROWS)
+        risk = range_failure(cost, rows, d)
+        return risk > RANGE_RISK and range_failure(cost, rows, 1) < risk
 
     def _check_utility(self, plan, n, d):
         """Warn (UtilityWarning) when a coarse-range search is predicted to fail."""
         for name in self._range_names():
             rows, columns = self._range_search(name, plan, n, d)
             risk = range_failure(plan.cost(name), rows, columns)
-            if risk > 0.01:
+            if risk > RANGE_RISK:
                 warnings.warn(
                     f"{type(self).__name__}: with n={n}, d={d} and {plan.total}, "
                     f"the private search for the data's {name[6:]} is predicted to "
@@ -112,15 +145,19 @@ class RangeHintsMixin:
                     stacklevel=4,
                 )
 
-    def _mean_radius(self, frame, scales):
+    def _mean_radius(self, frame, scales, bound=None):
         """The first mean step's radius in ``frame`` (released values only).
 
-        With ``mean_bound``: ``||A|| mean_bound``. Without, the coarse center
-        is within RANGE_SCALES scales of the mean in every coordinate:
+        With ``mean_bound`` (or ``bound``, released by the norm search):
+        ``||A|| mean_bound``. Without, the coarse center is within
+        RANGE_SCALES scales of the mean in every coordinate:
         ``RANGE_SCALES sqrt(d) ||A diag(scales)||``.
         """
         if self.mean_bound is not None:
-            return float(np.linalg.norm(frame, ord=2)) * float(self.mean_bound)
+            bound = float(self.mean_bound)
+        if bound is not None:
+            with np.errstate(over="ignore"):
+                return float(np.linalg.norm(frame, ord=2)) * float(bound)
         d = frame.shape[1]
         stretch = float(np.linalg.norm(frame * scales, ord=2))
         return RANGE_SCALES * math.sqrt(d) * stretch

@@ -53,6 +53,9 @@ HALF_PAIR_MEDIAN = float(stats.norm.ppf(0.75)) / math.sqrt(2.0)
 #: coordinate, when the first mean step's radius is set from it: the private
 #: median's rank is within a few noise sds of n / 2 (see QuantileSearch).
 RANGE_SCALES = 4.0
+#: The released median of the rows' norms times NORM_MARGIN bounds ||mu||
+#: (:func:`norm_bound`).
+NORM_MARGIN = 4.0
 #: The coarse-range searches read at most this many rows (a random subset).
 RANGE_ROWS = 50_000
 #: The median of |x - m| for x ~ N(m, sigma^2) is ABS_MEDIAN * sigma.
@@ -113,7 +116,7 @@ def range_failure(cost, n, d):
     return min(1.0, 128.0 * d * tail)
 
 
-def coarse_range(X, pairs, plan, rng, location, scale):
+def coarse_range(X, pairs, plan, rng, location, scale, by_norm=False, one_scale=False):
     """The private coarse center and per-coordinate scales of the rows.
 
     Parameters
@@ -129,6 +132,14 @@ def coarse_range(X, pairs, plan, rng, location, scale):
         The fit's noise stream.
     location, scale : bool
         Which searches to run.
+    by_norm : bool, default=False
+        Search ``range_location`` as one column, the rows' norms
+        (:func:`norm_bound`), instead of d coordinate medians: the center is
+        then 0 and ``bound`` bounds ``||mu||``; the scales are searched on the
+        pairs.
+    one_scale : bool, default=False
+        Search ``range_scale`` as one column of the pairs (:func:`largest_scale`),
+        one scale for every coordinate, instead of d coordinate medians.
 
     Returns
     -------
@@ -137,6 +148,8 @@ def coarse_range(X, pairs, plan, rng, location, scale):
     scales : ndarray of shape (d,) or None
         Estimates of the coordinates' standard deviations (None when not
         searched).
+    bound : float or None
+        With ``by_norm``, the released bound on ``||mu||`` (else None).
     """
     n, d = X.shape
 
@@ -144,7 +157,10 @@ def coarse_range(X, pairs, plan, rng, location, scale):
         found = plan.calibrate(name, lambda c: QuantileSearch(c, d))
         return found.release(values, rng)
 
-    center, scales = np.zeros(d), None
+    center, scales, bound = np.zeros(d), None, None
+    if location and by_norm:
+        bound = norm_bound(X, plan, rng)
+        location = False  # the scales are then searched on the pairs
     if location:
         some = np.asarray(X[range_subset(n, rng)])
         center = search("range_location", some)
@@ -153,10 +169,68 @@ def coarse_range(X, pairs, plan, rng, location, scale):
             # center only makes the scale larger, the safe side).
             found = search("range_scale", np.abs(some - center))
             scales = pair_scale(found * (HALF_PAIR_MEDIAN / ABS_MEDIAN))
+    elif scale and one_scale:
+        scales = pair_scale(np.full(d, largest_scale(pairs, plan, rng)))
     elif scale:
         some = pairs[range_subset(pairs.shape[0], rng)]
         scales = pair_scale(search("range_scale", np.abs(some)))
-    return center, scales
+    return center, scales, bound
+
+
+def largest_scale(pairs, plan, rng):
+    """A private typical size of the pairs' largest coordinate (``range_scale``).
+
+    The median over pairs of ``max_j |z_j|`` (z = x/2 - x'/2), by a
+    one-column :class:`~dpgauss.mechanisms._range.QuantileSearch` on at most
+    50,000 pairs drawn independently of the data: one count per step, so
+    its noise does not grow with d (a search per coordinate has sensitivity
+    sqrt(d) and goes astray at d = 1,024, n = 10^4). It tops the window of
+    :func:`~dpgauss.mean._mean.log_scales`, and it stands for every
+    coordinate's scale when the per-coordinate search would go astray
+    (:func:`coarse_range`): ``max_j |z_j|`` is at least every ``|z_j|``, so
+    the scale is on the safe (large) side. Zero (all pairs tied) gives 1.
+    """
+    some = pairs[range_subset(pairs.shape[0], rng)]
+    search = plan.calibrate("range_scale", lambda c: QuantileSearch(c, 1))
+    found = float(search.release(np.max(np.abs(some), axis=1)[:, None], rng)[0])
+    return found if 0.0 < found < math.inf else 1.0
+
+
+def row_norms(X):
+    """The rows' l2 norms, computed scaled (no overflow or underflow on the
+    way) and clipped to the largest finite float."""
+    X = np.asarray(X, dtype=np.float64)
+    top = np.max(np.abs(X), axis=1)
+    safe = np.where(top > 0.0, top, 1.0)
+    with np.errstate(all="ignore"):
+        norms = top * np.linalg.norm(X / safe[:, None], axis=1)
+    big = float(np.finfo(np.float64).max)
+    return np.clip(np.nan_to_num(norms, nan=big, posinf=big), 0.0, big)
+
+
+def norm_bound(X, plan, rng):
+    """A private bound on ``||mu||`` from the median of the rows' norms.
+
+    One column, the norms ``||x_i||`` of at most RANGE_ROWS rows drawn
+    independently of the data, searched by
+    :class:`~dpgauss.mechanisms._range.QuantileSearch` as ``range_location``:
+    replacing one row changes one norm, so each count moves by at most 1
+    whatever d is (the d coordinate medians have sensitivity sqrt(d) and go
+    astray first when n is small). Each norm is a function of its row alone,
+    so rounding cannot break this. The released median R bounds the mean
+    loosely: if ``||mu|| > 2 R``, at least a third of the rows lie within
+    ``||mu|| / 2`` of 0, hence at least ``||mu|| / 2`` from mu, which for a
+    Gaussian means ``||mu||`` is at most about twice the rows' typical
+    deviation, itself at most about R; NORM_MARGIN R covers both cases
+    (a loose bound only adds mean steps, whose radii shrink geometrically).
+    This is a utility argument: the privacy of the fit does not depend on it.
+    """
+    some = np.asarray(X[range_subset(X.shape[0], rng)])
+    search = plan.calibrate("range_location", lambda c: QuantileSearch(c, 1))
+    found = float(search.release(row_norms(some)[:, None], rng)[0])
+    with np.errstate(over="ignore"):
+        bound = NORM_MARGIN * found
+    return bound if bound > 0.0 else 1.0
 
 
 class Stages:

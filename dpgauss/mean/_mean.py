@@ -42,15 +42,16 @@ from dpgauss.gaussian._hints import RangeHintsMixin
 from dpgauss.gaussian._steps import (
     MAX_FRAME_RADIUS,
     MEAN_BETA,
+    RANGE_ROWS,
     Stages,
     coarse_range,
     coinpress_mean,
     frame_count,
     frame_pairs,
+    largest_scale,
     mean_entries,
     mean_steps_for,
     pairs_frame,
-    range_subset,
     weighted_tail_radius,
 )
 from dpgauss.mean._tukey import RestrictedTukeyMechanism
@@ -398,7 +399,8 @@ class PrivateMean(
     def _range_search(self, name, plan, n, d):
         rows, columns = super()._range_search(name, plan, n, d)
         if name == "range_scale" and self._resolve_method(plan, n, d) == "plan":
-            columns = 1  # largest_scale searches one column
+            # largest_scale searches one column of the pairs
+            return min(frame_count(n), RANGE_ROWS), 1
         return rows, columns
 
     def _resolve_method(self, plan, n, d):
@@ -423,8 +425,17 @@ class PrivateMean(
         names = set(self._range_names())
         pairs = frame_pairs(X, rng)  # x/2 - x'/2: covariance C/2
         per_coordinate = method == "coinpress" and "range_scale" in names
-        coarse, scales = coarse_range(
-            X, pairs, plan, rng, self.mean_bound is None, per_coordinate
+        by_norm = self._location_by_norm(plan, n, d)
+        one_scale = per_coordinate and self._one_scale(plan, n, d)
+        coarse, scales, bound = coarse_range(
+            X,
+            pairs,
+            plan,
+            rng,
+            self.mean_bound is None,
+            per_coordinate,
+            by_norm,
+            one_scale,
         )
         if self.covariance is not None:
             frame, scales = self._public_frame(d)
@@ -451,7 +462,7 @@ class PrivateMean(
             stages.finish()
         if scales is None:  # every coordinate's sd is at most sqrt(upper)
             scales = np.full(d, math.sqrt(bounds[1]))
-        radius = self._mean_radius(frame, scales)
+        radius = self._mean_radius(frame, scales, bound)
         # The rows' covariance in the frame: about I (coinpress), about
         # diag(sigma_j^2 / w_j), scaled (plan).
         if method == "coinpress":
@@ -514,22 +525,6 @@ def frame_noise(cost, n, d):
     mech = second_moment_mechanism(part, frame_count(n), d, tail_radius(d, STEP_BETA))
     _, off = entry_variances(mech, d)
     return 2.0 * math.sqrt(d * off)
-
-
-def largest_scale(pairs, plan, rng):
-    """A private typical size of the pairs' largest coordinate (``range_scale``).
-
-    The median over pairs of ``max_j |z_j|`` (z = x/2 - x'/2), by a
-    one-column :class:`~dpgauss.mechanisms._range.QuantileSearch` on at most
-    50,000 pairs drawn independently of the data: one count per step, so
-    its noise does not grow with d (a search per coordinate has sensitivity
-    sqrt(d) and goes astray at d = 1,024, n = 10^4). It tops the window of
-    :func:`log_scales`. Zero (all pairs tied) gives 1.
-    """
-    some = pairs[range_subset(pairs.shape[0], rng)]
-    search = plan.calibrate("range_scale", lambda c: QuantileSearch(c, 1))
-    found = float(search.release(np.max(np.abs(some), axis=1)[:, None], rng)[0])
-    return found if 0.0 < found < math.inf else 1.0
 
 
 def log_scales(pairs, top, plan, rng):

@@ -14,7 +14,9 @@ import pytest
 
 import dpgauss.mean._mean as mean_module
 from dpgauss.accounting import ZCDP, zcdp_to_approx
-from dpgauss.gaussian._steps import Stages, coinpress_mean, mean_entries
+import dpgauss.gaussian._steps as steps_module
+from dpgauss.accounting._plan import Release, ReleasePlan
+from dpgauss.gaussian._steps import Stages, coinpress_mean, mean_entries, norm_bound
 from dpgauss.mean._mean import log_scales
 from dpgauss.utils.audit import audit
 
@@ -109,6 +111,55 @@ def test_canary_log_scales_with_a_quarter_of_the_sensitivity(monkeypatch):
     assert result.epsilon_lower > CLAIM, result
 
 
+def _norm_runner(X):
+    def run(n, rng):
+        out = []
+        for _ in range(n):
+            plan = ReleasePlan(
+                ZCDP(RHO), [Release("range_location", ZCDP(RHO), "zcdp")]
+            )
+            out.append(norm_bound(X, plan, rng))
+            plan.finish()
+        return np.array(out)
+
+    return run
+
+
+def _norm_neighbours():
+    # Half the rows have norm 1, half norm 2 (the median search's every step
+    # in [1, 2) then sees the one count the neighbour changes); the
+    # neighbour's first row is at 1e300 in every coordinate (its norm
+    # overflows and is clipped).
+    # 100 rows keep the 64-step searches quick.
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(100, D))
+    X /= np.linalg.norm(X, axis=1)[:, None]
+    X[50:] *= 2.0
+    Y = X.copy()
+    Y[0] = 1e300
+    return X, Y
+
+
+def test_norm_bound_keeps_its_claim_with_a_far_row():
+    # 6 ms a search: 2,000 releases a side keep this under a minute; the
+    # search itself has its own audit (test_mechanism_audits), this one checks
+    # the norms (a far, overflowing row) and is proven able to fail below.
+    X, Y = _norm_neighbours()
+    result = _audit(_norm_runner(X), _norm_runner(Y), 2000)
+    assert result.epsilon_lower <= CLAIM, result
+
+
+def test_canary_norms_around_the_non_private_mean_are_caught(monkeypatch):
+    # The CoinPress-in-aggregation bug in this step: norms of x - mean(X).
+    original = steps_module.row_norms
+    monkeypatch.setattr(
+        steps_module, "row_norms", lambda Z: original(Z - np.mean(Z, axis=0))
+    )
+    X, Y = _norm_neighbours()
+    result = _audit(_norm_runner(X), _norm_runner(Y), 600)
+    assert result.epsilon_lower > CLAIM, result
+
+
 @pytest.mark.slow
 def test_both_keep_their_claims_large():
     X, Y = _neighbours()
@@ -116,4 +167,7 @@ def test_both_keep_their_claims_large():
     assert result.epsilon_lower <= CLAIM, result
     a, b = _pairs()
     result = _audit(_scales_runner(a), _scales_runner(b), 100_000)
+    assert result.epsilon_lower <= CLAIM, result
+    X, Y = _norm_neighbours()
+    result = _audit(_norm_runner(X), _norm_runner(Y), 30_000)
     assert result.epsilon_lower <= CLAIM, result
