@@ -41,8 +41,8 @@ from dpgauss.covariance._methods import entry_variances, kind_of
 from dpgauss.gaussian._hints import RangeHintsMixin
 from dpgauss.gaussian._steps import (
     MAX_FRAME_RADIUS,
-    MEAN_BETA,
     RANGE_ROWS,
+    SPECTRUM_BETA,
     Stages,
     coarse_range,
     coinpress_mean,
@@ -467,7 +467,9 @@ class PrivateMean(
         # diag(sigma_j^2 / w_j), scaled (plan).
         if method == "coinpress":
             spectrum = None
-        gamma = None if spectrum is None else weighted_tail_radius(spectrum, MEAN_BETA)
+        gamma = (
+            None if spectrum is None else weighted_tail_radius(spectrum, SPECTRUM_BETA)
+        )
         partials = n_partial_sums(X)
         start = min(radius, MAX_FRAME_RADIUS)
         steps = mean_steps_for(plan.cost("mean"), n, d, start, partials, gamma)
