@@ -12,9 +12,9 @@ sensitivity off by a factor) that must be caught.
 import numpy as np
 import pytest
 
+import dpgauss.gaussian._steps as steps_module
 import dpgauss.mean._mean as mean_module
 from dpgauss.accounting import ZCDP, zcdp_to_approx
-import dpgauss.gaussian._steps as steps_module
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.gaussian._steps import Stages, coinpress_mean, mean_entries, norm_bound
 from dpgauss.mean._mean import log_scales
