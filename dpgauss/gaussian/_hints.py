@@ -114,8 +114,8 @@ class RangeHintsMixin:
         located = self.mean_bound is None and not self._location_by_norm(plan, n, d)
         cost = plan.cost("range_scale")
         rows = min(n if located else frame_count(n), RANGE_ROWS)
-        risk = range_failure(cost, rows, d)
-        one = range_failure(cost, min(frame_count(n), RANGE_ROWS), 1)
+        risk = range_failure(cost, rows, d, capped=False)
+        one = range_failure(cost, min(frame_count(n), RANGE_ROWS), 1, capped=False)
         return risk > RANGE_RISK and one < risk
 
     def _location_by_norm(self, plan, n, d):
@@ -126,8 +126,8 @@ class RangeHintsMixin:
         if self.mean_bound is not None or d == 1:
             return False
         cost, rows = plan.cost("range_location"), min(n, RANGE_ROWS)
-        risk = range_failure(cost, rows, d)
-        return risk > RANGE_RISK and range_failure(cost, rows, 1) < risk
+        risk = range_failure(cost, rows, d, capped=False)
+        return risk > RANGE_RISK and range_failure(cost, rows, 1, capped=False) < risk
 
     def _check_utility(self, plan, n, d):
         """Warn (UtilityWarning) when a coarse-range search is predicted to fail."""

@@ -107,7 +107,7 @@ def range_subset(count, rng):
     return np.sort(rng.choice(count, size=min(count, RANGE_ROWS), replace=False))
 
 
-def range_failure(cost, n, d):
+def range_failure(cost, n, d, capped=True):
     """Chance that a coarse-range search on n rows errs far from its quantile.
 
     A step of the binary search errs far from the quantile only where its
@@ -121,7 +121,9 @@ def range_failure(cost, n, d):
         tail = float(stats.norm.sf(0.5 * n / search.step.scale))
     else:
         tail = 0.5 * math.exp(-0.5 * n / search.step.scale)
-    return min(1.0, 128.0 * d * tail)
+    # Uncapped, the union bound still orders two searches when both exceed 1.
+    risk = 128.0 * d * tail
+    return min(1.0, risk) if capped else risk
 
 
 def coarse_range(X, pairs, plan, rng, location, scale, by_norm=False, one_scale=False):
@@ -210,6 +212,7 @@ def row_norms(X):
     X = np.asarray(X, dtype=np.float64)
     top = np.max(np.abs(X), axis=1)
     safe = np.where(top > 0.0, top, 1.0)
+    X = np.ascontiguousarray(X)  # each norm reads its own row, in one order
     with np.errstate(all="ignore"):
         norms = top * np.linalg.norm(X / safe[:, None], axis=1)
     big = float(np.finfo(np.float64).max)
@@ -337,7 +340,8 @@ def weighted_tail_radius(spectrum, beta):
     except (ValueError, ZeroDivisionError, OverflowError):
         return top**0.5 * bound
     q = float((lam / (1.0 - 2.0 * s * lam)).sum())
-    return math.sqrt(top * min(q, bound * bound))
+    q = q if q <= bound * bound else bound * bound  # also NaN -> the bound
+    return math.sqrt(top) * math.sqrt(q)
 
 
 def step_radius(radius, gamma, spread=1.0):

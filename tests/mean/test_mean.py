@@ -350,3 +350,18 @@ def test_assume_finite_does_not_break_privacy(method):
     with config_context(assume_finite=True):
         est = PrivateMean(method=method, random_state=0, **params).fit(X)
     assert np.all(np.isfinite(est.mean_))
+
+
+def test_hopeless_coordinate_search_falls_back_to_the_norms():
+    # n = 200, d = 30, rho = 0.1: both union bounds exceed 1; uncapped, the
+    # one-column norm search still ranks better (helper-17: capped at 1, the
+    # comparison was 1 < 1 and the d-column search stayed, error inf).
+    est = PrivateMean(rho=0.1)
+    plan = est._build_plan(ZCDP(0.1), 30)
+    assert est._location_by_norm(plan, 200, 30)
+    assert not est._location_by_norm(plan, 100_000, 30)
+
+
+def test_weighted_tail_radius_stays_finite_near_the_largest_float():
+    big = np.finfo(np.float64).max / 4
+    assert math.isfinite(weighted_tail_radius(np.full(3, big), 0.01))
