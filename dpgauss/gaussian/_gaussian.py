@@ -28,7 +28,6 @@ from dpgauss.covariance._coinpress import (
 from dpgauss.gaussian._hints import RangeHintsMixin
 from dpgauss.gaussian._steps import (
     MAX_FRAME_RADIUS,
-    coarse_range,
     coinpress_mean,
     frame_count,
     frame_pairs,
@@ -252,21 +251,10 @@ class PrivateGaussianEstimator(
 
     # -- the fit ------------------------------------------------------------------
     def _fit_releases(self, X, plan, rng):
-        n, d = X.shape
+        d = X.shape[1]
         pairs = frame_pairs(X, rng)  # x/2 - x'/2: covariance C/2
         bounds = self._bounds()
-        by_norm = self._location_by_norm(plan, n, d)
-        one_scale = self._one_scale(plan, n, d)
-        coarse, scale, bound = coarse_range(
-            X,
-            pairs,
-            plan,
-            rng,
-            self.mean_bound is None,
-            bounds is None,
-            by_norm,
-            one_scale,
-        )
+        coarse, scale, bound = self._coarse_range(X, pairs, plan, rng, bounds is None)
         frame = pairs_frame(pairs, scale, bounds, plan, int(self.cov_steps), rng)
         gamma = tail_radius(d, STEP_BETA)
         if scale is None:  # every coordinate's sd is at most sqrt(upper)

@@ -20,6 +20,7 @@ from dpgauss.exceptions import UtilityWarning
 from dpgauss.gaussian._steps import (
     RANGE_ROWS,
     RANGE_SCALES,
+    coarse_range,
     frame_count,
     range_failure,
 )
@@ -30,6 +31,15 @@ __all__ = ["RangeHintsMixin"]
 #: A coarse-range search predicted to go astray with probability above this
 #: warns, and the location search then uses the rows' norms.
 RANGE_RISK = 0.01
+
+
+def _one_column_fares_better(cost, rows, one_rows, d):
+    """Whether a d-column search on ``rows`` is predicted to go astray (above
+    RANGE_RISK) and a one-column search on ``one_rows`` to fare better. The
+    union bounds are compared uncapped: capped at 1, two hopeless searches
+    would tie."""
+    risk = range_failure(cost, rows, d, capped=False)
+    return risk > RANGE_RISK and range_failure(cost, one_rows, 1, capped=False) < risk
 
 
 class RangeHintsMixin:
@@ -112,11 +122,9 @@ class RangeHintsMixin:
         if self._scale_known() or d == 1:
             return False
         located = self.mean_bound is None and not self._location_by_norm(plan, n, d)
-        cost = plan.cost("range_scale")
         rows = min(n if located else frame_count(n), RANGE_ROWS)
-        risk = range_failure(cost, rows, d, capped=False)
-        one = range_failure(cost, min(frame_count(n), RANGE_ROWS), 1, capped=False)
-        return risk > RANGE_RISK and one < risk
+        pairs = min(frame_count(n), RANGE_ROWS)
+        return _one_column_fares_better(plan.cost("range_scale"), rows, pairs, d)
 
     def _location_by_norm(self, plan, n, d):
         """Whether ``range_location`` searches the rows' norms (one column)
@@ -125,9 +133,24 @@ class RangeHintsMixin:
         and the norms are predicted to fare better. Public: the cost, n, d."""
         if self.mean_bound is not None or d == 1:
             return False
-        cost, rows = plan.cost("range_location"), min(n, RANGE_ROWS)
-        risk = range_failure(cost, rows, d, capped=False)
-        return risk > RANGE_RISK and range_failure(cost, rows, 1, capped=False) < risk
+        rows = min(n, RANGE_ROWS)
+        return _one_column_fares_better(plan.cost("range_location"), rows, rows, d)
+
+    def _coarse_range(self, X, pairs, plan, rng, scale):
+        """:func:`~dpgauss.gaussian._steps.coarse_range` for the missing hints
+        (``scale``: whether to search per-coordinate scales), with the
+        one-column searches where the d-column ones would go astray."""
+        n, d = X.shape
+        return coarse_range(
+            X,
+            pairs,
+            plan,
+            rng,
+            self.mean_bound is None,
+            scale,
+            self._location_by_norm(plan, n, d),
+            scale and self._one_scale(plan, n, d),
+        )
 
     def _check_utility(self, plan, n, d):
         """Warn (UtilityWarning) when a coarse-range search is predicted to fail."""

@@ -201,18 +201,27 @@ def largest_scale(pairs, plan, rng):
     the scale is on the safe (large) side. Zero (all pairs tied) gives 1.
     """
     some = pairs[range_subset(pairs.shape[0], rng)]
-    search = plan.calibrate("range_scale", lambda c: QuantileSearch(c, 1))
-    found = float(search.release(np.max(np.abs(some), axis=1)[:, None], rng)[0])
+    found = one_column_median("range_scale", np.max(np.abs(some), axis=1), plan, rng)
     return found if 0.0 < found < math.inf else 1.0
+
+
+def one_column_median(name, values, plan, rng):
+    """Release ``name`` of ``plan``: the private median of one value per row.
+
+    A one-column :class:`~dpgauss.mechanisms._range.QuantileSearch`: replacing
+    one row changes one value, so each count moves by at most 1 whatever d is.
+    """
+    search = plan.calibrate(name, lambda c: QuantileSearch(c, 1))
+    return float(search.release(np.asarray(values)[:, None], rng)[0])
 
 
 def row_norms(X):
     """The rows' l2 norms, computed scaled (no overflow or underflow on the
     way) and clipped to the largest finite float."""
-    X = np.asarray(X, dtype=np.float64)
+    # C order: each norm reads its own row, in one order, whatever the input's.
+    X = np.ascontiguousarray(X, dtype=np.float64)
     top = np.max(np.abs(X), axis=1)
     safe = np.where(top > 0.0, top, 1.0)
-    X = np.ascontiguousarray(X)  # each norm reads its own row, in one order
     with np.errstate(all="ignore"):
         norms = top * np.linalg.norm(X / safe[:, None], axis=1)
     big = float(np.finfo(np.float64).max)
@@ -237,8 +246,7 @@ def norm_bound(X, plan, rng):
     This is a utility argument: the privacy of the fit does not depend on it.
     """
     some = np.asarray(X[range_subset(X.shape[0], rng)])
-    search = plan.calibrate("range_location", lambda c: QuantileSearch(c, 1))
-    found = float(search.release(row_norms(some)[:, None], rng)[0])
+    found = one_column_median("range_location", row_norms(some), plan, rng)
     with np.errstate(over="ignore"):
         bound = NORM_MARGIN * found
     return bound if bound > 0.0 else 1.0

@@ -44,7 +44,6 @@ from dpgauss.gaussian._steps import (
     RANGE_ROWS,
     SPECTRUM_BETA,
     Stages,
-    coarse_range,
     coinpress_mean,
     frame_count,
     frame_pairs,
@@ -425,18 +424,7 @@ class PrivateMean(
         names = set(self._range_names())
         pairs = frame_pairs(X, rng)  # x/2 - x'/2: covariance C/2
         per_coordinate = method == "coinpress" and "range_scale" in names
-        by_norm = self._location_by_norm(plan, n, d)
-        one_scale = per_coordinate and self._one_scale(plan, n, d)
-        coarse, scales, bound = coarse_range(
-            X,
-            pairs,
-            plan,
-            rng,
-            self.mean_bound is None,
-            per_coordinate,
-            by_norm,
-            one_scale,
-        )
+        coarse, scales, bound = self._coarse_range(X, pairs, plan, rng, per_coordinate)
         if self.covariance is not None:
             frame, scales = self._public_frame(d)
         else:

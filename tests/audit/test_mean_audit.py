@@ -36,19 +36,25 @@ def _neighbours(ratio=1e12):
     return X, Y
 
 
+def _repeat(once):
+    """An audit runner: ``once(rng)`` (one release, a float) n times."""
+
+    def run(n, rng):
+        return np.array([once(rng) for _ in range(n)])
+
+    return run
+
+
 def _mean_runner(X, center=None):
     start = CENTER if center is None else center
 
-    def run(n, rng):
-        out = []
-        for _ in range(n):
-            stages = Stages(ZCDP(RHO), mean_entries(ZCDP(RHO), 1))
-            mean = coinpress_mean(X, FRAME, start, 1.0, stages.plan, 1, rng, 1)[0]
-            stages.finish()
-            out.append((FRAME @ (mean - CENTER)).sum())
-        return np.array(out)
+    def once(rng):
+        stages = Stages(ZCDP(RHO), mean_entries(ZCDP(RHO), 1))
+        mean = coinpress_mean(X, FRAME, start, 1.0, stages.plan, 1, rng, 1)[0]
+        stages.finish()
+        return (FRAME @ (mean - CENTER)).sum()
 
-    return run
+    return _repeat(once)
 
 
 def _audit(run_a, run_b, n):
@@ -72,15 +78,13 @@ def test_canary_non_private_centering_is_caught():
 
 
 def _scales_runner(pairs):
-    def run(n, rng):
-        out = []
-        for _ in range(n):
-            stages = Stages(ZCDP(RHO), mean_module.frame_entries(ZCDP(RHO), "plan"))
-            out.append(np.log(log_scales(pairs, 1.0, stages.plan, rng)).sum())
-            stages.finish()
-        return np.array(out)
+    def once(rng):
+        stages = Stages(ZCDP(RHO), mean_module.frame_entries(ZCDP(RHO), "plan"))
+        value = np.log(log_scales(pairs, 1.0, stages.plan, rng)).sum()
+        stages.finish()
+        return value
 
-    return run
+    return _repeat(once)
 
 
 def _pairs():
@@ -112,17 +116,13 @@ def test_canary_log_scales_with_a_quarter_of_the_sensitivity(monkeypatch):
 
 
 def _norm_runner(X):
-    def run(n, rng):
-        out = []
-        for _ in range(n):
-            plan = ReleasePlan(
-                ZCDP(RHO), [Release("range_location", ZCDP(RHO), "zcdp")]
-            )
-            out.append(norm_bound(X, plan, rng))
-            plan.finish()
-        return np.array(out)
+    def once(rng):
+        plan = ReleasePlan(ZCDP(RHO), [Release("range_location", ZCDP(RHO), "zcdp")])
+        value = norm_bound(X, plan, rng)
+        plan.finish()
+        return value
 
-    return run
+    return _repeat(once)
 
 
 def _norm_neighbours():
