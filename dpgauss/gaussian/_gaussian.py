@@ -11,7 +11,7 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from dpgauss.accounting._plan import ReleasePlan
+from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import (
     GaussianDensityMixin,
     PrivateEstimatorMixin,
@@ -23,21 +23,27 @@ from dpgauss.covariance._coinpress import (
     STEP_BETA,
     coinpress_entries,
     release_in_frame,
+    staged_costs,
     tail_radius,
 )
+from dpgauss.covariance._methods import kind_of
 from dpgauss.gaussian._hints import RangeHintsMixin
 from dpgauss.gaussian._steps import (
     MAX_FRAME_RADIUS,
+    MAX_MEAN_RADIUS,
+    MAX_MEAN_STEPS,
+    Stages,
     coinpress_mean,
     frame_count,
     frame_pairs,
     mean_entries,
+    mean_steps_for,
     pairs_frame,
+    range_searches,
 )
-from dpgauss.mechanisms._range import QuantileSearch
 from dpgauss.mechanisms._releases import mean_mechanism, second_moment_mechanism
 from dpgauss.utils._docstring import fill_doc
-from dpgauss.utils._sklearn_compat import Interval, _fit_context
+from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from dpgauss.utils._sums import FramedRows, n_partial_sums
 from dpgauss.utils.validation import split_cost
 
@@ -61,7 +67,8 @@ class PrivateGaussianEstimator(
        noisy binary search over all of float64 (no bound needed).
     2. **Frame**: ``cov_steps - 1`` CoinPress covariance steps on the pair
        differences (which need no center) learn a whitening frame A.
-    3. **Mean**: ``mean_steps`` CoinPress mean steps in that frame.
+    3. **Mean**: CoinPress mean steps in that frame, as many as the released
+       starting radius needs (``mean_steps``).
     4. **Covariance**: the second moment of all n rows around the released mean,
        in the frame, clipped at a Gaussian tail radius, released by GaussCov
        (denoised) and mapped back. Pair differences alone would cost a factor
@@ -82,8 +89,10 @@ class PrivateGaussianEstimator(
         CoinPress covariance steps, the final release included (at most 20:
         each step can stretch a direction the data do not fill, and on
         low-rank data 10 or more collapsed the estimate).
-    mean_steps : int, default=2
-        CoinPress mean steps (at most 20).
+    mean_steps : int or "auto", default="auto"
+        CoinPress mean steps (at most 20). ``"auto"`` chooses them from n, d,
+        the cost and the released starting radius (a far mean needs more
+        steps; as :class:`~dpgauss.mean.PrivateMean` does), ``mean_steps_``.
     range_share : float, default=0.05
         Share of the cost for each coarse-range search (the center, the scale;
         only those a missing hint needs run). A search stays on track when its
@@ -108,6 +117,8 @@ class PrivateGaussianEstimator(
         The inverse of ``covariance_``.
     eigenvalue_floor_ : float
         The smallest eigenvalue of ``covariance_``.
+    mean_steps_ : int
+        The number of mean steps the ``mean`` release was split into.
     frame_ : ndarray of shape (n_features, n_features)
         The learned whitening frame A (``A covariance_ A^T`` is about the
         identity).
@@ -136,7 +147,12 @@ class PrivateGaussianEstimator(
     * ``precondition_k``: second moments of the pairs, mapped by the current
       frame and clipped to a public radius (sensitivity ``sqrt(2) r^2 / m``, m
       pairs);
-    * ``mean_k``: clipped means in the frame (sensitivity ``2 lambda / n``);
+    * ``mean``: one charge made of the CoinPress mean steps ``mean_k``
+      (:class:`~dpgauss.gaussian._steps.Stages`), clipped means in the frame
+      (sensitivity ``2 lambda / n``); their number is chosen from public
+      values and a released radius and their costs always add up to the
+      charge, so by adaptive composition with a fixed total it costs the
+      charge whatever was chosen;
     * ``second_moment``: the rows' second moment around the released mean, in
       the frame, clipped at a public radius (``sqrt(2) r^2 / n``).
 
@@ -144,7 +160,8 @@ class PrivateGaussianEstimator(
     and each clipped row lies in its ball in floating point whatever the row
     (a row whose image is not finite is mapped to the center), so every
     sensitivity holds for any finite input; radii computed from releases are
-    capped at a public 1e6. The frames, the center of the coarse box, the
+    capped at public values (1e15 for the mean steps, 1e6 for the
+    covariance's, in the frame). The frames, the center of the coarse box, the
     spectral denoiser, the change of coordinates and the eigenvalue floor are
     post-processing. Accuracy, not privacy, depends on the data being Gaussian.
 
@@ -165,7 +182,10 @@ class PrivateGaussianEstimator(
         "mean_bound": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "cov_bounds": [tuple, list, None],
         "cov_steps": [Interval(numbers.Integral, 1, 20, closed="both")],
-        "mean_steps": [Interval(numbers.Integral, 1, 20, closed="both")],
+        "mean_steps": [
+            Interval(numbers.Integral, 1, MAX_MEAN_STEPS, closed="both"),
+            StrOptions({"auto"}),
+        ],
         "range_share": [Interval(numbers.Real, 0, 0.5, closed="neither")],
         "mean_share": [Interval(numbers.Real, 0, 1, closed="neither")],
     }
@@ -180,7 +200,7 @@ class PrivateGaussianEstimator(
         mean_bound=None,
         cov_bounds=None,
         cov_steps=4,
-        mean_steps=2,
+        mean_steps="auto",
         range_share=0.05,
         mean_share=0.3,
         random_state=None,
@@ -225,8 +245,8 @@ class PrivateGaussianEstimator(
         mean_share = float(self.mean_share)
         mean, cov = split_cost(rest, [mean_share, 1.0 - mean_share])
         cov_entries = coinpress_entries(cov, int(self.cov_steps))
-        entries += cov_entries[:-1] + mean_entries(mean, int(self.mean_steps))
-        entries.append(cov_entries[-1])
+        mean_release = Release("mean", mean, kind_of(total))
+        entries += [*cov_entries[:-1], mean_release, cov_entries[-1]]
         return ReleasePlan(total, entries)
 
     def _check_calibration(self, plan, n, d):
@@ -236,12 +256,14 @@ class PrivateGaussianEstimator(
             for release in plan.releases():
                 name, cost = release.name, release.cost
                 if name.startswith("range_"):
-                    check_noise_scale(QuantileSearch(cost, d).step, size=d)
+                    for search in range_searches(name, cost, d):
+                        check_noise_scale(search.step, size=search.n_features)
                 elif name.startswith("precondition_"):
                     mech = second_moment_mechanism(cost, m, d, gamma)
                     check_noise_scale(mech, size=d)
-                elif name.startswith("mean_"):
-                    mech = mean_mechanism(cost, n, d, MAX_FRAME_RADIUS, n)
+                elif name == "mean":  # its smallest step: of MAX_MEAN_STEPS
+                    part = staged_costs(cost, MAX_MEAN_STEPS)[0]
+                    mech = mean_mechanism(part, n, d, MAX_MEAN_RADIUS, n)
                     check_noise_scale(mech, size=d)
                 else:
                     mech = second_moment_mechanism(cost, n, d, MAX_FRAME_RADIUS, n)
@@ -254,17 +276,27 @@ class PrivateGaussianEstimator(
         d = X.shape[1]
         pairs = frame_pairs(X, rng)  # x/2 - x'/2: covariance C/2
         bounds = self._bounds()
-        coarse, scale, bound = self._coarse_range(X, pairs, plan, rng, bounds is None)
-        frame = pairs_frame(pairs, scale, bounds, plan, int(self.cov_steps), rng)
+        found = self._coarse_range(X, pairs, plan, rng, bounds is None)
+        coarse, scale = found.center, found.scales
+        top = bounds[1] if bounds is not None else found.top
+        frame = pairs_frame(pairs, scale, top, plan, int(self.cov_steps), rng)
         gamma = tail_radius(d, STEP_BETA)
-        if scale is None:  # every coordinate's sd is at most sqrt(upper)
-            scale = np.full(d, math.sqrt(bounds[1]))
-        radius = self._mean_radius(frame, scale, bound)
+        if scale is None:  # every coordinate's sd is at most sqrt(top)
+            scale = np.full(d, math.sqrt(top))
+        radius = self._mean_radius(frame, scale, found.bound)
         partials = n_partial_sums(X)
+        cost = plan.cost("mean")
+        if self.mean_steps == "auto":
+            start = min(radius, MAX_MEAN_RADIUS)
+            steps = mean_steps_for(cost, X.shape[0], d, start, partials)
+        else:
+            steps = int(self.mean_steps)
+        stages = plan.calibrate("mean", lambda c: Stages(c, mean_entries(c, steps)))
         rows = FramedRows(X, frame, coarse)  # one product for the passes below
         mean, variance, error = coinpress_mean(
-            rows, frame, coarse, radius, plan, int(self.mean_steps), rng, partials
+            rows, frame, coarse, radius, stages.plan, steps, rng, partials
         )
+        stages.finish()
         final = min(gamma + error, MAX_FRAME_RADIUS)
         values, vectors, sd, cap = release_in_frame(
             rows, mean, frame, final, plan, rng, partials, correct=True, shift=variance
@@ -273,5 +305,5 @@ class PrivateGaussianEstimator(
             values = np.clip(values, bounds[0], bounds[1])
         floor = eigenvalue_floor(values, sd, cap)
         fitted = self._gaussian_attributes(mean, values, vectors, floor)
-        fitted.update(mean_=fitted["location_"].copy(), frame_=frame)
+        fitted.update(mean_=fitted["location_"].copy(), frame_=frame, mean_steps_=steps)
         return fitted

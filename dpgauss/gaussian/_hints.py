@@ -23,6 +23,7 @@ from dpgauss.gaussian._steps import (
     coarse_range,
     frame_count,
     range_failure,
+    scale_costs,
 )
 from dpgauss.utils.validation import split_cost
 
@@ -33,13 +34,15 @@ __all__ = ["RangeHintsMixin"]
 RANGE_RISK = 0.01
 
 
-def _one_column_fares_better(cost, rows, one_rows, d):
-    """Whether a d-column search on ``rows`` is predicted to go astray (above
-    RANGE_RISK) and a one-column search on ``one_rows`` to fare better. The
-    union bounds are compared uncapped: capped at 1, two hopeless searches
-    would tie."""
+def _one_column_fares_better(cost, rows, one_rows, d, one_cost=None):
+    """Whether a d-column search on ``rows`` at ``cost`` is predicted to go
+    astray (above RANGE_RISK) and a one-column search on ``one_rows`` at
+    ``one_cost`` (default ``cost``) to fare better. The union bounds are
+    compared uncapped: capped at 1, two hopeless searches would tie."""
+    one_cost = cost if one_cost is None else one_cost
     risk = range_failure(cost, rows, d, capped=False)
-    return risk > RANGE_RISK and range_failure(cost, one_rows, 1, capped=False) < risk
+    one_risk = range_failure(one_cost, one_rows, 1, capped=False)
+    return risk > RANGE_RISK and one_risk < risk
 
 
 class RangeHintsMixin:
@@ -115,8 +118,8 @@ class RangeHintsMixin:
         return min(rows, RANGE_ROWS), d
 
     def _one_scale(self, plan, n, d):
-        """Whether ``range_scale`` searches one column (the pairs' largest
-        coordinate, :func:`~dpgauss.gaussian._steps.largest_scale`) rather than
+        """Whether ``range_scale`` searches one column (the pairs' norms,
+        :func:`~dpgauss.gaussian._steps.top_eigenvalue`) rather than
         d coordinates: when the latter is predicted to go astray and the one
         column to fare better. Public: the cost, n, d."""
         if self._scale_known() or d == 1:
@@ -124,7 +127,9 @@ class RangeHintsMixin:
         located = self.mean_bound is None and not self._location_by_norm(plan, n, d)
         rows = min(n if located else frame_count(n), RANGE_ROWS)
         pairs = min(frame_count(n), RANGE_ROWS)
-        return _one_column_fares_better(plan.cost("range_scale"), rows, pairs, d)
+        cost = plan.cost("range_scale")
+        # Per coordinate, the d columns get scale_costs' first part.
+        return _one_column_fares_better(scale_costs(cost)[0], rows, pairs, d, cost)
 
     def _location_by_norm(self, plan, n, d):
         """Whether ``range_location`` searches the rows' norms (one column)
@@ -156,7 +161,10 @@ class RangeHintsMixin:
         """Warn (UtilityWarning) when a coarse-range search is predicted to fail."""
         for name in self._range_names():
             rows, columns = self._range_search(name, plan, n, d)
-            risk = range_failure(plan.cost(name), rows, columns)
+            cost = plan.cost(name)
+            if name == "range_scale" and columns > 1:
+                cost = scale_costs(cost)[0]  # the d-column part (coarse_range)
+            risk = range_failure(cost, rows, columns)
             if risk > RANGE_RISK:
                 warnings.warn(
                     f"{type(self).__name__}: with n={n}, d={d} and {plan.total}, "

@@ -40,7 +40,7 @@ from dpgauss.covariance._coinpress import (
 from dpgauss.covariance._methods import entry_variances, kind_of
 from dpgauss.gaussian._hints import RangeHintsMixin
 from dpgauss.gaussian._steps import (
-    MAX_FRAME_RADIUS,
+    MAX_MEAN_RADIUS,
     RANGE_ROWS,
     SPECTRUM_BETA,
     Stages,
@@ -51,10 +51,10 @@ from dpgauss.gaussian._steps import (
     mean_entries,
     mean_steps_for,
     pairs_frame,
+    range_searches,
     weighted_tail_radius,
 )
 from dpgauss.mean._tukey import RestrictedTukeyMechanism
-from dpgauss.mechanisms._range import QuantileSearch
 from dpgauss.mechanisms._releases import (
     mean_mechanism,
     second_moment_mechanism,
@@ -197,7 +197,7 @@ class PrivateMean(
     d and released values, and whose costs always add up to the charge: by
     adaptive composition with a fixed total, each costs its charge whatever
     was chosen. Which method ``"auto"`` uses depends on n, d and the cost
-    only. Radii computed from releases are capped at a public 1e6 in the
+    only. Radii computed from releases are capped at a public 1e15 in the
     frame; frames and the way back are post-processing, and every clipped row
     lies in its ball in floating point whatever the row.
 
@@ -378,7 +378,8 @@ class PrivateMean(
             for release in plan.releases():
                 name, cost = release.name, release.cost
                 if name.startswith("range_"):
-                    check_noise_scale(QuantileSearch(cost, d).step, size=d)
+                    for search in range_searches(name, cost, d):
+                        check_noise_scale(search.step, size=search.n_features)
                 elif name == "frame":
                     part = staged_costs(cost, FRAME_STEPS + 1)[0]
                     radius = tail_radius(d, STEP_BETA)
@@ -386,7 +387,7 @@ class PrivateMean(
                     check_noise_scale(mech, size=d)
                 else:
                     part = staged_costs(cost, 20)[0]
-                    mech = mean_mechanism(part, n, d, MAX_FRAME_RADIUS, n)
+                    mech = mean_mechanism(part, n, d, MAX_MEAN_RADIUS, n)
                     check_noise_scale(mech, size=d)
         except (ValueError, OverflowError, ZeroDivisionError) as exc:
             raise calibration_error(type(self).__name__, "a noise scale", exc) from exc
@@ -424,7 +425,9 @@ class PrivateMean(
         names = set(self._range_names())
         pairs = frame_pairs(X, rng)  # x/2 - x'/2: covariance C/2
         per_coordinate = method == "coinpress" and "range_scale" in names
-        coarse, scales, bound = self._coarse_range(X, pairs, plan, rng, per_coordinate)
+        found = self._coarse_range(X, pairs, plan, rng, per_coordinate)
+        coarse, scales = found.center, found.scales
+        top = bounds[1] if bounds is not None else found.top
         if self.covariance is not None:
             frame, scales = self._public_frame(d)
         else:
@@ -433,14 +436,14 @@ class PrivateMean(
             )
             if method == "coinpress":
                 frame = pairs_frame(
-                    pairs, scales, bounds, stages.plan, FRAME_STEPS + 1, rng
+                    pairs, scales, top, stages.plan, FRAME_STEPS + 1, rng
                 )
             else:
                 if "range_scale" in names:
-                    top = largest_scale(pairs, plan, rng)
+                    widest = largest_scale(pairs, plan, rng)
                 else:
-                    top = math.sqrt(bounds[1])
-                scales = log_scales(pairs, top, stages.plan, rng)
+                    widest = math.sqrt(bounds[1])
+                scales = log_scales(pairs, widest, stages.plan, rng)
                 weights = scales + PLAN_FLOOR * float(np.mean(scales))
                 # diag(w^(-1/2)), scaled so the rows' largest variance in it is
                 # about 1 (frames of data at 1e-300 stay in range).
@@ -448,9 +451,9 @@ class PrivateMean(
                 spectrum = spectrum / float(spectrum.max())
                 frame = np.diag(np.sqrt(spectrum) / scales)
             stages.finish()
-        if scales is None:  # every coordinate's sd is at most sqrt(upper)
-            scales = np.full(d, math.sqrt(bounds[1]))
-        radius = self._mean_radius(frame, scales, bound)
+        if scales is None:  # every coordinate's sd is at most sqrt(top)
+            scales = np.full(d, math.sqrt(top))
+        radius = self._mean_radius(frame, scales, found.bound)
         # The rows' covariance in the frame: about I (coinpress), about
         # diag(sigma_j^2 / w_j), scaled (plan).
         if method == "coinpress":
@@ -459,7 +462,7 @@ class PrivateMean(
             None if spectrum is None else weighted_tail_radius(spectrum, SPECTRUM_BETA)
         )
         partials = n_partial_sums(X)
-        start = min(radius, MAX_FRAME_RADIUS)
+        start = min(radius, MAX_MEAN_RADIUS)
         steps = mean_steps_for(plan.cost("mean"), n, d, start, partials, gamma)
         stages = plan.calibrate("mean", lambda c: Stages(c, mean_entries(c, steps)))
         rows = FramedRows(X, frame, coarse) if steps > 1 else X
