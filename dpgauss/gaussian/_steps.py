@@ -163,7 +163,8 @@ def range_searches(name, cost, d):
     """Every :class:`~dpgauss.mechanisms._range.QuantileSearch` a coarse-range
     release ``name`` at ``cost`` may run (to check their noise before the
     spend): d columns, and for ``range_scale`` also the split of
-    :func:`scale_costs` and one column (:func:`top_eigenvalue`)."""
+    :func:`scale_costs` and one column (:func:`top_eigenvalue`), whichever
+    runs."""
     searches = [QuantileSearch(cost, d)]
     if name == "range_scale":
         coordinates, top = scale_costs(cost)
@@ -211,9 +212,11 @@ def coarse_range(X, pairs, plan, rng, location, scale, by_norm=False, one_scale=
         pairs.
     one_scale : bool, default=False
         Search ``range_scale`` as one column, the pairs' norms
-        (:func:`top_eigenvalue`), giving ``top`` alone. Otherwise it is a
+        (:func:`top_eigenvalue`), giving ``top`` alone (whether or not the
+        location is searched per coordinate). Otherwise, for d > 1, it is a
         nested release (:class:`Stages`): the d coordinate scales S, then
-        ``top`` from the norms of the pairs rescaled by S^-1 (:func:`scale_costs`).
+        ``top`` from the norms of the pairs rescaled by S^-1
+        (:func:`scale_costs`); at d = 1 the one scale takes the whole cost.
 
     Returns
     -------
@@ -228,8 +231,11 @@ def coarse_range(X, pairs, plan, rng, location, scale, by_norm=False, one_scale=
 
     def rescaled_top(medians):
         # The scales and the top of the rescaled pairs, one nested release.
+        if d == 1:  # one column already: the whole cost; S^-1 C S^-1 is about
+            # 1, and top = 4 d gives the worst-case start 1 / (2 s) as before.
+            return pair_scale(medians(plan, "range_scale")), 4.0
         stages = plan.calibrate("range_scale", lambda c: Stages(c, _scale_entries(c)))
-        scales = pair_scale(medians(stages.plan))
+        scales = pair_scale(medians(stages.plan, "scales"))
         top = top_eigenvalue(pairs, stages.plan, rng, "top", scales)
         stages.finish()
         return scales, top
@@ -241,18 +247,20 @@ def coarse_range(X, pairs, plan, rng, location, scale, by_norm=False, one_scale=
     if location:
         some = np.asarray(X[range_subset(n, rng)])
         center = search("range_location", some)
-        if scale:
-            # Around the private median: median |x - m| = 0.674 sigma (an off
-            # center only makes the scale larger, the safe side).
-            ratio = HALF_PAIR_MEDIAN / ABS_MEDIAN
-            scales, top = rescaled_top(
-                lambda sub: search("scales", np.abs(some - center), sub) * ratio
-            )
-    elif scale and one_scale:
+    if scale and one_scale:
+        # The d-column scale search is predicted to go astray (whichever rows
+        # it would read): the one-column search on the pairs, the whole cost.
         top = top_eigenvalue(pairs, plan, rng)
+    elif scale and location:
+        # Around the private median: median |x - m| = 0.674 sigma (an off
+        # center only makes the scale larger, the safe side).
+        ratio = HALF_PAIR_MEDIAN / ABS_MEDIAN
+        scales, top = rescaled_top(
+            lambda sub, name: search(name, np.abs(some - center), sub) * ratio
+        )
     elif scale:
         some = pairs[range_subset(pairs.shape[0], rng)]
-        scales, top = rescaled_top(lambda sub: search("scales", np.abs(some), sub))
+        scales, top = rescaled_top(lambda sub, name: search(name, np.abs(some), sub))
     return CoarseRange(center, scales, bound, top)
 
 

@@ -161,3 +161,36 @@ def test_top_eigenvalue_bounds_every_spectrum():
         top = top_eigenvalue(Z, plan, rng)
         assert top >= 0.97 * spectrum.max()
         assert top <= 2.4 * spectrum.sum()
+
+
+def test_the_scale_search_that_runs_is_the_one_predicted(monkeypatch):
+    # rho = 1e-4, n = 10^5, d = 5: the coordinate medians stay on track but
+    # the d-column scale search (4/5 of range_scale) would not, so the
+    # one-column search on the pairs must run with the whole cost (review,
+    # helper-18: the location branch ignored one_scale, ran the d-column
+    # search, and the warning judged the search that did not run). At d = 1
+    # the one scale takes the whole cost and no "top" search runs.
+    from dpgauss.gaussian import _steps
+
+    calls = []
+    original = _steps.top_eigenvalue
+
+    def spy(pairs, plan, rng, name="range_scale", scales=None):
+        calls.append(name)
+        return original(pairs, plan, rng, name, scales)
+
+    monkeypatch.setattr(_steps, "top_eigenvalue", spy)
+    est = PrivateGaussianEstimator(rho=1e-4, random_state=0)
+    plan = est._build_plan(ZCDP(1e-4), 5)
+    assert est._one_scale(plan, 100_000, 5)
+    assert not est._location_by_norm(plan, 100_000, 5)
+    assert est._range_search("range_scale", plan, 100_000, 5)[1] == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UtilityWarning)
+        est.fit(np.random.default_rng(0).normal(size=(100_000, 5)))
+    assert calls == ["range_scale"]
+    calls.clear()
+    PrivateGaussianEstimator(rho=1.0, random_state=0).fit(
+        np.random.default_rng(1).normal(size=(3000, 1))
+    )
+    assert calls == []
