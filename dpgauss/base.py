@@ -22,7 +22,7 @@ import warnings
 import numpy as np
 from scipy import linalg
 from sklearn.base import DensityMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from dpgauss.accounting import PrivacyBudget
 from dpgauss.model_selection._leak import warn_if_scored_in_search
@@ -78,7 +78,7 @@ class PrivateEstimatorMixin:
     }
 
     # -- price ------------------------------------------------------------------------
-    def planned_costs(self, n_features):
+    def planned_costs(self, n_features, n_public=0):
         """Return the costs of the releases one fit makes, before any fit.
 
         A fit charges exactly these costs to ``budget`` (their composition is
@@ -90,6 +90,10 @@ class PrivateEstimatorMixin:
         ----------
         n_features : int
             Number of columns of the data the fit would see.
+        n_public : int, default=0
+            Rows of ``X_public`` the fit would be given (for the estimators
+            that accept public data: it can replace a private search, so the
+            releases differ; their total does not).
 
         Returns
         -------
@@ -97,7 +101,40 @@ class PrivateEstimatorMixin:
             One cost per release, in the order the fit makes them.
         """
         self._validate_all_params()
-        return self._build_plan(self._privacy_total(), int(n_features)).costs()
+        self._planning_public = int(n_public)
+        try:
+            return self._build_plan(self._privacy_total(), int(n_features)).costs()
+        finally:
+            del self._planning_public
+
+    def _public_count(self):
+        """Rows of public data the fit in progress (or the plan being priced)
+        was given; 0 otherwise."""
+        public = self.__dict__.get("_public")
+        if public is None:
+            return self.__dict__.get("_planning_public", 0)
+        return public.shape[0]
+
+    def _public_rows(self):
+        """The validated public rows of the fit in progress, or None."""
+        return self.__dict__.get("_public")
+
+    def _validate_public(self, X_public, X):
+        """A float64 copy of ``X_public`` (finite, 2-D, at least one row, as many
+        columns as ``X`` when its shape is known), or None; before any spend."""
+        if X_public is None:
+            return None
+        name = type(self).__name__
+        with np.errstate(all="ignore"):
+            public = check_array(
+                X_public, dtype=np.float64, copy=True, input_name="X_public"
+            )
+        shape = getattr(X, "shape", None)
+        if shape is not None and len(shape) == 2 and public.shape[1] != shape[1]:
+            raise ValueError(
+                f"{name}: X_public has {public.shape[1]} features but X has {shape[1]}."
+            )
+        return public
 
     # -- validation -------------------------------------------------------------------
     def _validate_all_params(self):
@@ -163,15 +200,26 @@ class PrivateEstimatorMixin:
         return X
 
     # -- the fit ----------------------------------------------------------------
-    def _private_fit(self, X):
-        """Run one private fit; see the class docstring for the steps."""
+    def _private_fit(self, X, X_public=None):
+        """Run one private fit; see the class docstring for the steps.
+
+        ``X_public`` (public rows, free to use) is kept on the estimator for the
+        fit only (the plan may depend on how many rows it has) and dropped after,
+        so ``clone`` and pickling never carry it.
+        """
         self._clear_fitted()
         try:
             self._validate_all_params()
             total = self._privacy_total()
+            self._public = self._validate_public(X_public, X)
             self._refuse_early(total, X)
             X = self._validate_rows(X)
             n, d = X.shape
+            if self._public is not None and self._public.shape[1] != d:
+                raise ValueError(
+                    f"{type(self).__name__}: X_public has {self._public.shape[1]} "
+                    f"features but X has {d}."
+                )
             plan = self._build_plan(total, d)
             self._check_calibration(plan, n, d)
             self._check_utility(plan, n, d)
@@ -188,6 +236,8 @@ class PrivateEstimatorMixin:
         except BaseException:
             self._clear_fitted()
             raise
+        finally:
+            self.__dict__.pop("_public", None)
         fitted["privacy_spent_"] = plan.spent()
         for name, value in fitted.items():
             setattr(self, name, value)

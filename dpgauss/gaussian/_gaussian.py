@@ -218,7 +218,7 @@ class PrivateGaussianEstimator(
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, X_public=None):
         """Fit the private Gaussian, charging ``budget`` first.
 
         Parameters
@@ -227,13 +227,20 @@ class PrivateGaussianEstimator(
             Training data; at least 2 rows. Not modified.
         y : None
             Ignored.
+        X_public : array-like of shape (n_public, n_features), default=None
+            Public rows from the same distribution (or close to it), free to
+            use: their mean replaces the private search for the location
+            (``range_location``; it then takes precedence over
+            ``mean_bound``). A fit parameter, never stored: in a ``Pipeline``
+            or a search, route it with scikit-learn's metadata routing
+            (``set_fit_request(X_public=True)``). Not modified.
 
         Returns
         -------
         self : PrivateGaussianEstimator
             The fitted estimator.
         """
-        return self._private_fit(X)
+        return self._private_fit(X, X_public)
 
     # -- parameters ---------------------------------------------------------------
     def _check_params(self):

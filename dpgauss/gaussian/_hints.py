@@ -82,10 +82,26 @@ class RangeHintsMixin:
         """Whether a hint makes the scale search unnecessary."""
         return self.cov_bounds is not None
 
+    def _location_known(self):
+        """Whether a hint or public rows make the location search unnecessary."""
+        return self.mean_bound is not None or self._public_count() > 0
+
+    def _public_center(self):
+        """The mean of the public rows (free: public data), or None."""
+        public = self._public_rows()
+        if public is None:
+            return None
+        with np.errstate(all="ignore"):
+            center = np.mean(public, axis=0)
+        # Rows near the largest float may overflow the sum: average scaled.
+        if not np.all(np.isfinite(center)):
+            center = np.mean(public / public.shape[0], axis=0) * public.shape[0]
+        return np.where(np.isfinite(center), center, 0.0)
+
     def _range_names(self):
         """The coarse-range releases the missing hints need."""
         names = []
-        if self.mean_bound is None:
+        if not self._location_known():
             names.append("range_location")
         if not self._scale_known():
             names.append("range_scale")
@@ -114,7 +130,7 @@ class RangeHintsMixin:
             return min(n, RANGE_ROWS), 1 if by_norm else d
         if self._one_scale(plan, n, d):
             return min(frame_count(n), RANGE_ROWS), 1
-        rows = frame_count(n) if self.mean_bound is not None or by_norm else n
+        rows = frame_count(n) if self._location_known() or by_norm else n
         return min(rows, RANGE_ROWS), d
 
     def _one_scale(self, plan, n, d):
@@ -124,7 +140,7 @@ class RangeHintsMixin:
         column to fare better. Public: the cost, n, d."""
         if self._scale_known() or d == 1:
             return False
-        located = self.mean_bound is None and not self._location_by_norm(plan, n, d)
+        located = not self._location_known() and not self._location_by_norm(plan, n, d)
         rows = min(n if located else frame_count(n), RANGE_ROWS)
         pairs = min(frame_count(n), RANGE_ROWS)
         cost = plan.cost("range_scale")
@@ -136,7 +152,7 @@ class RangeHintsMixin:
         rather than the d coordinate medians: when the latter is predicted to
         go astray (:func:`~dpgauss.gaussian._steps.range_failure` above 1%)
         and the norms are predicted to fare better. Public: the cost, n, d."""
-        if self.mean_bound is not None or d == 1:
+        if self._location_known() or d == 1:
             return False
         rows = min(n, RANGE_ROWS)
         return _one_column_fares_better(plan.cost("range_location"), rows, rows, d)
@@ -146,16 +162,18 @@ class RangeHintsMixin:
         (``scale``: whether to search per-coordinate scales), with the
         one-column searches where the d-column ones would go astray."""
         n, d = X.shape
-        return coarse_range(
+        found = coarse_range(
             X,
             pairs,
             plan,
             rng,
-            self.mean_bound is None,
+            not self._location_known(),
             scale,
             self._location_by_norm(plan, n, d),
             scale and self._one_scale(plan, n, d),
         )
+        center = self._public_center()
+        return found if center is None else found._replace(center=center)
 
     def _check_utility(self, plan, n, d):
         """Warn (UtilityWarning) when a coarse-range search is predicted to fail."""
@@ -179,11 +197,20 @@ class RangeHintsMixin:
     def _mean_radius(self, frame, scales, bound=None):
         """The first mean step's radius in ``frame`` (released values only).
 
-        With ``mean_bound`` (or ``bound``, released by the norm search):
-        ``||A|| mean_bound``. Without, the coarse center is within
+        With m public rows the center is their mean, within RANGE_SCALES
+        scales of the mean over sqrt(m) in every coordinate (public rows drawn
+        from the same Gaussian): ``RANGE_SCALES sqrt(d / m) ||A
+        diag(scales)||`` (taking precedence over ``mean_bound``). With
+        ``mean_bound`` (or ``bound``, released by the norm search):
+        ``||A|| mean_bound``. Otherwise the coarse center is within
         RANGE_SCALES scales of the mean in every coordinate:
         ``RANGE_SCALES sqrt(d) ||A diag(scales)||``.
         """
+        m = self._public_count()
+        if m > 0:
+            d = frame.shape[1]
+            stretch = float(np.linalg.norm(frame * scales, ord=2))
+            return RANGE_SCALES * math.sqrt(d / m) * stretch
         if self.mean_bound is not None:
             bound = float(self.mean_bound)
         if bound is not None:

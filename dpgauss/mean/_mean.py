@@ -254,7 +254,7 @@ class PrivateMean(
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, X_public=None):
         """Fit the private mean, charging ``budget`` first.
 
         Parameters
@@ -263,13 +263,20 @@ class PrivateMean(
             Training data; at least 2 rows. Not modified.
         y : None
             Ignored.
+        X_public : array-like of shape (n_public, n_features), default=None
+            Public rows from the same distribution (or close to it), free to
+            use: their mean replaces the private search for the location
+            (``range_location``; it then takes precedence over
+            ``mean_bound``). A fit parameter, never stored: in a ``Pipeline``
+            or a search, route it with scikit-learn's metadata routing
+            (``set_fit_request(X_public=True)``). Not modified.
 
         Returns
         -------
         self : PrivateMean
             The fitted estimator.
         """
-        return self._private_fit(X)
+        return self._private_fit(X, X_public)
 
     def transform(self, X):
         """Center ``X`` on the private mean (post-processing).
@@ -361,6 +368,11 @@ class PrivateMean(
         if self.covariance is not None:
             self._public_frame(d)  # its shape must match X's (before any spend)
         if self.method == "tukey":
+            if self._public_count():
+                raise ValueError(
+                    "PrivateMean(method='tukey') does not use X_public (it needs "
+                    "no range); leave it unset or use another method."
+                )
             return ReleasePlan(total, [Release("tukey", total, "tukey_depth")])
         entries, rest = self._range_entries(total)
         if self.covariance is None:
