@@ -227,13 +227,7 @@ class PrivateGaussianEstimator(
             Training data; at least 2 rows. Not modified.
         y : None
             Ignored.
-        X_public : array-like of shape (n_public, n_features), default=None
-            Public rows from the same distribution (or close to it), free to
-            use: their mean replaces the private search for the location
-            (``range_location``; it then takes precedence over
-            ``mean_bound``). A fit parameter, never stored: in a ``Pipeline``
-            or a search, route it with scikit-learn's metadata routing
-            (``set_fit_request(X_public=True)``). Not modified.
+        {X_public}
 
         Returns
         -------

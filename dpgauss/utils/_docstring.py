@@ -31,7 +31,28 @@ _FRAGMENTS = {
         ``GridSearchCV``) never share noise, while an int seed replayed on a fresh
         ledger reproduces a whole experiment. Without a budget nothing ties fits
         together: two fits with the same int seed then draw the same noise.""",
+    "X_public": """X_public : array-like of shape (n_public, n_features), default=None
+        Public rows from the same distribution (or close to it), free to use:
+        their mean replaces the private search for the location
+        (``range_location``; it then takes precedence over ``mean_bound``). A
+        fit parameter, never stored: in a ``Pipeline`` or a search, route it
+        with scikit-learn's metadata routing
+        (``set_fit_request(X_public=True)``). Not modified.""",
 }
+
+
+def _fill(doc):
+    """``doc`` with each ``{key}`` replaced, its continuation lines indented
+    like the line the placeholder is on (fragments are written for 4)."""
+    for key, text in _FRAGMENTS.items():
+        mark = "{" + key + "}"
+        while mark in doc:
+            at = doc.index(mark)
+            column = at - (doc.rfind("\n", 0, at) + 1)
+            shift = " " * max(column - 4, 0)
+            body = text.replace("\n", "\n" + shift)
+            doc = doc[:at] + body + doc[at + len(mark) :]
+    return doc
 
 
 def fill_doc(obj):
@@ -40,8 +61,8 @@ def fill_doc(obj):
     Parameters
     ----------
     obj : type
-        A class whose docstring uses ``{privacy_parameters}`` and
-        ``{random_state}``.
+        A class whose docstring (or whose own methods' docstrings) use
+        ``{privacy_parameters}``, ``{random_state}`` or ``{X_public}``.
 
     Returns
     -------
@@ -60,8 +81,8 @@ def fill_doc(obj):
     >>> "operating-system entropy" in Example.__doc__
     True
     """
-    doc = obj.__doc__
-    for key, text in _FRAGMENTS.items():
-        doc = doc.replace("{" + key + "}", text)
-    obj.__doc__ = doc
+    obj.__doc__ = _fill(obj.__doc__)
+    for member in vars(obj).values():  # the class's own methods, e.g. fit
+        if callable(member) and member.__doc__ and "{" in member.__doc__:
+            member.__doc__ = _fill(member.__doc__)
     return obj
