@@ -4,7 +4,8 @@ A published CoinPress inside subsample-and-aggregate centres the data on the
 non-private mean before clipping; one far row then moves its output by thousands
 of noise sds. These audits release the CoinPress mean step (in a public,
 non-trivial frame, around a center at 1e14) and the plan method's log-size
-scales many times on two neighbours, one of whose rows lies 1e12 radii away,
+scales, and the one-column medians of row norms (the norm bound, the top
+eigenvalue bound) many times on two neighbours, one of whose rows lies far away,
 and bound epsilon from below; each has a canary (the non-private centering, a
 sensitivity off by a factor) that must be caught.
 """
@@ -16,7 +17,13 @@ import dpgauss.gaussian._steps as steps_module
 import dpgauss.mean._mean as mean_module
 from dpgauss.accounting import ZCDP, zcdp_to_approx
 from dpgauss.accounting._plan import Release, ReleasePlan
-from dpgauss.gaussian._steps import Stages, coinpress_mean, mean_entries, norm_bound
+from dpgauss.gaussian._steps import (
+    Stages,
+    coinpress_mean,
+    mean_entries,
+    norm_bound,
+    top_eigenvalue,
+)
 from dpgauss.mean._mean import log_scales
 from dpgauss.utils.audit import audit
 
@@ -115,10 +122,24 @@ def test_canary_log_scales_with_a_quarter_of_the_sensitivity(monkeypatch):
     assert result.epsilon_lower > CLAIM, result
 
 
-def _norm_runner(X):
+def _top_eigenvalue(pairs, plan, rng):
+    # The rescaled form, with scales 1e-100: the rescaled far pair overflows
+    # (its norm is clipped to the largest float) while the others' norms,
+    # about 1e100, keep the released bound (about 4 M^2) finite; at scales
+    # near 2^-1000 the bound would be the largest float for every draw and
+    # the audit vacuous.
+    return top_eigenvalue(pairs, plan, rng, "range_scale", np.full(D, 1e-100))
+
+
+#: The one-column medians of row norms: the norm bound (``range_location``,
+#: on the rows) and the top-eigenvalue bound (``range_scale``, on the pairs).
+MEDIANS = [(norm_bound, "range_location"), (_top_eigenvalue, "range_scale")]
+
+
+def _median_runner(release, name, X):
     def once(rng):
-        plan = ReleasePlan(ZCDP(RHO), [Release("range_location", ZCDP(RHO), "zcdp")])
-        value = norm_bound(X, plan, rng)
+        plan = ReleasePlan(ZCDP(RHO), [Release(name, ZCDP(RHO), "zcdp")])
+        value = release(X, plan, rng)
         plan.finish()
         return value
 
@@ -140,23 +161,34 @@ def _norm_neighbours():
     return X, Y
 
 
-def test_norm_bound_keeps_its_claim_with_a_far_row():
+@pytest.mark.parametrize(("release", "name"), MEDIANS)
+def test_norm_medians_keep_their_claim_with_a_far_row(release, name):
     # 6 ms a search: 2,000 releases a side keep this under a minute; the
     # search itself has its own audit (test_mechanism_audits), this one checks
     # the norms (a far, overflowing row) and is proven able to fail below.
     X, Y = _norm_neighbours()
-    result = _audit(_norm_runner(X), _norm_runner(Y), 2000)
+    runs = [_median_runner(release, name, Z) for Z in (X, Y)]
+    result = _audit(*runs, 2000)
     assert result.epsilon_lower <= CLAIM, result
 
 
-def test_canary_norms_around_the_non_private_mean_are_caught(monkeypatch):
-    # The CoinPress-in-aggregation bug in this step: norms of x - mean(X).
+@pytest.mark.parametrize(("release", "name"), MEDIANS)
+def test_canary_norms_around_the_non_private_mean_are_caught(
+    release, name, monkeypatch
+):
+    # The CoinPress-in-aggregation bug in this step: norms of x - mean(X)
+    # (with the rescaled far pair, inf - inf: NaN norms, clipped to the
+    # largest float by row_norms).
     original = steps_module.row_norms
-    monkeypatch.setattr(
-        steps_module, "row_norms", lambda Z: original(Z - np.mean(Z, axis=0))
-    )
+
+    def centred(Z):
+        with np.errstate(all="ignore"):
+            return original(Z - np.mean(Z, axis=0))
+
+    monkeypatch.setattr(steps_module, "row_norms", centred)
     X, Y = _norm_neighbours()
-    result = _audit(_norm_runner(X), _norm_runner(Y), 600)
+    runs = [_median_runner(release, name, Z) for Z in (X, Y)]
+    result = _audit(*runs, 600)
     assert result.epsilon_lower > CLAIM, result
 
 
@@ -169,5 +201,7 @@ def test_both_keep_their_claims_large():
     result = _audit(_scales_runner(a), _scales_runner(b), 100_000)
     assert result.epsilon_lower <= CLAIM, result
     X, Y = _norm_neighbours()
-    result = _audit(_norm_runner(X), _norm_runner(Y), 30_000)
-    assert result.epsilon_lower <= CLAIM, result
+    for release, name in MEDIANS:
+        runs = [_median_runner(release, name, Z) for Z in (X, Y)]
+        result = _audit(*runs, 30_000)
+        assert result.epsilon_lower <= CLAIM, result
