@@ -124,17 +124,22 @@ class PrivateEstimatorMixin:
         columns as ``X`` when its shape is known), or None; before any spend."""
         if X_public is None:
             return None
-        name = type(self).__name__
         with np.errstate(all="ignore"):
             public = check_array(
                 X_public, dtype=np.float64, copy=True, input_name="X_public"
             )
         shape = getattr(X, "shape", None)
-        if shape is not None and len(shape) == 2 and public.shape[1] != shape[1]:
-            raise ValueError(
-                f"{name}: X_public has {public.shape[1]} features but X has {shape[1]}."
-            )
+        if shape is not None and len(shape) == 2:
+            self._check_public_width(public, shape[1])
         return public
+
+    def _check_public_width(self, public, d):
+        """Refuse public rows whose width is not X's (None passes)."""
+        if public is not None and public.shape[1] != d:
+            raise ValueError(
+                f"{type(self).__name__}: X_public has {public.shape[1]} features "
+                f"but X has {d}."
+            )
 
     # -- validation -------------------------------------------------------------------
     def _validate_all_params(self):
@@ -215,11 +220,7 @@ class PrivateEstimatorMixin:
             self._refuse_early(total, X)
             X = self._validate_rows(X)
             n, d = X.shape
-            if self._public is not None and self._public.shape[1] != d:
-                raise ValueError(
-                    f"{type(self).__name__}: X_public has {self._public.shape[1]} "
-                    f"features but X has {d}."
-                )
+            self._check_public_width(self._public, d)  # X without a shape before
             plan = self._build_plan(total, d)
             self._check_calibration(plan, n, d)
             self._check_utility(plan, n, d)

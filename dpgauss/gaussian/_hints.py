@@ -207,15 +207,11 @@ class RangeHintsMixin:
         ``RANGE_SCALES sqrt(d) ||A diag(scales)||``.
         """
         m = self._public_count()
-        if m > 0:
-            d = frame.shape[1]
-            stretch = float(np.linalg.norm(frame * scales, ord=2))
-            return RANGE_SCALES * math.sqrt(d / m) * stretch
-        if self.mean_bound is not None:
+        if m == 0 and self.mean_bound is not None:
             bound = float(self.mean_bound)
-        if bound is not None:
+        if m == 0 and bound is not None:
             with np.errstate(over="ignore"):
                 return float(np.linalg.norm(frame, ord=2)) * float(bound)
         d = frame.shape[1]
         stretch = float(np.linalg.norm(frame * scales, ord=2))
-        return RANGE_SCALES * math.sqrt(d) * stretch
+        return RANGE_SCALES * math.sqrt(d / max(m, 1)) * stretch
