@@ -103,6 +103,7 @@ class PrivateGaussianEstimator(
         Share of the rest for the mean steps; the covariance steps get the
         remainder (a quarter of it for the frame, three quarters for the final
         release).
+    {public_tv_bound}
     {random_state}
 
     Attributes
@@ -177,9 +178,12 @@ class PrivateGaussianEstimator(
            [1.9, 1. ]]))
     """
 
+    _PUBLIC_FRAME = True
+
     _parameter_constraints: dict = {
         **PrivateEstimatorMixin._parameter_constraints,
         "mean_bound": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "public_tv_bound": [Interval(numbers.Real, 0, 1, closed="left")],
         "cov_bounds": [tuple, list, None],
         "cov_steps": [Interval(numbers.Integral, 1, 20, closed="both")],
         "mean_steps": [
@@ -203,6 +207,7 @@ class PrivateGaussianEstimator(
         mean_steps="auto",
         range_share=0.05,
         mean_share=0.3,
+        public_tv_bound=0.0,
         random_state=None,
     ):
         self.rho = rho
@@ -215,6 +220,7 @@ class PrivateGaussianEstimator(
         self.mean_steps = mean_steps
         self.range_share = range_share
         self.mean_share = mean_share
+        self.public_tv_bound = public_tv_bound
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -242,7 +248,7 @@ class PrivateGaussianEstimator(
 
     # -- the plan -----------------------------------------------------------------
     def _build_plan(self, total, d):
-        entries, rest = self._range_entries(total)
+        entries, rest = self._range_entries(total, d)
         mean_share = float(self.mean_share)
         mean, cov = split_cost(rest, [mean_share, 1.0 - mean_share])
         cov_entries = coinpress_entries(cov, int(self.cov_steps))
@@ -279,12 +285,14 @@ class PrivateGaussianEstimator(
         bounds = self._bounds()
         found = self._coarse_range(X, pairs, plan, rng, bounds is None)
         coarse, scale = found.center, found.scales
-        top = bounds[1] if bounds is not None else found.top
-        frame = pairs_frame(pairs, scale, top, plan, int(self.cov_steps), rng)
+        top = bounds[1] if bounds is not None and found.frame is None else found.top
+        frame = pairs_frame(
+            pairs, scale, top, plan, int(self.cov_steps), rng, found.frame
+        )
         gamma = tail_radius(d, STEP_BETA)
         if scale is None:  # every coordinate's sd is at most sqrt(top)
             scale = np.full(d, math.sqrt(top))
-        radius = self._mean_radius(frame, scale, found.bound)
+        radius = self._mean_radius(frame, scale, found)
         partials = n_partial_sums(X)
         cost = plan.cost("mean")
         if self.mean_steps == "auto":

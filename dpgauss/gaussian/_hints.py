@@ -15,23 +15,111 @@ import warnings
 import numpy as np
 
 from dpgauss.accounting._plan import Release
+from dpgauss.covariance._coinpress import tail_radius
 from dpgauss.covariance._methods import kind_of
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.gaussian._steps import (
     RANGE_ROWS,
     RANGE_SCALES,
+    CoarseRange,
     coarse_range,
     frame_count,
     range_failure,
     scale_costs,
+    top_eigenvalue,
 )
 from dpgauss.utils.validation import split_cost
 
-__all__ = ["RangeHintsMixin"]
+__all__ = ["RangeHintsMixin", "public_whitening", "wishart_kappa"]
 
 #: A coarse-range search predicted to go astray with probability above this
 #: warns, and the location search then uses the rows' norms.
 RANGE_RISK = 0.01
+#: Failure probability of each bound set from public rows alone (the Wishart
+#: bound on the publicly whitened covariance, the public mean's distance to
+#: mu). A loose bound costs a little accuracy (a longer first step); a bound
+#: that fails costs more (the first step clips the rows), privacy neither.
+PUBLIC_BETA = 0.01
+#: From m public rows with m - 1 < NEAR_SQUARE d, the public covariance is
+#: shrunk by SHRINK toward a multiple of the identity before whitening: near
+#: m = d + 1 its smallest eigenvalues are too small by a factor up to about
+#: d^2 (Edelman), and the frame steps did not recover from the directions P
+#: stretched. Covariance error (median of 3-5 seeds, rho = 0.5, spectrum
+#: 10^U[-2, 2] rotated) at m = d + 1: d = 20, n = 5,000: 3.7 -> 0.58; d = 50,
+#: n = 10,000: 15 -> 5.6. At m = 1.4 d shrinking hurt (d = 50, n = 10,000:
+#: 1.7 -> 5.2), hence the narrow window.
+NEAR_SQUARE = 1.2
+SHRINK = 0.1
+
+
+def wishart_kappa(m, d, beta=PUBLIC_BETA):
+    """A bound kappa with ``lambda_max(P Sigma P) <= kappa^2`` w.p. 1 - beta.
+
+    P is ``Sigma_pub^(-1/2)``, Sigma_pub the sample covariance (divisor m - 1)
+    of m public rows drawn from N(mu, Sigma). ``Sigma^(-1/2) Sigma_pub
+    Sigma^(-1/2) = G^T G / (m - 1)`` for an (m - 1) x d standard Gaussian G,
+    and ``P Sigma P`` has the eigenvalues of its inverse, so
+    ``lambda_max(P Sigma P) = (m - 1) / sigma_min(G)^2``. Davidson and Szarek
+    (Gordon's inequality): ``sigma_min(G) >= sqrt(m - 1) - sqrt(d) - t`` with
+    probability at least ``1 - exp(-t^2 / 2)``; with ``t = sqrt(2 log(1 /
+    beta))`` and ``q = (sqrt(d) + t) / sqrt(m - 1)``, ``kappa = 1 / (1 - q)``
+    (spec bks2022.md section 5.1.3: the realistic bound, not the paper's
+    square-matrix one, which is about ``d / beta`` for m = d + 1). None when
+    ``q >= 1`` (too few rows for this bound). Public: m, d, beta.
+    """
+    if m - 1 < d:
+        return None
+    q = (math.sqrt(d) + math.sqrt(2.0 * math.log(1.0 / beta))) / math.sqrt(m - 1)
+    return 1.0 / (1.0 - q) if q < 1.0 else None
+
+
+def public_whitening(public):
+    """``(P, P^-1)``: P the inverse square root of the public rows' covariance.
+
+    Computed on the deviations divided by their largest magnitude (rows near
+    float64's edges neither overflow nor underflow), with eigenvalues floored
+    at ``d eps`` times the largest so that P stays finite when the public rows
+    are degenerate (a constant column: a utility problem only, P is public).
+    From fewer than ``NEAR_SQUARE d + 1`` rows the covariance is first shrunk
+    by SHRINK toward ``(trace / d) I``. Free: a function of public rows.
+    """
+    m, d = public.shape
+    with np.errstate(all="ignore"):
+        deviations = public - _mean(public)
+        size = float(np.max(np.abs(deviations)))
+        size = size if 0.0 < size < math.inf else 1.0
+        scaled = deviations / size
+        C = scaled.T @ scaled / max(m - 1, 1)
+        if m - 1 < NEAR_SQUARE * d:
+            C = (1.0 - SHRINK) * C + SHRINK * (np.trace(C) / d) * np.eye(d)
+        values, vectors = np.linalg.eigh(C)
+    top = float(values.max()) if values.max() > 0.0 else 1.0
+    values = np.maximum(values, top * d * np.finfo(np.float64).eps)
+    root = np.sqrt(values)
+    with np.errstate(all="ignore"):
+        P = (vectors / root) @ vectors.T / size
+        inverse = (vectors * root) @ vectors.T * size
+    return P, inverse
+
+
+def _mean(rows):
+    """The rows' mean, averaged scaled where the plain sum overflows; finite."""
+    with np.errstate(all="ignore"):
+        center = np.mean(rows, axis=0)
+        if not np.all(np.isfinite(center)):
+            center = np.mean(rows / rows.shape[0], axis=0) * rows.shape[0]
+    return np.where(np.isfinite(center), center, 0.0)
+
+
+def tv_factors(gamma):
+    """``(scale, shift)`` for public rows from a Gaussian within total
+    variation ``gamma`` of the private one (Bie, Kamath and Singhal 2022,
+    Lemma 3.12): ``Sigma <= scale Sigma_pub`` (4 / (1 - gamma)^4; 1 when
+    gamma = 0, the same Gaussian) and ``(mu - mu_pub)(mu - mu_pub)^T <= shift
+    (Sigma + Sigma_pub)`` (8 gamma / (1 - gamma)). Public."""
+    if gamma == 0.0:
+        return 1.0, 0.0
+    return 4.0 / (1.0 - gamma) ** 4, 8.0 * gamma / (1.0 - gamma)
 
 
 def _one_column_fares_better(cost, rows, one_rows, d, one_cost=None):
@@ -78,38 +166,54 @@ class RangeHintsMixin:
             )
         return lower, upper
 
-    def _scale_known(self):
-        """Whether a hint makes the scale search unnecessary."""
-        return self.cov_bounds is not None
+    #: Whether d + 1 or more public rows start the covariance frame (the
+    #: estimators that learn a covariance).
+    _PUBLIC_FRAME = False
+
+    def _scale_known(self, d):
+        """Whether a hint (or enough public rows) makes the scale search
+        unnecessary."""
+        return self.cov_bounds is not None or self._public_scale(d) == "free"
 
     def _location_known(self):
         """Whether a hint or public rows make the location search unnecessary."""
         return self.mean_bound is not None or self._public_count() > 0
 
+    def _public_scale(self, d):
+        """How the public rows start the frame, from public values (m, d):
+        ``"free"`` (the Wishart bound :func:`wishart_kappa` holds), ``"search"``
+        (d + 1 or more rows, too few for it or ``public_tv_bound`` positive:
+        ``range_scale`` is the top eigenvalue in the public frame, one column)
+        or None (fewer than d + 1 rows, or ``cov_bounds`` given and no free
+        bound)."""
+        m = self._public_count()
+        if not self._PUBLIC_FRAME or m < d + 1:
+            return None
+        # With a declared shift the free bound grows by 4 / (1 - gamma)^4 (at
+        # gamma = 0.9, 4e4: the frame started too small to recover, covariance
+        # error 4.5 against 0.4); the private search of the top eigenvalue
+        # does not depend on how the public rows were drawn.
+        if wishart_kappa(m, d) is not None and float(self.public_tv_bound) == 0.0:
+            return "free"
+        return None if self.cov_bounds is not None else "search"
+
     def _public_center(self):
         """The mean of the public rows (free: public data), or None."""
         public = self._public_rows()
-        if public is None:
-            return None
-        with np.errstate(all="ignore"):
-            center = np.mean(public, axis=0)
-        # Rows near the largest float may overflow the sum: average scaled.
-        if not np.all(np.isfinite(center)):
-            center = np.mean(public / public.shape[0], axis=0) * public.shape[0]
-        return np.where(np.isfinite(center), center, 0.0)
+        return None if public is None else _mean(public)
 
-    def _range_names(self):
+    def _range_names(self, d):
         """The coarse-range releases the missing hints need."""
         names = []
         if not self._location_known():
             names.append("range_location")
-        if not self._scale_known():
+        if not self._scale_known(d):
             names.append("range_scale")
         return names
 
-    def _range_entries(self, total):
+    def _range_entries(self, total, d):
         """The range releases' plan entries (``range_share`` each) and the rest."""
-        names = self._range_names()
+        names = self._range_names(d)
         if not names:
             return [], total
         share = float(self.range_share) * len(names)
@@ -138,7 +242,9 @@ class RangeHintsMixin:
         :func:`~dpgauss.gaussian._steps.top_eigenvalue`) rather than
         d coordinates: when the latter is predicted to go astray and the one
         column to fare better. Public: the cost, n, d."""
-        if self._scale_known() or d == 1:
+        if self._public_scale(d) == "search":
+            return True  # the top eigenvalue in the public frame
+        if self._scale_known(d) or d == 1:
             return False
         located = not self._location_known() and not self._location_by_norm(plan, n, d)
         rows = min(n if located else frame_count(n), RANGE_ROWS)
@@ -162,6 +268,9 @@ class RangeHintsMixin:
         (``scale``: whether to search per-coordinate scales), with the
         one-column searches where the d-column ones would go astray."""
         n, d = X.shape
+        way = self._public_scale(d)
+        if way is not None:
+            return self._public_range(pairs, plan, rng, way)
         found = coarse_range(
             X,
             pairs,
@@ -175,9 +284,25 @@ class RangeHintsMixin:
         center = self._public_center()
         return found if center is None else found._replace(center=center)
 
+    def _public_range(self, pairs, plan, rng, way):
+        """The coarse range from d + 1 or more public rows: their mean, their
+        whitening P (free), and a bound on ``lambda_max(P Sigma P)``: the
+        Wishart bound (free, ``way="free"``) or ``range_scale``, the private
+        median of the norms of the pairs mapped by P
+        (:func:`~dpgauss.gaussian._steps.top_eigenvalue`; one row changes
+        one pair, hence one norm)."""
+        public = self._public_rows()
+        m, d = public.shape
+        P, _ = public_whitening(public)
+        if way == "free":  # public_tv_bound is 0
+            top = wishart_kappa(m, d) ** 2
+        else:
+            top = top_eigenvalue(pairs, plan, rng, "range_scale", frame=P)
+        return CoarseRange(self._public_center(), None, None, top, P)
+
     def _check_utility(self, plan, n, d):
         """Warn (UtilityWarning) when a coarse-range search is predicted to fail."""
-        for name in self._range_names():
+        for name in self._range_names(d):
             rows, columns = self._range_search(name, plan, n, d)
             cost = plan.cost(name)
             if name == "range_scale" and columns > 1:
@@ -194,24 +319,40 @@ class RangeHintsMixin:
                     stacklevel=4,
                 )
 
-    def _mean_radius(self, frame, scales, bound=None):
+    def _mean_radius(self, frame, scales, found):
         """The first mean step's radius in ``frame`` (released values only).
 
-        With m public rows the center is their mean, within RANGE_SCALES
-        scales of the mean over sqrt(m) in every coordinate (public rows drawn
-        from the same Gaussian): ``RANGE_SCALES sqrt(d / m) ||A
-        diag(scales)||`` (taking precedence over ``mean_bound``). With
-        ``mean_bound`` (or ``bound``, released by the norm search):
-        ``||A|| mean_bound``. Otherwise the coarse center is within
-        RANGE_SCALES scales of the mean in every coordinate:
+        With d + 1 or more public rows (``found.frame`` is their whitening P
+        and ``found.top`` bounds ``lambda_max(P Sigma P)``): the public mean
+        is N(mu, Sigma / m), so ``||P (mu - center)|| <= sqrt(top)
+        tail(d) / sqrt(m)``, and ``||A (mu - center)|| <= ||A P^-1||`` times
+        that. With fewer public rows, their mean is within RANGE_SCALES
+        scales of mu over sqrt(m) in every coordinate: ``RANGE_SCALES sqrt(d /
+        m) ||A diag(scales)||`` (taking precedence over ``mean_bound``). Public
+        rows within total variation gamma (``public_tv_bound``) add the shift
+        of :func:`tv_factors`. With ``mean_bound`` (or the bound released by
+        the norm search): ``||A|| mean_bound``. Otherwise the coarse center is
+        within RANGE_SCALES scales of the mean in every coordinate:
         ``RANGE_SCALES sqrt(d) ||A diag(scales)||``.
         """
         m = self._public_count()
-        if m == 0 and self.mean_bound is not None:
-            bound = float(self.mean_bound)
+        d = frame.shape[1]
+        bound = float(self.mean_bound) if self.mean_bound is not None else found.bound
         if m == 0 and bound is not None:
             with np.errstate(over="ignore"):
                 return float(np.linalg.norm(frame, ord=2)) * float(bound)
-        d = frame.shape[1]
-        stretch = float(np.linalg.norm(frame * scales, ord=2))
-        return RANGE_SCALES * math.sqrt(d / max(m, 1)) * stretch
+        scale, shift = tv_factors(float(self.public_tv_bound))
+        with np.errstate(all="ignore"):
+            if found.frame is not None:
+                _, inverse = public_whitening(self._public_rows())
+                stretch = float(np.linalg.norm(frame @ inverse, ord=2))
+                # ||P (mu_pub - mu_hat_pub)||: the sampling error; the shift
+                # between the two Gaussians: shift (top + scale top).
+                error = math.sqrt(found.top / m) * tail_radius(d, PUBLIC_BETA)
+                error += math.sqrt(shift * found.top * (1.0 + scale))
+                return stretch * error
+            stretch = float(np.linalg.norm(frame * scales, ord=2))
+        coordinate = RANGE_SCALES / math.sqrt(max(m, 1))
+        if m:  # each coordinate's shift: shift (sigma_j^2 + sigma_pub,j^2)
+            coordinate += math.sqrt(shift * (1.0 + scale))
+        return coordinate * math.sqrt(d) * stretch

@@ -187,6 +187,9 @@ class CoarseRange(NamedTuple):
     #: diag(scales) (S = I when scales is None), from :func:`top_eigenvalue`;
     #: None when the scale was not searched.
     top: float | None
+    #: ndarray of shape (d, d) or None: the public rows' whitening P
+    #: (``top`` then bounds the largest eigenvalue of ``P C P``).
+    frame: np.ndarray | None = None
 
 
 def coarse_range(X, pairs, plan, rng, location, scale, by_norm=False, one_scale=False):
@@ -264,9 +267,11 @@ def coarse_range(X, pairs, plan, rng, location, scale, by_norm=False, one_scale=
     return CoarseRange(center, scales, bound, top)
 
 
-def top_eigenvalue(pairs, plan, rng, name="range_scale", scales=None):
+def top_eigenvalue(pairs, plan, rng, name="range_scale", scales=None, frame=None):
     """A private bound on the largest eigenvalue of ``S^-1 C S^-1`` from the
-    norms of the pairs ``S^-1 z`` (S = diag(scales), the identity by default).
+    norms of the pairs ``S^-1 z`` (S = diag(scales), the identity by default;
+    with ``frame``, a public or released matrix P, of ``P C P^T`` from the
+    norms of ``P z``: the same argument).
 
     Releases ``name``: the median M of ``||S^-1 z||`` over at most RANGE_ROWS
     pairs ``z = x/2 - x'/2`` drawn independently of the data, by
@@ -286,9 +291,11 @@ def top_eigenvalue(pairs, plan, rng, name="range_scale", scales=None):
     pairs tied) gives 1; the bound is kept within float64.
     """
     some = pairs[range_subset(pairs.shape[0], rng)]
-    if scales is not None:
-        with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):
+        if scales is not None:
             some = some / scales
+        if frame is not None:
+            some = some @ frame.T
     found = one_column_median(name, row_norms(some), plan, rng)
     with np.errstate(over="ignore"):
         top = 2.0 * found * found / CHI2_1_MEDIAN
@@ -660,24 +667,31 @@ def _to_rows(inverse, scale, c):
     return np.clip(np.nan_to_num(point, nan=0.0, posinf=big, neginf=-big), -big, big)
 
 
-def pairs_frame(pairs, scales, top, plan, steps, rng):
+def pairs_frame(pairs, scales, top, plan, steps, rng, base=None):
     """A CoinPress frame A learned on the pairs ``x/2 - x'/2``.
 
     Runs the ``steps - 1`` releases ``precondition_k`` of ``plan``
     (:func:`~dpgauss.covariance._coinpress.learn_frame`) from
     ``S^-1 / sqrt(top)``, S = diag(scales) (the identity when None) and
     ``top`` a bound on the largest eigenvalue of ``S^-1 C S^-1`` (the upper
-    ``cov_bounds``, or :func:`top_eigenvalue`), and returns the frame of the
-    rows (the pairs' covariance is C / 2, so theirs is ``sqrt(2) A``).
+    ``cov_bounds``, or :func:`top_eigenvalue`), or from ``base / sqrt(top)``
+    when a public whitening ``base`` is given (``top`` bounding the largest
+    eigenvalue of ``base C base``), and returns the frame of the rows (the
+    pairs' covariance is C / 2, so theirs is ``sqrt(2) A``).
     """
     d = pairs.shape[1]
     inverse = np.ones(d) if scales is None else 1.0 / np.asarray(scales)
     with np.errstate(all="ignore"):
-        start = np.diag(inverse / math.sqrt(top))
-    if not np.all(np.isfinite(start)) or not np.all(np.diag(start) > 0.0):
-        # Released values at float64's edges: the worst-case start, which
-        # pair_scale keeps finite (post-processing either way).
-        start = np.diag(inverse) / (2.0 * math.sqrt(d))
+        if base is not None:
+            start = base / math.sqrt(top)
+            if not (np.all(np.isfinite(start)) and np.any(start)):
+                start = base  # a released top at float64's edges
+        else:
+            start = np.diag(inverse / math.sqrt(top))
+            if not np.all(np.isfinite(start)) or not np.all(np.diag(start) > 0.0):
+                # Released values at float64's edges: the worst-case start,
+                # which pair_scale keeps finite (post-processing either way).
+                start = np.diag(inverse) / (2.0 * math.sqrt(d))
     gamma = tail_radius(d, STEP_BETA)
     # The pairs' covariance is C / 2: their frame is sqrt(2) A.
     frame, _ = learn_frame(

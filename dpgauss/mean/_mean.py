@@ -142,6 +142,7 @@ class PrivateMean(
     frame_share : float, default=0.2
         Share of the rest for the frame (none when ``covariance`` is given);
         the mean steps get the remainder.
+    {public_tv_bound}
     {random_state}
 
     Attributes
@@ -224,6 +225,7 @@ class PrivateMean(
         "cov_bounds": [tuple, list, None],
         "range_share": [Interval(numbers.Real, 0, 0.5, closed="neither")],
         "frame_share": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "public_tv_bound": [Interval(numbers.Real, 0, 1, closed="left")],
     }
 
     def __init__(
@@ -239,6 +241,7 @@ class PrivateMean(
         cov_bounds=None,
         range_share=0.05,
         frame_share=0.2,
+        public_tv_bound=0.0,
         random_state=None,
     ):
         self.rho = rho
@@ -251,6 +254,7 @@ class PrivateMean(
         self.cov_bounds = cov_bounds
         self.range_share = range_share
         self.frame_share = frame_share
+        self.public_tv_bound = public_tv_bound
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -354,7 +358,7 @@ class PrivateMean(
         frame = (vectors / np.sqrt(values)) @ vectors.T / math.sqrt(top)
         return frame, np.sqrt(np.diag(C))
 
-    def _scale_known(self):
+    def _scale_known(self, d):
         return self.covariance is not None or self.cov_bounds is not None
 
     # -- the plan -------------------------------------------------------------
@@ -368,7 +372,7 @@ class PrivateMean(
                     "no range); leave it unset or use another method."
                 )
             return ReleasePlan(total, [Release("tukey", total, "tukey_depth")])
-        entries, rest = self._range_entries(total)
+        entries, rest = self._range_entries(total, d)
         if self.covariance is None:
             frame, rest = split_cost(rest, [self.frame_share, 1.0 - self.frame_share])
             entries.append(Release("frame", frame, kind_of(total)))
@@ -428,7 +432,7 @@ class PrivateMean(
             return self._tukey(X, plan, rng)
         method = self._resolve_method(plan, n, d)
         bounds = self._bounds()
-        names = set(self._range_names())
+        names = set(self._range_names(d))
         pairs = frame_pairs(X, rng)  # x/2 - x'/2: covariance C/2
         per_coordinate = method == "coinpress" and "range_scale" in names
         found = self._coarse_range(X, pairs, plan, rng, per_coordinate)
@@ -459,7 +463,7 @@ class PrivateMean(
             stages.finish()
         if scales is None:  # every coordinate's sd is at most sqrt(top)
             scales = np.full(d, math.sqrt(top))
-        radius = self._mean_radius(frame, scales, found.bound)
+        radius = self._mean_radius(frame, scales, found)
         # The rows' covariance in the frame: about I (coinpress), about
         # diag(sigma_j^2 / w_j), scaled (plan).
         if method == "coinpress":

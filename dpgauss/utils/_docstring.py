@@ -32,12 +32,22 @@ _FRAGMENTS = {
         ledger reproduces a whole experiment. Without a budget nothing ties fits
         together: two fits with the same int seed then draw the same noise.""",
     "X_public": """X_public : array-like of shape (n_public, n_features), default=None
-        Public rows from the same distribution (or close to it), free to use:
-        their mean replaces the private search for the location
-        (``range_location``; it then takes precedence over ``mean_bound``). A
-        fit parameter, never stored: in a ``Pipeline`` or a search, route it
-        with scikit-learn's metadata routing
-        (``set_fit_request(X_public=True)``). Not modified.""",
+        Public rows from the same distribution (or one close to it, see
+        ``public_tv_bound``), free to use: their mean replaces the private
+        search for the location (``range_location``; it then takes precedence
+        over ``mean_bound``), and for an estimator that learns a covariance,
+        ``n_features + 1`` rows or more also start its frame (replacing
+        ``range_scale`` when they are enough for a Wishart bound). A fit
+        parameter, never stored: in a ``Pipeline`` or a search, route it with
+        scikit-learn's metadata routing (``set_fit_request(X_public=True)``).
+        Not modified.""",
+    "public_tv_bound": """public_tv_bound : float in [0, 1), default=0.0
+        A public bound gamma on the total-variation distance between the
+        Gaussian ``X_public`` was drawn from and the one ``X`` was (0: the
+        same). The radii set from the public rows grow accordingly (Bie,
+        Kamath and Singhal 2022, Lemma 3.12: covariances within a factor
+        ``4 / (1 - gamma)^4``, means within ``sqrt(8 gamma / (1 - gamma))``
+        sds); a bound too small costs accuracy, never privacy.""",
 }
 
 
@@ -62,7 +72,8 @@ def fill_doc(obj):
     ----------
     obj : type
         A class whose docstring (or whose own methods' docstrings) use
-        ``{privacy_parameters}``, ``{random_state}`` or ``{X_public}``.
+        ``{privacy_parameters}``, ``{random_state}``, ``{X_public}`` or
+        ``{public_tv_bound}``.
 
     Returns
     -------
