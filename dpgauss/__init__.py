@@ -9,12 +9,14 @@ from dpgauss.accounting import PrivacyBudget
 from dpgauss.covariance import PrivateCovariance, TailSensitiveCovariance
 from dpgauss.gaussian import PrivateGaussianEstimator
 from dpgauss.mean import PrivateMean
+from dpgauss.mixture import PublicPrivateGMM
 
 __all__ = [
     "PrivacyBudget",
     "PrivateCovariance",
     "PrivateGaussianEstimator",
     "PrivateMean",
+    "PublicPrivateGMM",
     "TailSensitiveCovariance",
     "__version__",
 ]

@@ -37,6 +37,7 @@ RELEASE = {
     "PrivateCovariance": "covariance_",
     "PrivateGaussianEstimator": "mean_",
     "PrivateMean": "mean_",
+    "PublicPrivateGMM": "means_",
     "TailSensitiveCovariance": "covariance_",
 }
 

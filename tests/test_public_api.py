@@ -13,6 +13,7 @@ MODULES = [
     "dpgauss.accounting",
     "dpgauss.covariance",
     "dpgauss.gaussian",
+    "dpgauss.mixture",
     "dpgauss.exceptions",
     "dpgauss.mechanisms",
     "dpgauss.utils",
@@ -36,6 +37,7 @@ def test_top_level_names():
         "PrivateCovariance",
         "PrivateGaussianEstimator",
         "PrivateMean",
+        "PublicPrivateGMM",
         "TailSensitiveCovariance",
         "__version__",
     }

@@ -28,6 +28,7 @@ def all_estimators():
     PrivateCovariance
     PrivateGaussianEstimator
     PrivateMean
+    PublicPrivateGMM
     TailSensitiveCovariance
     """
     from sklearn.base import BaseEstimator

@@ -31,6 +31,10 @@ INIT_PARAMS = {
         {"epsilon": 1.0, "mean_bound": 10.0, "method": "plan"},
         {"rho": 1.0, "method": "coinpress", "cov_bounds": (0.01, 100.0)},
     ],
+    "PublicPrivateGMM": [
+        {"rho": 1.0},  # without X_public: one component
+        {"epsilon": 1.0, "n_components": 1, "budget": "fresh"},
+    ],
     "TailSensitiveCovariance": [
         {"rho": 1.0, "data_norm": 100.0},
         {"epsilon": 1.0, "data_norm": 10.0, "center": False},

@@ -1,0 +1,192 @@
+"""PublicPrivateGMM against non-private and public-only mixtures (issue 9).
+
+Run: ``.venv/bin/python benchmarks/bench_gmm.py [--seeds 5] [--configs A,B]``.
+
+The spec's configurations (``specs/bks2022.md`` section 8.4): k = 4 components
+with means ``1000 * 1 + (20 / sqrt(2)) e_i`` (pairwise distance 20) and
+covariances ``Q_i diag(U[0.5, 2]) Q_i^T`` (about 14 sds apart), zCDP rho = 0.5.
+
+* A: d = 10, weights (0.4, 0.3, 0.2, 0.1), n = 20,000; public m = 200 and 40.
+* B: d = 50, equal weights, n = 50,000; public m = 400 and 40.
+
+Metric: the test log-likelihood per point on 5,000 fresh rows, median over
+seeds. Rows: the true model, scikit-learn's ``GaussianMixture`` on the private
+rows (non-private), ``GaussianMixture`` on the public rows alone, and
+``PublicPrivateGMM`` (auto regime). Targets: A within 0.1 nats of the
+non-private fit with m = 200, B within 1 nat with m = 400, and both far better
+than public-only fitting with m = 40.
+
+Writes ``results/bench_gmm.md`` (and ``.png`` when matplotlib is installed).
+"""
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from scipy.special import logsumexp
+from sklearn.mixture import GaussianMixture
+
+from dpgauss.mixture import PublicPrivateGMM
+
+RESULTS = Path(__file__).resolve().parent / "results"
+CONFIGS = {
+    "A": {"d": 10, "weights": [0.4, 0.3, 0.2, 0.1], "n": 20000, "public": [200, 40]},
+    "B": {"d": 50, "weights": [0.25] * 4, "n": 50000, "public": [400, 40]},
+}
+TARGETS = {("A", 200): 0.1, ("B", 400): 1.0}
+
+
+def mixture(d, weights, seed):
+    """Means, covariances and weights of the spec's mixture."""
+    rng = np.random.default_rng(seed)
+    k = len(weights)
+    means = np.full((k, d), 1000.0) + 20.0 / np.sqrt(2.0) * np.eye(k, d)
+    covs = []
+    for _ in range(k):
+        Q = np.linalg.qr(rng.standard_normal((d, d)))[0]
+        covs.append((Q * rng.uniform(0.5, 2.0, d)) @ Q.T)
+    return means, np.array(covs), np.asarray(weights)
+
+
+def draw(model, n, rng):
+    means, covs, weights = model
+    labels = rng.choice(len(weights), size=n, p=weights)
+    X = np.empty((n, means.shape[1]))
+    for j in range(len(weights)):
+        mask = labels == j
+        L = np.linalg.cholesky(covs[j])
+        X[mask] = means[j] + rng.standard_normal((mask.sum(), means.shape[1])) @ L.T
+    return X
+
+
+def true_ll(model, X):
+    means, covs, weights = model
+    parts = []
+    for j in range(len(weights)):
+        L = np.linalg.cholesky(covs[j])
+        z = np.linalg.solve(L, (X - means[j]).T)
+        logdet = 2 * np.log(np.diag(L)).sum()
+        d = X.shape[1]
+        parts.append(
+            np.log(weights[j]) - 0.5 * (d * np.log(2 * np.pi) + logdet + (z * z).sum(0))
+        )
+    return float(np.mean(logsumexp(np.array(parts), axis=0)))
+
+
+def run(config, seeds):
+    spec = CONFIGS[config]
+    rows = {}
+    for seed in range(seeds):
+        model = mixture(spec["d"], spec["weights"], seed)
+        rng = np.random.default_rng(1000 + seed)
+        X = draw(model, spec["n"], rng)
+        test = draw(model, 5000, rng)
+        rows.setdefault("true model", []).append(true_ll(model, test))
+        gm = GaussianMixture(4, n_init=2, random_state=seed).fit(X)
+        rows.setdefault("non-private GMM on X", []).append(gm.score(test))
+        for m in spec["public"]:
+            public = draw(model, m, rng)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                only = GaussianMixture(4, n_init=2, reg_covar=1e-3, random_state=seed)
+                only.fit(public)
+            rows.setdefault(f"public-only GMM, m={m}", []).append(only.score(test))
+            start = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                est = PublicPrivateGMM(4, rho=0.5, random_state=seed)
+                est.fit(X, X_public=public)
+            took = time.perf_counter() - start
+            key = f"PublicPrivateGMM, m={m} ({est.regime_})"
+            rows.setdefault(key, []).append(est.score(test))
+            rows.setdefault(f"_time_{m}", []).append(took)
+            print(config, seed, key, round(est.score(test), 3), flush=True)
+    return rows
+
+
+def report(results):
+    lines = [
+        "# PublicPrivateGMM (issue 9)",
+        "",
+        "Test log-likelihood per point, median over seeds (`benchmarks/bench_gmm.py`).",
+        "",
+    ]
+    verdicts = []
+    for config, rows in results.items():
+        spec = CONFIGS[config]
+        lines += [
+            f"## Configuration {config}: d = {spec['d']}, n = {spec['n']}, "
+            f"weights {spec['weights']}, rho = 0.5",
+            "",
+            "| method | test LL | fit time (s) |",
+            "|---|---|---|",
+        ]
+        reference = float(np.median(rows["non-private GMM on X"]))
+        for key, values in rows.items():
+            if key.startswith("_time_"):
+                continue
+            took = ""
+            if key.startswith("PublicPrivateGMM"):
+                m = int(key.split("m=")[1].split(" ")[0])
+                took = f"{np.median(rows[f'_time_{m}']):.1f}"
+            lines.append(f"| {key} | {np.median(values):.3f} | {took} |")
+        lines.append("")
+        for m in spec["public"]:
+            ours = next(
+                np.median(v)
+                for k, v in rows.items()
+                if k.startswith(f"PublicPrivateGMM, m={m} ")
+            )
+            only = np.median(rows[f"public-only GMM, m={m}"])
+            if (config, m) in TARGETS:
+                gap = reference - ours
+                ok = gap <= TARGETS[(config, m)]
+                verdicts.append(
+                    f"{config}, m = {m}: {gap:.3f} nats below the non-private fit "
+                    f"(target {TARGETS[(config, m)]}): {'PASS' if ok else 'FAIL'}"
+                )
+            if m == 40:
+                ok = ours > only + 1.0
+                verdicts.append(
+                    f"{config}, m = 40: {ours:.2f} against public-only {only:.2f}: "
+                    f"{'PASS' if ok else 'FAIL'}"
+                )
+    lines += ["## Targets", ""] + [f"- {v}" for v in verdicts] + [""]
+    return "\n".join(lines), verdicts
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--configs", default="A,B")
+    args = parser.parse_args(argv)
+    results = {c: run(c, args.seeds) for c in args.configs.split(",")}
+    text, verdicts = report(results)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "bench_gmm.md").write_text(text)
+    print(text)
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return 0
+    fig, axes = plt.subplots(1, len(results), figsize=(6 * len(results), 4))
+    for ax, (config, rows) in zip(np.atleast_1d(axes), results.items(), strict=True):
+        keys = [k for k in rows if not k.startswith("_time_")]
+        values = [np.median(rows[k]) for k in keys]
+        floor = min(values) if min(values) > -1e3 else -1e3
+        ax.barh(keys, [max(v, floor) for v in values])
+        ax.set_xlabel("test log-likelihood per point (clipped at -1000)")
+        ax.set_title(f"configuration {config}")
+    fig.tight_layout()
+    fig.savefig(RESULTS / "bench_gmm.png", dpi=100)
+    return 0 if all("PASS" in v for v in verdicts) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

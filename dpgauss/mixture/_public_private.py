@@ -1,0 +1,847 @@
+"""PublicPrivateGMM: a Gaussian mixture learned privately with public rows.
+
+Bie, Kamath and Singhal (2022), section 4, in the practical form of
+``specs/bks2022.md`` section 5.5: the public rows do the clustering (free), the
+private rows are hard-assigned by a rule that reads only the public rows and
+released values, and each component is a
+:class:`~dpgauss.gaussian.PrivateGaussianEstimator` fitted on its rows.
+"""
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+from scipy import linalg
+from scipy.special import logsumexp
+from sklearn.base import BaseEstimator, DensityMixin
+from sklearn.cluster import KMeans
+from sklearn.mixture import GaussianMixture
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from dpgauss.accounting import ZCDP, PureDP
+from dpgauss.accounting._plan import Release, ReleasePlan
+from dpgauss.base import PrivateEstimatorMixin, calibration_error, check_noise_scale
+from dpgauss.covariance._methods import kind_of
+from dpgauss.exceptions import UtilityWarning
+from dpgauss.gaussian import PrivateGaussianEstimator
+from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
+from dpgauss.mechanisms._releases import second_moment_mechanism
+from dpgauss.model_selection._leak import warn_if_scored_in_search
+from dpgauss.utils._docstring import fill_doc
+from dpgauss.utils._random import check_generator
+from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
+from dpgauss.utils._sums import clipped_sums, n_partial_sums
+from dpgauss.utils.validation import split_cost
+
+__all__ = ["PublicPrivateGMM", "SeparationError", "SeparationWarning"]
+
+#: A component whose released weight and public share differ by more than
+#: this many public-sampling sds (plus the count noise) is reported.
+WEIGHT_SDS = 4.0
+#: Components closer than this many sds (``separation_``) are reported:
+#: hard assignment then misassigns a visible share of the rows.
+MIN_SEPARATION = 4.0
+#: A component whose private covariance's trace exceeds this many times its
+#: public cluster's (when that has d + 1 rows or more) probably merged two.
+TRACE_RATIO = 4.0
+#: The private PCA clips rows at this many times the public rows' largest
+#: distance to their mean (a public radius; farther rows are clipped).
+PCA_MARGIN = 1.5
+#: The ledger's mechanism kind of the ``components`` release.
+ESTIMATORS = "gaussian_estimators"
+#: A component's rows are truncated (or padded) to its released count minus
+#: this many noise sds: padding, which biases, is then rare.
+COUNT_SDS = 2.0
+
+
+class SeparationWarning(UtilityWarning):
+    """The mixture's components look too close for hard assignment.
+
+    Issued by :class:`PublicPrivateGMM` from public rows and released values
+    only (free): a public cluster too small for its regime, released weights
+    far from the public shares, a component much wider than its public
+    cluster, or components closer than a few sds.
+    """
+
+
+class SeparationError(RuntimeError):
+    """Raised instead of :class:`SeparationWarning` with
+    ``on_separation_failure="raise"``; the budget is spent (the checks read
+    released values) and the estimator stays unfitted."""
+
+
+@fill_doc
+class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
+    """Private Gaussian mixture learned with the help of public rows.
+
+    ``fit(X, X_public=P)``: the public rows ``P`` (drawn from the same mixture;
+    a few hundred for a handful of components) are free to use; the private
+    rows ``X`` are touched only by private releases:
+
+    * ``regime="public"`` (enough public rows per component: d + 1 or more):
+      a Gaussian mixture is fitted to the public rows (free), every private
+      row is assigned to its most likely public component (a rule reading the
+      row and public values only), the component sizes are released as one
+      noisy histogram (the weights), and each component is a
+      :class:`~dpgauss.gaussian.PrivateGaussianEstimator` fitted on its rows,
+      preconditioned by its public rows.
+    * ``regime="projected"`` (fewer public rows per component): the private
+      rows' second moment about the public mean, clipped to a public ball, is
+      released (private PCA); the public rows projected on its top
+      ``n_components`` eigenvectors are clustered by k-means (free), and the
+      private rows are assigned to the nearest projected centroid; then the
+      histogram and the per-component estimators as above.
+    * ``regime="auto"`` chooses from the public rows alone.
+
+    Parameters
+    ----------
+    n_components : int or "auto", default="auto"
+        The number of components; ``"auto"`` picks it (1 to
+        ``max_components``) by the BIC of Gaussian mixtures fitted to the
+        public rows (free).
+    {privacy_parameters}
+    covariance_type : {{"full"}}, default="full"
+        Only full covariances (scikit-learn's name, for compatibility).
+    regime : {{"auto", "public", "projected"}}, default="auto"
+        How the rows are clustered (above).
+    max_components : int, default=8
+        The largest ``n_components`` ``"auto"`` considers.
+    weight_share : float, default=0.05
+        Share of the cost for the weights' histogram.
+    pca_share : float, default=0.2
+        Share of the cost for the private PCA (``regime="projected"`` only).
+    on_separation_failure : {{"warn", "raise", "ignore"}}, default="warn"
+        What to do when the checks above fail: a
+        :class:`SeparationWarning`, a :class:`SeparationError` (after the
+        spend: the checks read released values) or nothing.
+    {random_state}
+
+    Attributes
+    ----------
+    weights_ : ndarray of shape (n_components_,)
+        The private mixture weights (on the simplex).
+    means_ : ndarray of shape (n_components_, n_features)
+        The private component means.
+    covariances_ : ndarray of shape (n_components_, n_features, n_features)
+        The private component covariances (eigenvalues floored at a
+        noise-aware level, so log-likelihoods stay finite).
+    precisions_ : ndarray of shape (n_components_, n_features, n_features)
+        Their inverses.
+    precisions_cholesky_ : ndarray of shape (n_components_, n_features, n_features)
+        Upper-triangular factors U with ``precisions_ = U U^T`` (scikit-learn's
+        convention).
+    n_components_ : int
+        The number of components used.
+    regime_ : str
+        ``"public"`` or ``"projected"``.
+    separation_ : float
+        ``min ||mu_i - mu_j|| / max(sigma_i, sigma_j)`` over pairs of released
+        components (sigma: the root of the largest eigenvalue); inf for one
+        component.
+    components_ : list of PrivateGaussianEstimator
+        The fitted per-component estimators.
+    privacy_spent_ : ZCDP or PureDP
+        What the fit cost.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during fit, when ``X`` has string column names.
+
+    See Also
+    --------
+    PrivateGaussianEstimator : One Gaussian, with or without public rows.
+    sklearn.mixture.GaussianMixture : The non-private model this one mirrors.
+
+    Notes
+    -----
+    **Privacy.** rho-zCDP (or epsilon-DP with ``epsilon`` alone) with respect
+    to replacing one private row; n, d, the parameters and ``X_public`` are
+    public (the guarantee holds for every fixed public set, Bie, Kamath and
+    Singhal 2022, Definition 2.17). The cluster sizes are never public.
+    Releases, planned and charged before any noise is drawn:
+
+    * ``pca`` (projected regime): the second moment of the rows minus the
+      public mean, clipped to a public radius R (sensitivity ``sqrt(2) R^2 /
+      n``; :func:`~dpgauss.mechanisms._releases.second_moment_mechanism`).
+    * ``weights``: the k cluster sizes plus Gaussian (Laplace) noise. The
+      assignment of a row reads that row, the public rows and released values
+      only, so replacing one row moves one unit from one size to another: l2
+      sensitivity sqrt(2), l1 2.
+    * ``components``: the k per-component estimators, each a
+      :class:`~dpgauss.gaussian.PrivateGaussianEstimator` at half the charge,
+      fitted on its rows truncated (in an order drawn independently of the
+      data) or padded (with copies of its public center) to a released count
+      N_j, so that its row count is public as that estimator requires.
+      Replacing one private row changes the rows of at most two components,
+      each by replacing one row (a row leaves or enters the first N_j, or a
+      pad row takes or gives its place): each of the two is private at half
+      the charge for that change, the others see the same rows, so by
+      composition the whole costs the charge. (The paper's parallel
+      composition, one component per changed row, holds for adding or
+      removing a row, not for replacing one: a replaced row can change
+      clusters. Spec bks2022.md, erratum E8.)
+
+    Public rows are used as given: rows from another distribution cost
+    accuracy, never privacy. Everything else (the public mixture, k-means,
+    the checks, the weights' normalisation) is post-processing.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpgauss.mixture import PublicPrivateGMM
+    >>> rng = np.random.default_rng(0)
+    >>> centers = np.array([[0.0, 0.0], [20.0, 0.0], [0.0, 20.0]])
+    >>> def draw(n):
+    ...     return centers[rng.integers(0, 3, n)] + rng.standard_normal((n, 2))
+    >>> X, public = draw(30000), draw(60)
+    >>> gmm = PublicPrivateGMM(n_components=3, rho=0.5, random_state=0)
+    >>> gmm = gmm.fit(X, X_public=public)
+    >>> np.round(np.sort(gmm.weights_), 1)
+    array([0.3, 0.3, 0.3])
+    >>> gmm.regime_
+    'public'
+    """
+
+    _parameter_constraints: dict = {
+        **PrivateEstimatorMixin._parameter_constraints,
+        "n_components": [
+            Interval(numbers.Integral, 1, None, closed="left"),
+            StrOptions({"auto"}),
+        ],
+        "covariance_type": [StrOptions({"full"})],
+        "regime": [StrOptions({"auto", "public", "projected"})],
+        "max_components": [Interval(numbers.Integral, 1, None, closed="left")],
+        "weight_share": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "pca_share": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "on_separation_failure": [StrOptions({"warn", "raise", "ignore"})],
+    }
+
+    def __init__(
+        self,
+        n_components="auto",
+        *,
+        rho=None,
+        epsilon=None,
+        delta=None,
+        budget=None,
+        covariance_type="full",
+        regime="auto",
+        max_components=8,
+        weight_share=0.05,
+        pca_share=0.2,
+        on_separation_failure="warn",
+        random_state=None,
+    ):
+        self.n_components = n_components
+        self.rho = rho
+        self.epsilon = epsilon
+        self.delta = delta
+        self.budget = budget
+        self.covariance_type = covariance_type
+        self.regime = regime
+        self.max_components = max_components
+        self.weight_share = weight_share
+        self.pca_share = pca_share
+        self.on_separation_failure = on_separation_failure
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, X_public=None):
+        """Fit the private mixture, charging ``budget`` first.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Private training rows; at least 2. Not modified.
+        y : None
+            Ignored.
+        X_public : array-like of shape (n_public, n_features), default=None
+            Public rows from the same mixture, free to use. A fit parameter,
+            never stored: in a ``Pipeline`` or a search, route it with
+            scikit-learn's metadata routing (``set_fit_request(X_public=True)``).
+            Not modified. Needed for more than one component: without it,
+            ``n_components`` must be 1 or ``"auto"`` (which then means 1), and
+            the fit is one :class:`~dpgauss.gaussian.PrivateGaussianEstimator`.
+
+        Returns
+        -------
+        self : PublicPrivateGMM
+            The fitted estimator.
+        """
+        try:
+            return self._private_fit(X, X_public)
+        finally:
+            self.__dict__.pop("_clusters", None)
+
+    def planned_costs(self, n_features, n_public=0, X_public=None):
+        """Return the costs of the releases one fit makes, before any fit.
+
+        Parameters
+        ----------
+        n_features : int
+            Number of columns.
+        n_public : int, default=0
+            Unused unless ``X_public`` is None (kept for the common signature).
+        X_public : array-like, default=None
+            The public rows the fit would get: with ``regime="auto"`` they
+            decide whether the private PCA is planned. Without them the
+            projected plan is listed (the total is the same either way).
+
+        Returns
+        -------
+        list of ZCDP or PureDP
+            One cost per release, in the order the fit makes them.
+        """
+        self._validate_all_params()
+        if X_public is not None:
+            self._public = self._validate_public(X_public, None)
+            self._check_public_width(self._public, int(n_features))
+        else:
+            self._planning_public = int(n_public)
+        try:
+            return self._build_plan(self._privacy_total(), int(n_features)).costs()
+        finally:
+            self.__dict__.pop("_public", None)
+            self.__dict__.pop("_planning_public", None)
+            self.__dict__.pop("_clusters", None)
+
+    # -- the plan -----------------------------------------------------------
+    def _build_plan(self, total, d):
+        k = self._k()
+        if k == 1:  # no clustering: one estimator on every row, the whole cost
+            return ReleasePlan(total, [Release("components", total, ESTIMATORS)])
+        regime = self._choose_regime(d)
+        weights, rest = split_cost(total, [self.weight_share, 1.0 - self.weight_share])
+        entries = []
+        if regime == "projected":
+            share = float(self.pca_share)
+            pca, rest = split_cost(rest, [share, 1.0 - share])
+            entries.append(Release("pca", pca, kind_of(total)))
+        entries.append(Release("weights", weights, kind_of(total)))
+        entries.append(Release("components", rest, ESTIMATORS))
+        return ReleasePlan(total, entries)
+
+    def _k(self):
+        """The number of components, from the parameters and public rows."""
+        public = self._public_rows()
+        if public is None and "_planning_public" in self.__dict__:
+            return self._planned_k()  # pricing without the rows
+        if public is None:
+            if self.n_components in ("auto", 1):
+                return 1
+            raise ValueError(
+                f"PublicPrivateGMM: n_components={self.n_components} needs public "
+                "rows, fit(X, X_public=...); without them only one component can "
+                "be fitted. Nothing was spent."
+            )
+        return self._public_clusters(public).k
+
+    def _planned_k(self):
+        """k for pricing without public rows (n_components, or 1 for auto)."""
+        return 1 if self.n_components == "auto" else int(self.n_components)
+
+    def _choose_regime(self, d):
+        """``"single"``, ``"public"`` or ``"projected"``, from public rows (or
+        the parameters) only."""
+        if self._k() == 1:
+            return "single"
+        public = self._public_rows()
+        if public is None:  # pricing without the rows: the larger plan
+            return "projected" if self.regime == "auto" else self.regime
+        clusters = self._public_clusters(public)
+        if self.regime != "auto":
+            return self.regime
+        sizes = np.bincount(clusters.labels, minlength=clusters.k)
+        return "public" if sizes.min() >= d + 1 else "projected"
+
+    def _public_clusters(self, public):
+        """The public mixture (fitted once per fit; free)."""
+        cached = self.__dict__.get("_clusters")
+        if cached is not None:
+            return cached
+        self._clusters = _PublicClusters(public, self._components(public), self._seed())
+        return self._clusters
+
+    def _seed(self):
+        """A seed for the public-only clustering (reproducible with an int
+        ``random_state``; it touches no private value)."""
+        rs = self.random_state
+        return rs if isinstance(rs, numbers.Integral) else 0
+
+    def _components(self, public):
+        if self.n_components != "auto":
+            k = int(self.n_components)
+            if k > public.shape[0]:
+                raise ValueError(
+                    f"PublicPrivateGMM: n_components={k} but X_public has only "
+                    f"{public.shape[0]} rows; every component needs a public row. "
+                    "Nothing was spent."
+                )
+            return k
+        return _bic_components(public, int(self.max_components), self._seed())
+
+    def _check_calibration(self, plan, n, d):
+        try:
+            for release in plan.releases():
+                if release.name == "pca":
+                    mech = second_moment_mechanism(release.cost, n, d, 1.0)
+                    check_noise_scale(mech, size=d)
+                elif release.name == "weights":
+                    check_noise_scale(_histogram_mechanism(release.cost), size=1)
+        except (ValueError, OverflowError, ZeroDivisionError) as exc:
+            raise calibration_error(type(self).__name__, "a noise scale", exc) from exc
+
+    def _check_utility(self, plan, n, d):
+        if self._choose_regime(d) != "public":
+            return
+        clusters = self._clusters
+        sizes = np.bincount(clusters.labels, minlength=clusters.k)
+        if sizes.min() < d + 1:
+            self._report(
+                f"a public cluster has {sizes.min()} rows, fewer than d + 1 = "
+                f"{d + 1}: regime='public' cannot precondition it; "
+                "regime='projected' (or more public rows) is safer.",
+                before_spend=True,
+            )
+
+    def _report(self, message, before_spend=False):
+        if self.on_separation_failure == "ignore":
+            return
+        if self.on_separation_failure == "raise":
+            spent = "Nothing was spent." if before_spend else "The budget is spent."
+            raise SeparationError(f"PublicPrivateGMM: {message} {spent}")
+        warnings.warn(f"PublicPrivateGMM: {message}", SeparationWarning, stacklevel=4)
+
+    # -- the fit ------------------------------------------------------------
+    def _fit_releases(self, X, plan, rng):
+        n, d = X.shape
+        public = self._public_rows()
+        regime = self._choose_regime(d)
+        if regime == "single":
+            return self._single(X, public, plan, rng)
+        clusters = self._clusters
+        order = rng.permutation(n)  # drawn before reading the rows
+        if regime == "public":
+            labels = clusters.predict(X)
+            public_labels = clusters.labels
+            k = clusters.k
+        else:
+            labels, public_labels, k = self._projected(X, public, clusters.k, plan, rng)
+        counts = np.bincount(labels, minlength=k).astype(np.float64)
+        mech = plan.calibrate("weights", _histogram_mechanism)
+        released = mech.randomise(counts, rng)
+        sd = math.sqrt(_noise_variance(mech))
+        fits = self._fit_components(
+            X, labels, public, public_labels, released, sd, order, plan, rng
+        )
+        weights = np.maximum(released, 0.0)
+        weights = weights / weights.sum() if weights.sum() > 0 else np.full(k, 1.0 / k)
+        fitted = _mixture_attributes(weights, fits)
+        fitted.update(
+            n_components_=k,
+            regime_=regime,
+            components_=fits,
+            separation_=_separation(fitted["means_"], fitted["covariances_"]),
+        )
+        self._check_released(fitted, public, public_labels, sd, n)
+        return fitted
+
+    def _single(self, X, public, plan, rng):
+        """One component: one estimator on every row at the whole cost (n is
+        public, so no count and no truncation are needed)."""
+        est = _component_estimator(plan.cost("components"), rng)
+        est.fit(X, X_public=public)
+        plan.calibrate("components", _Composite).draws = 1
+        fitted = _mixture_attributes(np.ones(1), [est])
+        fitted.update(
+            n_components_=1, regime_="single", components_=[est], separation_=math.inf
+        )
+        return fitted
+
+    def _projected(self, X, public, k, plan, rng):
+        """Private PCA in a public ball, k-means on the projected public rows."""
+        n, d = X.shape
+        center = public.mean(axis=0)
+        spread = float(np.max(np.linalg.norm(public - center, axis=1)))
+        radius = PCA_MARGIN * spread if spread > 0 else 1.0
+        M = clipped_sums(X, center, radius)[1] / n
+        mech = plan.calibrate(
+            "pca",
+            lambda c: second_moment_mechanism(c, n, d, radius, n_partial_sums(X)),
+        )
+        noisy = mech.randomise(M, rng)
+        _, vectors = np.linalg.eigh(0.5 * (noisy + noisy.T))
+        basis = vectors[:, ::-1][:, : min(k, d)]
+        km = KMeans(n_clusters=k, n_init=10, random_state=self._seed())
+        km.fit((public - center) @ basis)
+        centroids = km.cluster_centers_
+        labels = _nearest(X, center, basis, centroids)
+        return labels, km.labels_, k
+
+    def _fit_components(
+        self, X, labels, public, public_labels, released, sd, order, plan, rng
+    ):
+        """One PrivateGaussianEstimator per component, at half the charge."""
+        n = X.shape[0]
+        cost = plan.cost("components")
+        half = (
+            ZCDP(cost.rho / 2.0)
+            if isinstance(cost, ZCDP)
+            else PureDP(cost.epsilon / 2.0)
+        )
+        rank = np.empty(n, dtype=np.int64)
+        rank[order] = np.arange(n)
+        fits, notes = [], []
+        for j in range(released.shape[0]):
+            rows_public = public[public_labels == j]
+            center = rows_public.mean(axis=0) if rows_public.size else public.mean(0)
+            target = int(np.clip(math.floor(released[j] - COUNT_SDS * sd), 2, n))
+            rows = component_rows(X, labels == j, rank, target, center)
+            est = _component_estimator(half, rng)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", UtilityWarning)
+                est.fit(rows, X_public=rows_public if rows_public.size else None)
+            if any(issubclass(w.category, UtilityWarning) for w in caught):
+                notes.append(j)
+            fits.append(est)
+        plan.calibrate("components", _Composite).draws = 1
+        if notes:
+            warnings.warn(
+                f"PublicPrivateGMM: components {notes} have too few rows for their "
+                "private range search to be reliable (a larger budget, more rows "
+                "or more public rows per component help).",
+                UtilityWarning,
+                stacklevel=4,
+            )
+        return fits
+
+    def _check_released(self, fitted, public, public_labels, sd, n):
+        """The separation checks on public rows and released values (free)."""
+        k, d = fitted["means_"].shape
+        m = public.shape[0]
+        shares = np.bincount(public_labels, minlength=k) / m
+        problems = []
+        for j in range(k):
+            p = shares[j]
+            slack = WEIGHT_SDS * (math.sqrt(p * (1 - p) / m) + sd / n) + 0.02
+            if abs(fitted["weights_"][j] - p) > slack:
+                problems.append(
+                    f"component {j}'s weight {fitted['weights_'][j]:.3f} is far "
+                    f"from its public share {p:.3f}"
+                )
+            mine = public[public_labels == j]
+            if mine.shape[0] >= d + 1:
+                ratio = np.trace(fitted["covariances_"][j]) / max(
+                    float(np.trace(np.cov(mine.T).reshape(d, d))), 1e-300
+                )
+                if ratio > TRACE_RATIO:
+                    problems.append(
+                        f"component {j} is {ratio:.1f} times wider than its public "
+                        "cluster (two components merged?)"
+                    )
+        if fitted["separation_"] < MIN_SEPARATION:
+            problems.append(
+                f"the closest components are {fitted['separation_']:.2f} sds "
+                f"apart (below {MIN_SEPARATION}: hard assignment misassigns rows)"
+            )
+        if problems:
+            self._report("; ".join(problems) + ".")
+
+    # -- the model ------------------------------------------------------------
+    def _estimate_log_prob(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        d = X.shape[1]
+        out = np.empty((X.shape[0], self.n_components_))
+        for j in range(self.n_components_):
+            U = self.precisions_cholesky_[j]
+            z = (X - self.means_[j]) @ U
+            logdet = float(np.sum(np.log(np.diag(U))))
+            out[:, j] = (
+                -0.5 * (d * math.log(2 * math.pi) + np.einsum("ij,ij->i", z, z))
+                + logdet
+                + math.log(max(self.weights_[j], 1e-300))
+            )
+        return out
+
+    def score_samples(self, X):
+        """Log-density of each row under the mixture (not private on private rows).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            ``log sum_j w_j N(x; mu_j, Sigma_j)``.
+        """
+        return logsumexp(self._estimate_log_prob(X), axis=1)
+
+    def score(self, X, y=None):
+        """Mean log-likelihood per row (reads ``X``: not private on private rows).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        float
+            Mean of :meth:`score_samples`.
+        """
+        warn_if_scored_in_search(self)
+        return float(np.mean(self.score_samples(X)))
+
+    def predict_proba(self, X):
+        """Posterior probability of each component for each row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_components_)
+            The responsibilities.
+        """
+        log = self._estimate_log_prob(X)
+        return np.exp(log - logsumexp(log, axis=1, keepdims=True))
+
+    def predict(self, X):
+        """The most likely component of each row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Component labels.
+        """
+        return np.argmax(self._estimate_log_prob(X), axis=1)
+
+    def sample(self, n_samples=1, random_state=None):
+        """Draw rows from the fitted mixture (post-processing, free).
+
+        Parameters
+        ----------
+        n_samples : int, default=1
+            Number of rows.
+        random_state : None, int or Generator, default=None
+            Source of randomness (independent of the fit's).
+
+        Returns
+        -------
+        X : ndarray of shape (n_samples, n_features)
+            The rows.
+        y : ndarray of shape (n_samples,)
+            Their components.
+        """
+        check_is_fitted(self)
+        if not isinstance(n_samples, numbers.Integral) or n_samples < 1:
+            raise ValueError(f"n_samples must be a positive int, got {n_samples!r}.")
+        rng = check_generator(random_state)
+        y = rng.choice(self.n_components_, size=int(n_samples), p=self.weights_)
+        X = np.empty((int(n_samples), self.means_.shape[1]))
+        for j in range(self.n_components_):
+            mask = y == j
+            X[mask] = self.components_[j].sample(int(mask.sum()) or 1, rng)[
+                : int(mask.sum())
+            ]
+        return X, y
+
+    def _n_parameters(self):
+        k, d = self.means_.shape
+        return int(k * d * (d + 1) / 2 + k * d + k - 1)
+
+    def bic(self, X):
+        """Bayesian information criterion on ``X`` (reads ``X``: not private).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows.
+
+        Returns
+        -------
+        float
+            ``-2 n score(X) + p log(n)``, p the number of free parameters.
+        """
+        n = np.asarray(X).shape[0]
+        return -2 * self.score(X) * n + self._n_parameters() * math.log(n)
+
+    def aic(self, X):
+        """Akaike information criterion on ``X`` (reads ``X``: not private).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows.
+
+        Returns
+        -------
+        float
+            ``-2 n score(X) + 2 p``.
+        """
+        n = np.asarray(X).shape[0]
+        return -2 * self.score(X) * n + 2 * self._n_parameters()
+
+
+class _PublicClusters:
+    """The public rows' Gaussian mixture and its labels (free)."""
+
+    def __init__(self, public, k, seed):
+        m = public.shape[0]
+        self.k = k
+        if k == 1 or m < 2 * k:
+            self.model = None
+            self.labels = np.zeros(m, dtype=np.int64) if k == 1 else np.arange(m) % k
+            self._center = public.mean(axis=0)
+            return
+        self.model = GaussianMixture(
+            k, covariance_type="full", n_init=3, reg_covar=1e-6, random_state=seed
+        )
+        # Standardised by the public scale so reg_covar is relative.
+        self._center = public.mean(axis=0)
+        self._scale = float(np.std(public - self._center)) or 1.0
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.model.fit((public - self._center) / self._scale)
+        self.labels = self.model.predict((public - self._center) / self._scale)
+
+    def predict(self, X):
+        """Each row's most likely public component: reads the row and public
+        values only, so it is the same rule for every dataset."""
+        if self.model is None:
+            return np.zeros(X.shape[0], dtype=np.int64)
+        out = np.empty(X.shape[0], dtype=np.int64)
+        step = 1 << 15
+        for start in range(0, X.shape[0], step):
+            block = (np.asarray(X[start : start + step]) - self._center) / self._scale
+            out[start : start + step] = self.model.predict(block)
+        return out
+
+
+def _bic_components(public, largest, seed):
+    """The number of components (1..largest) with the lowest BIC on the
+    public rows (full covariances where the rows allow, else spherical)."""
+    m, d = public.shape
+    center = public.mean(axis=0)
+    scale = float(np.std(public - center)) or 1.0
+    Z = (public - center) / scale
+    best, best_k = math.inf, 1
+    for k in range(1, max(1, min(largest, m // 2)) + 1):
+        kind = "full" if m >= 2 * k * (d + 1) else "spherical"
+        gm = GaussianMixture(k, covariance_type=kind, n_init=2, random_state=seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            gm.fit(Z)
+        value = gm.bic(Z)
+        if value < best:
+            best, best_k = value, k
+    return best_k
+
+
+def _nearest(X, center, basis, centroids):
+    """Each row's nearest centroid after projection (public rule)."""
+    out = np.empty(X.shape[0], dtype=np.int64)
+    step = 1 << 15
+    for start in range(0, X.shape[0], step):
+        proj = (np.asarray(X[start : start + step]) - center) @ basis
+        dist = ((proj[:, None, :] - centroids[None, :, :]) ** 2).sum(axis=2)
+        out[start : start + step] = np.argmin(dist, axis=1)
+    return out
+
+
+def _histogram_mechanism(cost):
+    """Noise for the k cluster sizes: replacing one row moves one unit from
+    one size to another (l2 sqrt(2), l1 2); the sizes are exact integers."""
+    if isinstance(cost, ZCDP):
+        return GaussianMechanism(sensitivity=math.sqrt(2.0), rho=cost.rho)
+    return LaplaceMechanism(sensitivity=2.0, epsilon=cost.epsilon)
+
+
+def _noise_variance(mech):
+    if isinstance(mech, GaussianMechanism):
+        return mech.scale**2
+    return 2.0 * mech.scale**2
+
+
+def component_rows(X, members, rank, target, center):
+    """A component's rows, exactly ``target`` of them (a released count).
+
+    The rows where ``members`` holds, in the order of ``rank`` (drawn
+    independently of the data, one rank per row index), truncated to
+    ``target`` or padded with copies of ``center`` (public). Replacing row i
+    changes ``members`` at i alone (the assignment reads row i only), so each
+    component's rows change by at most one row replaced by another (a row
+    leaving or entering the first ``target``, or a pad taking or giving its
+    place), and at most two components change.
+    """
+    index = np.flatnonzero(members)
+    index = index[np.argsort(rank[index], kind="stable")][:target]
+    rows = np.asarray(X[index], dtype=np.float64)
+    if rows.shape[0] < target:
+        pad = np.repeat(center[None, :], target - rows.shape[0], axis=0)
+        rows = np.vstack([rows, pad])
+    return rows
+
+
+def _component_estimator(cost, rng):
+    """A PrivateGaussianEstimator at ``cost`` seeded from the fit's stream."""
+    return PrivateGaussianEstimator(
+        rho=cost.rho if isinstance(cost, ZCDP) else None,
+        epsilon=None if isinstance(cost, ZCDP) else cost.epsilon,
+        random_state=int(rng.integers(2**63)),
+    )
+
+
+class _Composite:
+    """The ``components`` release: its noise is drawn by the per-component
+    estimators (each checks its own plan)."""
+
+    def __init__(self, cost):
+        self.cost = cost
+        self.draws = 0
+
+
+def _mixture_attributes(weights, fits):
+    means = np.array([f.mean_ for f in fits])
+    covariances = np.array([f.covariance_ for f in fits])
+    precisions = np.array([f.precision_ for f in fits])
+    d = means.shape[1]
+    chol = np.empty_like(precisions)
+    for j, covariance in enumerate(covariances):
+        # scikit-learn's convention: U upper triangular with U U^T the
+        # precision, from the covariance's lower Cholesky factor L (U = L^-T).
+        lower = np.linalg.cholesky(covariance)
+        chol[j] = linalg.solve_triangular(lower, np.eye(d), lower=True).T
+    return {
+        "weights_": weights,
+        "means_": means,
+        "covariances_": covariances,
+        "precisions_": precisions,
+        "precisions_cholesky_": chol,
+    }
+
+
+def _separation(means, covariances):
+    k = means.shape[0]
+    if k < 2:
+        return math.inf
+    sds = np.sqrt([np.linalg.eigvalsh(c).max() for c in covariances])
+    best = math.inf
+    for i in range(k):
+        for j in range(i + 1, k):
+            gap = float(np.linalg.norm(means[i] - means[j])) / max(sds[i], sds[j])
+            best = min(best, gap)
+    return best

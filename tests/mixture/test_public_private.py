@@ -1,0 +1,193 @@
+"""PublicPrivateGMM: accounting, the component-rows argument, the model, errors."""
+
+import pickle
+import warnings
+from collections import Counter
+
+import numpy as np
+import pytest
+import sklearn
+from sklearn.base import clone
+from sklearn.mixture import GaussianMixture
+from sklearn.pipeline import make_pipeline
+
+from dpgauss import PrivacyBudget
+from dpgauss.accounting import ZCDP
+from dpgauss.mixture import PublicPrivateGMM, SeparationError, SeparationWarning
+from dpgauss.mixture._public_private import component_rows
+
+CENTERS = np.array([[0.0, 0.0, 0.0], [25.0, 0.0, 0.0], [0.0, 25.0, 0.0]]) + 500.0
+
+
+def _draw(n, rng, centers=CENTERS):
+    labels = rng.integers(0, len(centers), n)
+    return centers[labels] + rng.standard_normal((n, centers.shape[1])), labels
+
+
+@pytest.mark.parametrize(
+    ("m", "regime", "names"),
+    [
+        (90, "public", ["weights", "components"]),  # 30 public rows each >= d + 1
+        (9, "projected", ["pca", "weights", "components"]),
+    ],
+)
+def test_ledger_is_the_plan(m, regime, names):
+    rng = np.random.default_rng(0)
+    X, _ = _draw(6000, rng)
+    public, _ = _draw(m, rng)
+    budget = PrivacyBudget(rho=5.0)
+    gmm = PublicPrivateGMM(3, rho=0.5, budget=budget, random_state=0)
+    gmm.fit(X, X_public=public)
+    assert gmm.regime_ == regime
+    assert [e.mechanism.split(":")[1] for e in budget.ledger()] == names
+    costs = [e.cost for e in budget.ledger()]
+    assert costs == gmm.planned_costs(3, X_public=public)
+    assert budget.spent().rho == pytest.approx(0.5)
+    # each component estimator is charged half of ``components`` (two of
+    # them change when one row is replaced)
+    half = costs[-1].rho / 2
+    assert all(c.privacy_spent_.rho == pytest.approx(half) for c in gmm.components_)
+    assert "_public" not in vars(gmm)
+    assert "_clusters" not in vars(gmm)
+
+
+def test_replacing_a_row_changes_two_components_by_one_row():
+    # The argument of the Notes, checked on every kind of replacement: the
+    # far row (1e12) lands in a component of its own choosing.
+    rng = np.random.default_rng(1)
+    n, k = 400, 3
+    X = rng.standard_normal((n, 2))
+    labels = rng.integers(0, k, n)
+    rank = rng.permutation(n)
+    centers = np.zeros((k, 2))
+    for target in (50, 130, 200):  # truncated, about even, padded
+        for i in rng.choice(n, 20, replace=False):
+            Y, other = X.copy(), labels.copy()
+            Y[i] = 1e12
+            other[i] = (labels[i] + rng.integers(0, k)) % k
+            changed = 0
+            for j in range(k):
+                a = component_rows(X, labels == j, rank, target, centers[j])
+                b = component_rows(Y, other == j, rank, target, centers[j])
+                assert a.shape == b.shape == (target, 2)
+                before = Counter(map(tuple, a))
+                after = Counter(map(tuple, b))
+                out, into = before - after, after - before
+                # one row (or pad) out, one row (or pad) in: a replacement
+                assert sum(out.values()) == sum(into.values()) <= 1
+                changed += bool(out)
+            assert changed <= 2
+
+
+def test_histogram_noise_covers_a_row_moving_between_components():
+    from dpgauss.mixture._public_private import _histogram_mechanism
+
+    mech = _histogram_mechanism(ZCDP(0.05))
+    assert mech.sensitivity == pytest.approx(np.sqrt(2.0))  # -1 and +1
+
+
+def test_config_a_within_a_tenth_of_a_nat():
+    # Spec bks2022.md 8.4 configuration A is benchmarked in bench_gmm.py
+    # (0.01 nats below the non-private GaussianMixture, target 0.1); here a
+    # smaller, faster version: d = 3, n = 6,000, 90 public rows. The
+    # non-private fit's test log-likelihood and ours differ by sampling noise
+    # of about 0.02 here, so 0.1 leaves a margin of 5 of those.
+    rng = np.random.default_rng(2)
+    X, _ = _draw(6000, rng)
+    public, _ = _draw(90, rng)
+    test, _ = _draw(3000, rng)
+    gmm = PublicPrivateGMM(rho=0.5, random_state=0).fit(X, X_public=public)
+    assert gmm.n_components_ == 3  # by BIC on the public rows
+    reference = GaussianMixture(3, random_state=0).fit(X).score(test)
+    assert gmm.score(test) > reference - 0.1
+    np.testing.assert_allclose(np.sort(gmm.weights_), [1 / 3] * 3, atol=0.03)
+
+
+def test_precisions_cholesky_follow_scikit_learn():
+    rng = np.random.default_rng(3)
+    X, _ = _draw(4000, rng)
+    public, _ = _draw(60, rng)
+    gmm = PublicPrivateGMM(3, rho=1.0, random_state=0).fit(X, X_public=public)
+    ref = GaussianMixture(3, covariance_type="full")
+    ref.weights_, ref.means_ = gmm.weights_, gmm.means_
+    ref.covariances_ = gmm.covariances_
+    ref.precisions_cholesky_ = gmm.precisions_cholesky_
+    test, _ = _draw(200, rng)
+    np.testing.assert_allclose(gmm.score_samples(test), ref.score_samples(test))
+    np.testing.assert_allclose(gmm.predict_proba(test), ref.predict_proba(test))
+    for U, P in zip(gmm.precisions_cholesky_, gmm.precisions_, strict=True):
+        np.testing.assert_allclose(np.triu(U), U)
+        np.testing.assert_allclose(U @ U.T, P, rtol=1e-8, atol=1e-10)
+    Xs, ys = gmm.sample(500, random_state=0)
+    assert Xs.shape == (500, 3)
+    assert ys.shape == (500,)
+    assert gmm.bic(test) > gmm.aic(test) - 1e9  # both finite
+    assert np.isfinite(gmm.bic(test))
+
+
+def test_overlapping_components_are_reported():
+    rng = np.random.default_rng(4)
+    close = np.array([[0.0, 0.0, 0.0], [1.5, 0.0, 0.0]])
+    X, _ = _draw(5000, rng, close)
+    public, _ = _draw(60, rng, close)
+    with pytest.warns(SeparationWarning, match="sds"):
+        PublicPrivateGMM(2, rho=0.5, random_state=0).fit(X, X_public=public)
+    budget = PrivacyBudget(rho=1.0)
+    gmm = PublicPrivateGMM(
+        2, rho=0.5, budget=budget, on_separation_failure="raise", random_state=0
+    )
+    with pytest.raises(SeparationError, match="spent"):
+        gmm.fit(X, X_public=public)
+    assert budget.spent().rho == pytest.approx(0.5)  # released, then checked
+    assert not hasattr(gmm, "means_")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SeparationWarning)
+        PublicPrivateGMM(
+            2, rho=0.5, on_separation_failure="ignore", random_state=0
+        ).fit(X, X_public=public)
+
+
+@pytest.mark.parametrize(
+    ("params", "public", "match"),
+    [
+        ({"n_components": 3}, None, "needs public rows"),
+        ({"n_components": 5}, np.ones((4, 3)), "only 4 rows"),
+        ({"n_components": 2}, np.full((4, 3), np.nan), "NaN"),
+        ({"n_components": 2}, np.ones((4, 2)), "2 features but X has 3"),
+    ],
+)
+def test_bad_requests_are_refused_before_any_spend(params, public, match):
+    X = np.random.default_rng(0).normal(size=(500, 3))
+    budget = PrivacyBudget(rho=1.0)
+    gmm = PublicPrivateGMM(rho=0.5, budget=budget, **params)
+    with pytest.raises(ValueError, match=match):
+        gmm.fit(X, X_public=public)
+    assert budget.ledger() == []
+
+
+def test_one_component_without_public_rows_is_a_gaussian():
+    rng = np.random.default_rng(5)
+    X = rng.normal(100.0, 2.0, size=(4000, 2))
+    budget = PrivacyBudget(rho=1.0)
+    gmm = PublicPrivateGMM(rho=0.5, budget=budget, random_state=0).fit(X)
+    assert gmm.regime_ == "single"
+    assert gmm.weights_.tolist() == [1.0]
+    assert gmm.components_[0].privacy_spent_.rho == pytest.approx(0.5)
+    np.testing.assert_allclose(gmm.means_[0], 100.0, atol=0.2)
+
+
+def test_routed_through_a_pipeline_cloned_and_pickled():
+    rng = np.random.default_rng(6)
+    X, _ = _draw(4000, rng)
+    public, _ = _draw(60, rng)
+    with sklearn.config_context(enable_metadata_routing=True):
+        step = PublicPrivateGMM(3, rho=1.0, random_state=0)
+        pipe = make_pipeline(step.set_fit_request(X_public=True))
+        pipe.fit(X, X_public=public)
+    gmm = pipe[-1]
+    assert gmm.n_components_ == 3
+    again = pickle.loads(pickle.dumps(gmm))
+    np.testing.assert_array_equal(again.means_, gmm.means_)
+    fresh = clone(gmm)
+    assert not hasattr(fresh, "means_")
+    assert "_public" not in vars(fresh)
