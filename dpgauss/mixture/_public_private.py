@@ -21,7 +21,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.accounting._plan import Release, ReleasePlan
-from dpgauss.base import PrivateEstimatorMixin, calibration_error, check_noise_scale
+from dpgauss.base import (
+    PrivateEstimatorMixin,
+    calibration_error,
+    check_noise_scale,
+    check_radius,
+)
 from dpgauss.covariance._methods import kind_of
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.gaussian import PrivateGaussianEstimator
@@ -48,6 +53,9 @@ TRACE_RATIO = 4.0
 #: The private PCA clips rows at this many times the public rows' largest
 #: distance to their mean (a public radius; farther rows are clipped).
 PCA_MARGIN = 1.5
+#: Standardised or projected coordinates are clipped to [-BIG, BIG] before a
+#: row is assigned (squares stay finite; far rows stay far).
+BIG = 1e150
 #: The ledger's mechanism kind of the ``components`` release.
 ESTIMATORS = "gaussian_estimators"
 #: A component's rows are truncated (or padded) to its released count minus
@@ -385,10 +393,18 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         try:
             for release in plan.releases():
                 if release.name == "pca":
-                    mech = second_moment_mechanism(release.cost, n, d, 1.0)
+                    _, radius = _pca_ball(self._public_rows())
+                    check_radius(radius, "the public rows' ball radius")
+                    mech = second_moment_mechanism(release.cost, n, d, radius)
                     check_noise_scale(mech, size=d)
                 elif release.name == "weights":
                     check_noise_scale(_histogram_mechanism(release.cost), size=1)
+                else:  # a component estimator on as few as 2 rows
+                    cost = release.cost
+                    if len(plan.releases()) > 1:
+                        cost = _half(cost)
+                    est = _component_estimator(cost, np.random.default_rng(0))
+                    est._check_calibration(est._build_plan(cost, d), 2, d)
         except (ValueError, OverflowError, ZeroDivisionError) as exc:
             raise calibration_error(type(self).__name__, "a noise scale", exc) from exc
 
@@ -462,9 +478,7 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
     def _projected(self, X, public, k, plan, rng):
         """Private PCA in a public ball, k-means on the projected public rows."""
         n, d = X.shape
-        center = public.mean(axis=0)
-        spread = float(np.max(np.linalg.norm(public - center, axis=1)))
-        radius = PCA_MARGIN * spread if spread > 0 else 1.0
+        center, radius = _pca_ball(public)
         M = clipped_sums(X, center, radius)[1] / n
         mech = plan.calibrate(
             "pca",
@@ -484,12 +498,7 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
     ):
         """One PrivateGaussianEstimator per component, at half the charge."""
         n = X.shape[0]
-        cost = plan.cost("components")
-        half = (
-            ZCDP(cost.rho / 2.0)
-            if isinstance(cost, ZCDP)
-            else PureDP(cost.epsilon / 2.0)
-        )
+        half = _half(plan.cost("components"))
         rank = np.empty(n, dtype=np.int64)
         rank[order] = np.arange(n)
         fits, notes = [], []
@@ -726,8 +735,13 @@ class _PublicClusters:
         out = np.empty(X.shape[0], dtype=np.int64)
         step = 1 << 15
         for start in range(0, X.shape[0], step):
-            block = (np.asarray(X[start : start + step]) - self._center) / self._scale
-            out[start : start + step] = self.model.predict(block)
+            with np.errstate(all="ignore"):
+                block = (
+                    np.asarray(X[start : start + step]) - self._center
+                ) / self._scale
+            # A far row must not make predict raise (its finiteness check)
+            # after the spend: clipped, it is assigned like any far row.
+            out[start : start + step] = self.model.predict(np.clip(block, -BIG, BIG))
         return out
 
 
@@ -756,8 +770,10 @@ def _nearest(X, center, basis, centroids):
     out = np.empty(X.shape[0], dtype=np.int64)
     step = 1 << 15
     for start in range(0, X.shape[0], step):
-        proj = (np.asarray(X[start : start + step]) - center) @ basis
-        dist = ((proj[:, None, :] - centroids[None, :, :]) ** 2).sum(axis=2)
+        with np.errstate(all="ignore"):
+            proj = (np.asarray(X[start : start + step]) - center) @ basis
+            proj = np.clip(np.nan_to_num(proj), -BIG, BIG)
+            dist = ((proj[:, None, :] - centroids[None, :, :]) ** 2).sum(axis=2)
         out[start : start + step] = np.argmin(dist, axis=1)
     return out
 
@@ -774,6 +790,21 @@ def _noise_variance(mech):
     if isinstance(mech, GaussianMechanism):
         return mech.scale**2
     return 2.0 * mech.scale**2
+
+
+def _half(cost):
+    """Half of a zCDP or pure cost (each of two components' share)."""
+    if isinstance(cost, ZCDP):
+        return ZCDP(cost.rho / 2.0)
+    return PureDP(cost.epsilon / 2.0)
+
+
+def _pca_ball(public):
+    """The public center and radius the private PCA clips at (public)."""
+    center = public.mean(axis=0)
+    with np.errstate(all="ignore"):
+        spread = float(np.max(np.linalg.norm(public - center, axis=1)))
+    return center, (PCA_MARGIN * spread if spread > 0 else 1.0)
 
 
 def component_rows(X, members, rank, target, center):
