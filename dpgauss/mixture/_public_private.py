@@ -107,7 +107,8 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
     n_components : int or "auto", default="auto"
         The number of components; ``"auto"`` picks it (1 to
         ``max_components``) by the BIC of Gaussian mixtures fitted to the
-        public rows (free).
+        public rows (free): full covariances up to the k that leave 2 (d + 1)
+        public rows per component, spherical ones when that is below 2.
     {privacy_parameters}
     covariance_type : {{"full"}}, default="full"
         Only full covariances (scikit-learn's name, for compatibility).
@@ -747,14 +748,18 @@ class _PublicClusters:
 
 def _bic_components(public, largest, seed):
     """The number of components (1..largest) with the lowest BIC on the
-    public rows (full covariances where the rows allow, else spherical)."""
+    public rows: full covariances for the k that leave 2 (d + 1) public rows
+    per component, or spherical ones for every k when fewer than 2 such k
+    exist (mixing the two made BIC favour many spherical components)."""
     m, d = public.shape
     center = public.mean(axis=0)
     scale = float(np.std(public - center)) or 1.0
     Z = (public - center) / scale
+    full = m // (2 * (d + 1))
+    kind = "full" if full >= 2 else "spherical"
+    top = min(largest, full) if kind == "full" else min(largest, max(1, m // 2))
     best, best_k = math.inf, 1
-    for k in range(1, max(1, min(largest, m // 2)) + 1):
-        kind = "full" if m >= 2 * k * (d + 1) else "spherical"
+    for k in range(1, top + 1):
         gm = GaussianMixture(k, covariance_type=kind, n_init=2, random_state=seed)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
