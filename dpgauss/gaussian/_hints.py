@@ -187,7 +187,7 @@ class RangeHintsMixin:
         or None (fewer than d + 1 rows, or ``cov_bounds`` given and no free
         bound)."""
         m = self._public_count()
-        if not self._PUBLIC_FRAME or m < d + 1:
+        if not self._PUBLIC_FRAME or m < d + 1 or not self._public_frame_finite():
             return None
         # With a declared shift the free bound grows by 4 / (1 - gamma)^4 (at
         # gamma = 0.9, 4e4: the frame started too small to recover, covariance
@@ -196,6 +196,17 @@ class RangeHintsMixin:
         if wishart_kappa(m, d) is not None and float(self.public_tv_bound) == 0.0:
             return "free"
         return None if self.cov_bounds is not None else "search"
+
+    def _public_frame_finite(self):
+        """Whether the public rows' whitening and its inverse are finite (rows
+        whose deviations are subnormal or huge overflow them: no public frame
+        then, decided before the spend from public rows alone). True when only
+        the count is known (pricing)."""
+        public = self._public_rows()
+        if public is None:
+            return True
+        P, inverse = public_whitening(public)
+        return bool(np.all(np.isfinite(P)) and np.all(np.isfinite(inverse)))
 
     def _public_center(self):
         """The mean of the public rows (free: public data), or None."""

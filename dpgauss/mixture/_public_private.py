@@ -30,6 +30,7 @@ from dpgauss.base import (
 from dpgauss.covariance._methods import kind_of
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.gaussian import PrivateGaussianEstimator
+from dpgauss.gaussian._hints import _mean
 from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
 from dpgauss.mechanisms._releases import second_moment_mechanism
 from dpgauss.model_selection._leak import warn_if_scored_in_search
@@ -505,7 +506,7 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         fits, notes = [], []
         for j in range(released.shape[0]):
             rows_public = public[public_labels == j]
-            center = rows_public.mean(axis=0) if rows_public.size else public.mean(0)
+            center = _mean(rows_public) if rows_public.size else _mean(public)
             target = int(np.clip(math.floor(released[j] - COUNT_SDS * sd), 2, n))
             rows = component_rows(X, labels == j, rank, target, center)
             est = _component_estimator(half, rng)
@@ -715,14 +716,13 @@ class _PublicClusters:
         if k == 1 or m < 2 * k:
             self.model = None
             self.labels = np.zeros(m, dtype=np.int64) if k == 1 else np.arange(m) % k
-            self._center = public.mean(axis=0)
+            self._center = _mean(public)
             return
         self.model = GaussianMixture(
             k, covariance_type="full", n_init=3, reg_covar=1e-6, random_state=seed
         )
         # Standardised by the public scale so reg_covar is relative.
-        self._center = public.mean(axis=0)
-        self._scale = float(np.std(public - self._center)) or 1.0
+        self._center, self._scale = _standardisation(public)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self.model.fit((public - self._center) / self._scale)
@@ -752,9 +752,9 @@ def _bic_components(public, largest, seed):
     per component, or spherical ones for every k when fewer than 2 such k
     exist (mixing the two made BIC favour many spherical components)."""
     m, d = public.shape
-    center = public.mean(axis=0)
-    scale = float(np.std(public - center)) or 1.0
-    Z = (public - center) / scale
+    center, scale = _standardisation(public)
+    with np.errstate(all="ignore"):
+        Z = np.clip(np.nan_to_num((public - center) / scale), -BIG, BIG)
     full = m // (2 * (d + 1))
     kind = "full" if full >= 2 else "spherical"
     top = min(largest, full) if kind == "full" else min(largest, max(1, m // 2))
@@ -768,6 +768,20 @@ def _bic_components(public, largest, seed):
         if value < best:
             best, best_k = value, k
     return best_k
+
+
+def _standardisation(public):
+    """A finite center and a positive finite scale of the public rows
+    (deviations divided by their largest magnitude first, so neither
+    overflows)."""
+    center = _mean(public)
+    with np.errstate(all="ignore"):
+        deviations = public - center
+        size = float(np.max(np.abs(deviations)))
+        if not 0.0 < size < math.inf:
+            return center, 1.0
+        scale = size * float(np.std(deviations / size))
+    return center, (scale if 0.0 < scale < math.inf else 1.0)
 
 
 def _nearest(X, center, basis, centroids):
@@ -806,7 +820,7 @@ def _half(cost):
 
 def _pca_ball(public):
     """The public center and radius the private PCA clips at (public)."""
-    center = public.mean(axis=0)
+    center = _mean(public)
     with np.errstate(all="ignore"):
         spread = float(np.max(np.linalg.norm(public - center, axis=1)))
     return center, (PCA_MARGIN * spread if spread > 0 else 1.0)

@@ -195,3 +195,21 @@ def test_public_tv_bound_is_validated():
     with pytest.raises(ValueError, match="public_tv_bound"):
         est.fit(X, X_public=X[:4])
     assert budget.ledger() == []
+
+
+def test_subnormal_public_rows_give_no_public_frame():
+    # helper-19: deviations near 5e-324 made the public whitening infinite and
+    # the fit failed after the spend; such rows now start no frame (decided
+    # before the spend, from the public rows alone).
+    from dpgauss.gaussian._hints import public_whitening
+
+    public = np.array([[0, 0], [5e-324, 0], [0, 5e-324], [1e-323, 1e-323], [0, 1e-323]])
+    P, _ = public_whitening(public)
+    assert not np.all(np.isfinite(P))
+    X = np.random.default_rng(0).normal(size=(2000, 2))
+    budget = PrivacyBudget(rho=10.0)
+    est = PrivateGaussianEstimator(rho=1.0, budget=budget, random_state=3)
+    est.fit(X, X_public=public)
+    assert np.all(np.isfinite(est.covariance_))
+    names = [e.mechanism.split(":")[1] for e in budget.ledger()]
+    assert "range_scale" in names

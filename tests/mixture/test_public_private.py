@@ -191,3 +191,26 @@ def test_routed_through_a_pipeline_cloned_and_pickled():
     fresh = clone(gmm)
     assert not hasattr(fresh, "means_")
     assert "_public" not in vars(fresh)
+
+
+def test_no_post_spend_crash_from_one_far_row_with_huge_public_spread():
+    # helper-19: public spread near 1e307 made the standardising scale inf, a
+    # private row at -1.7e308 then became NaN and GaussianMixture.predict
+    # raised after the spend (on one neighbour only: a privacy break).
+    public = 3e307 + np.array([[1e300], [-1e300]] * 2)
+    X = np.random.default_rng(0).standard_normal((200, 1))
+    for far in (0.0, -1.7e308):
+        X[0, 0] = far
+        budget = PrivacyBudget(rho=10.0)
+        gmm = PublicPrivateGMM(
+            n_components=2,
+            regime="public",
+            rho=1.0,
+            budget=budget,
+            on_separation_failure="ignore",
+            random_state=0,
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            gmm.fit(X, X_public=public)
+        assert gmm.n_components_ == 2
