@@ -179,7 +179,7 @@ def main(argv=None):
         return 0
     fig, axes = plt.subplots(1, len(results), figsize=(6 * len(results), 4))
     for ax, (config, rows) in zip(np.atleast_1d(axes), results.items(), strict=True):
-        keys = [k for k in rows if not k.startswith("_time_")]
+        keys = [k for k in rows if not k.startswith("_")]
         values = [np.median(rows[k]) for k in keys]
         floor = min(values) if min(values) > -1e3 else -1e3
         ax.barh(keys, [max(v, floor) for v in values])
