@@ -78,7 +78,7 @@ class PrivateEstimatorMixin:
     }
 
     # -- price ------------------------------------------------------------------------
-    def planned_costs(self, n_features, n_public=0):
+    def planned_costs(self, n_features, n_public=0, X_public=None):
         """Return the costs of the releases one fit makes, before any fit.
 
         A fit charges exactly these costs to ``budget`` (their composition is
@@ -94,6 +94,9 @@ class PrivateEstimatorMixin:
             Rows of ``X_public`` the fit would be given (for the estimators
             that accept public data: it can replace a private search, so the
             releases differ; their total does not).
+        X_public : array-like of shape (n_public, n_features), default=None
+            The public rows themselves, for an estimator whose releases depend
+            on them (not only on their number); validated as ``fit`` does.
 
         Returns
         -------
@@ -101,11 +104,24 @@ class PrivateEstimatorMixin:
             One cost per release, in the order the fit makes them.
         """
         self._validate_all_params()
-        self._planning_public = int(n_public)
         try:
+            if X_public is not None:
+                self._public = self._validate_public(X_public, None)
+                self._check_public_width(self._public, int(n_features))
+            else:
+                self._planning_public = int(n_public)
             return self._build_plan(self._privacy_total(), int(n_features)).costs()
         finally:
-            del self._planning_public
+            self._drop_transient()
+
+    #: State kept on the estimator for one fit (or one pricing) only: the
+    #: public rows and what is computed from them. Dropped when it ends, so
+    #: ``clone`` and pickling never carry it.
+    _TRANSIENT = ("_public", "_planning_public")
+
+    def _drop_transient(self):
+        for name in self._TRANSIENT:
+            self.__dict__.pop(name, None)
 
     def _public_count(self):
         """Rows of public data the fit in progress (or the plan being priced)
@@ -238,7 +254,7 @@ class PrivateEstimatorMixin:
             self._clear_fitted()
             raise
         finally:
-            self.__dict__.pop("_public", None)
+            self._drop_transient()
         fitted["privacy_spent_"] = plan.spent()
         for name, value in fitted.items():
             setattr(self, name, value)
@@ -343,6 +359,15 @@ def calibration_error(owner, what, exc):
         "spent. data_norm, the privacy parameters and n must give noise scales "
         f"that are positive, finite and at most {MAX_NOISE_SCALE:g}."
     )
+
+
+def sampling_generator(estimator, n_samples, random_state):
+    """The Generator a fitted model's ``sample`` draws from, after checking
+    that it is fitted and that ``n_samples`` is a positive int."""
+    check_is_fitted(estimator)
+    if not isinstance(n_samples, numbers.Integral) or n_samples < 1:
+        raise ValueError(f"n_samples must be a positive int, got {n_samples!r}.")
+    return check_generator(random_state)
 
 
 class GaussianDensityMixin(DensityMixin):
@@ -510,10 +535,7 @@ class GaussianDensityMixin(DensityMixin):
         ndarray of shape (n_samples, n_features)
             The samples.
         """
-        check_is_fitted(self)
-        if not isinstance(n_samples, numbers.Integral) or n_samples < 1:
-            raise ValueError(f"n_samples must be a positive int, got {n_samples!r}.")
-        rng = check_generator(random_state)
+        rng = sampling_generator(self, n_samples, random_state)
         values, vectors = self._model
         z = rng.standard_normal((int(n_samples), self.location_.shape[0]))
         return self.location_ + (z * np.sqrt(values)) @ vectors.T

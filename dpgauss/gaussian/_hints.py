@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from dpgauss.accounting._plan import Release
+from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.covariance._coinpress import tail_radius
 from dpgauss.covariance._methods import kind_of
 from dpgauss.exceptions import UtilityWarning
@@ -30,7 +31,13 @@ from dpgauss.gaussian._steps import (
 )
 from dpgauss.utils.validation import split_cost
 
-__all__ = ["RangeHintsMixin", "public_whitening", "wishart_kappa"]
+__all__ = [
+    "RangeHintsMixin",
+    "finite_mean",
+    "public_whitening",
+    "scaled_deviations",
+    "wishart_kappa",
+]
 
 #: A coarse-range search predicted to go astray with probability above this
 #: warns, and the location search then uses the rows' norms.
@@ -84,11 +91,8 @@ def public_whitening(public):
     by SHRINK toward ``(trace / d) I``. Free: a function of public rows.
     """
     m, d = public.shape
+    _, scaled, size = scaled_deviations(public)
     with np.errstate(all="ignore"):
-        deviations = public - _mean(public)
-        size = float(np.max(np.abs(deviations)))
-        size = size if 0.0 < size < math.inf else 1.0
-        scaled = deviations / size
         C = scaled.T @ scaled / max(m - 1, 1)
         if m - 1 < NEAR_SQUARE * d:
             C = (1.0 - SHRINK) * C + SHRINK * (np.trace(C) / d) * np.eye(d)
@@ -102,7 +106,20 @@ def public_whitening(public):
     return P, inverse
 
 
-def _mean(rows):
+def scaled_deviations(rows):
+    """``(center, deviations / size, size)``: the rows' :func:`finite_mean`
+    and their deviations from it divided by their largest magnitude ``size``
+    (1 when that is 0 or not finite), so that products of them neither
+    overflow nor underflow."""
+    center = finite_mean(rows)
+    with np.errstate(all="ignore"):
+        deviations = rows - center
+        size = float(np.max(np.abs(deviations)))
+        size = size if 0.0 < size < math.inf else 1.0
+        return center, deviations / size, size
+
+
+def finite_mean(rows):
     """The rows' mean, averaged scaled where the plain sum overflows; finite."""
     with np.errstate(all="ignore"):
         center = np.mean(rows, axis=0)
@@ -169,6 +186,7 @@ class RangeHintsMixin:
     #: Whether d + 1 or more public rows start the covariance frame (the
     #: estimators that learn a covariance).
     _PUBLIC_FRAME = False
+    _TRANSIENT = (*PrivateEstimatorMixin._TRANSIENT, "_whitening")
 
     def _scale_known(self, d):
         """Whether a hint (or enough public rows) makes the scale search
@@ -202,16 +220,22 @@ class RangeHintsMixin:
         whose deviations are subnormal or huge overflow them: no public frame
         then, decided before the spend from public rows alone). True when only
         the count is known (pricing)."""
-        public = self._public_rows()
-        if public is None:
+        if self._public_rows() is None:
             return True
-        P, inverse = public_whitening(public)
+        P, inverse = self._public_whitening()
         return bool(np.all(np.isfinite(P)) and np.all(np.isfinite(inverse)))
+
+    def _public_whitening(self):
+        """:func:`public_whitening` of the fit's public rows, computed once
+        per fit (transient, like the rows)."""
+        if "_whitening" not in self.__dict__:
+            self._whitening = public_whitening(self._public_rows())
+        return self._whitening
 
     def _public_center(self):
         """The mean of the public rows (free: public data), or None."""
         public = self._public_rows()
-        return None if public is None else _mean(public)
+        return None if public is None else finite_mean(public)
 
     def _range_names(self, d):
         """The coarse-range releases the missing hints need."""
@@ -304,7 +328,7 @@ class RangeHintsMixin:
         one pair, hence one norm)."""
         public = self._public_rows()
         m, d = public.shape
-        P, _ = public_whitening(public)
+        P, _ = self._public_whitening()
         if way == "free":  # public_tv_bound is 0
             top = wishart_kappa(m, d) ** 2
         else:
@@ -355,7 +379,7 @@ class RangeHintsMixin:
         scale, shift = tv_factors(float(self.public_tv_bound))
         with np.errstate(all="ignore"):
             if found.frame is not None:
-                _, inverse = public_whitening(self._public_rows())
+                _, inverse = self._public_whitening()
                 stretch = float(np.linalg.norm(frame @ inverse, ord=2))
                 # ||P (mu_pub - mu_hat_pub)||: the sampling error; the shift
                 # between the two Gaussians: shift (top + scale top).

@@ -26,18 +26,18 @@ from dpgauss.base import (
     calibration_error,
     check_noise_scale,
     check_radius,
+    sampling_generator,
 )
-from dpgauss.covariance._methods import kind_of
+from dpgauss.covariance._methods import kind_of, noise_variance
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.gaussian import PrivateGaussianEstimator
-from dpgauss.gaussian._hints import _mean
-from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
+from dpgauss.gaussian._hints import finite_mean, scaled_deviations
 from dpgauss.mechanisms._releases import second_moment_mechanism
+from dpgauss.mechanisms._statistics import HistogramMechanism
 from dpgauss.model_selection._leak import warn_if_scored_in_search
 from dpgauss.utils._docstring import fill_doc
-from dpgauss.utils._random import check_generator
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
-from dpgauss.utils._sums import clipped_sums, n_partial_sums
+from dpgauss.utils._sums import clipped_sums, iter_chunks, n_partial_sums
 from dpgauss.utils.validation import split_cost
 
 __all__ = ["PublicPrivateGMM", "SeparationError", "SeparationWarning"]
@@ -213,6 +213,9 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
     'public'
     """
 
+    #: The public mixture is fitted once per fit (or pricing) and dropped.
+    _TRANSIENT = (*PrivateEstimatorMixin._TRANSIENT, "_clusters")
+
     _parameter_constraints: dict = {
         **PrivateEstimatorMixin._parameter_constraints,
         "n_components": [
@@ -279,42 +282,7 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         self : PublicPrivateGMM
             The fitted estimator.
         """
-        try:
-            return self._private_fit(X, X_public)
-        finally:
-            self.__dict__.pop("_clusters", None)
-
-    def planned_costs(self, n_features, n_public=0, X_public=None):
-        """Return the costs of the releases one fit makes, before any fit.
-
-        Parameters
-        ----------
-        n_features : int
-            Number of columns.
-        n_public : int, default=0
-            Unused unless ``X_public`` is None (kept for the common signature).
-        X_public : array-like, default=None
-            The public rows the fit would get: with ``regime="auto"`` they
-            decide whether the private PCA is planned. Without them the
-            projected plan is listed (the total is the same either way).
-
-        Returns
-        -------
-        list of ZCDP or PureDP
-            One cost per release, in the order the fit makes them.
-        """
-        self._validate_all_params()
-        if X_public is not None:
-            self._public = self._validate_public(X_public, None)
-            self._check_public_width(self._public, int(n_features))
-        else:
-            self._planning_public = int(n_public)
-        try:
-            return self._build_plan(self._privacy_total(), int(n_features)).costs()
-        finally:
-            self.__dict__.pop("_public", None)
-            self.__dict__.pop("_planning_public", None)
-            self.__dict__.pop("_clusters", None)
+        return self._private_fit(X, X_public)
 
     # -- the plan -----------------------------------------------------------
     def _build_plan(self, total, d):
@@ -400,7 +368,8 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
                     mech = second_moment_mechanism(release.cost, n, d, radius)
                     check_noise_scale(mech, size=d)
                 elif release.name == "weights":
-                    check_noise_scale(_histogram_mechanism(release.cost), size=1)
+                    k = self._k()
+                    check_noise_scale(_weights(release.cost, k).mechanism, size=k)
                 else:  # a component estimator on as few as 2 rows
                     cost = release.cost
                     if len(plan.releases()) > 1:
@@ -446,10 +415,9 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
             k = clusters.k
         else:
             labels, public_labels, k = self._projected(X, public, clusters.k, plan, rng)
-        counts = np.bincount(labels, minlength=k).astype(np.float64)
-        mech = plan.calibrate("weights", _histogram_mechanism)
-        released = mech.randomise(counts, rng)
-        sd = math.sqrt(_noise_variance(mech))
+        hist = plan.calibrate("weights", lambda c: _weights(c, k))
+        released = hist.release(labels, rng)
+        sd = math.sqrt(noise_variance(hist.mechanism, k))
         fits = self._fit_components(
             X, labels, public, public_labels, released, sd, order, plan, rng
         )
@@ -506,7 +474,9 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         fits, notes = [], []
         for j in range(released.shape[0]):
             rows_public = public[public_labels == j]
-            center = _mean(rows_public) if rows_public.size else _mean(public)
+            center = (
+                finite_mean(rows_public) if rows_public.size else finite_mean(public)
+            )
             target = int(np.clip(math.floor(released[j] - COUNT_SDS * sd), 2, n))
             rows = component_rows(X, labels == j, rank, target, center)
             est = _component_estimator(half, rng)
@@ -657,17 +627,13 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         y : ndarray of shape (n_samples,)
             Their components.
         """
-        check_is_fitted(self)
-        if not isinstance(n_samples, numbers.Integral) or n_samples < 1:
-            raise ValueError(f"n_samples must be a positive int, got {n_samples!r}.")
-        rng = check_generator(random_state)
+        rng = sampling_generator(self, n_samples, random_state)
         y = rng.choice(self.n_components_, size=int(n_samples), p=self.weights_)
         X = np.empty((int(n_samples), self.means_.shape[1]))
         for j in range(self.n_components_):
-            mask = y == j
-            X[mask] = self.components_[j].sample(int(mask.sum()) or 1, rng)[
-                : int(mask.sum())
-            ]
+            count = int(np.sum(y == j))
+            if count:
+                X[y == j] = self.components_[j].sample(count, rng)
         return X, y
 
     def _n_parameters(self):
@@ -716,7 +682,6 @@ class _PublicClusters:
         if k == 1 or m < 2 * k:
             self.model = None
             self.labels = np.zeros(m, dtype=np.int64) if k == 1 else np.arange(m) % k
-            self._center = _mean(public)
             return
         self.model = GaussianMixture(
             k, covariance_type="full", n_init=3, reg_covar=1e-6, random_state=seed
@@ -733,17 +698,9 @@ class _PublicClusters:
         values only, so it is the same rule for every dataset."""
         if self.model is None:
             return np.zeros(X.shape[0], dtype=np.int64)
-        out = np.empty(X.shape[0], dtype=np.int64)
-        step = 1 << 15
-        for start in range(0, X.shape[0], step):
-            with np.errstate(all="ignore"):
-                block = (
-                    np.asarray(X[start : start + step]) - self._center
-                ) / self._scale
-            # A far row must not make predict raise (its finiteness check)
-            # after the spend: clipped, it is assigned like any far row.
-            out[start : start + step] = self.model.predict(np.clip(block, -BIG, BIG))
-        return out
+        return _assign(
+            X, lambda rows: (rows - self._center) / self._scale, self.model.predict
+        )
 
 
 def _bic_components(public, largest, seed):
@@ -772,43 +729,47 @@ def _bic_components(public, largest, seed):
 
 def _standardisation(public):
     """A finite center and a positive finite scale of the public rows
-    (deviations divided by their largest magnitude first, so neither
+    (computed on the deviations over their largest magnitude, so neither
     overflows)."""
-    center = _mean(public)
+    center, scaled, size = scaled_deviations(public)
     with np.errstate(all="ignore"):
-        deviations = public - center
-        size = float(np.max(np.abs(deviations)))
-        if not 0.0 < size < math.inf:
-            return center, 1.0
-        scale = size * float(np.std(deviations / size))
+        scale = size * float(np.std(scaled))
     return center, (scale if 0.0 < scale < math.inf else 1.0)
+
+
+def _assign(X, coordinates, rule):
+    """Each row's label, chunk by chunk: ``rule`` of the rows'
+    ``coordinates`` (public maps) made finite and clipped to [-BIG, BIG], so
+    that a far row never makes the rule raise after the spend (it is
+    assigned like any far row). Reads each row alone."""
+    labels = [np.zeros(0, dtype=np.int64)]
+    for block in iter_chunks(X):
+        with np.errstate(all="ignore"):
+            z = coordinates(np.asarray(block, dtype=np.float64))
+            z = np.clip(np.nan_to_num(z, nan=0.0, posinf=BIG, neginf=-BIG), -BIG, BIG)
+            labels.append(np.asarray(rule(z), dtype=np.int64))
+    return np.concatenate(labels)
 
 
 def _nearest(X, center, basis, centroids):
     """Each row's nearest centroid after projection (public rule)."""
-    out = np.empty(X.shape[0], dtype=np.int64)
-    step = 1 << 15
-    for start in range(0, X.shape[0], step):
-        with np.errstate(all="ignore"):
-            proj = (np.asarray(X[start : start + step]) - center) @ basis
-            proj = np.clip(np.nan_to_num(proj), -BIG, BIG)
-            dist = ((proj[:, None, :] - centroids[None, :, :]) ** 2).sum(axis=2)
-        out[start : start + step] = np.argmin(dist, axis=1)
-    return out
+
+    def closest(proj):
+        dist = ((proj[:, None, :] - centroids[None, :, :]) ** 2).sum(axis=2)
+        return np.argmin(dist, axis=1)
+
+    return _assign(X, lambda rows: (rows - center) @ basis, closest)
 
 
-def _histogram_mechanism(cost):
-    """Noise for the k cluster sizes: replacing one row moves one unit from
-    one size to another (l2 sqrt(2), l1 2); the sizes are exact integers."""
+def _weights(cost, k):
+    """The weights' histogram: the k cluster sizes (labels 0..k-1 in unit
+    bins). Replacing one row moves one unit from one size to another (l2
+    sqrt(2), l1 2, :class:`~dpgauss.mechanisms.HistogramMechanism`); the
+    sizes are exact integers."""
+    edges = np.arange(k + 1, dtype=np.float64) - 0.5
     if isinstance(cost, ZCDP):
-        return GaussianMechanism(sensitivity=math.sqrt(2.0), rho=cost.rho)
-    return LaplaceMechanism(sensitivity=2.0, epsilon=cost.epsilon)
-
-
-def _noise_variance(mech):
-    if isinstance(mech, GaussianMechanism):
-        return mech.scale**2
-    return 2.0 * mech.scale**2
+        return HistogramMechanism(edges, rho=cost.rho)
+    return HistogramMechanism(edges, epsilon=cost.epsilon)
 
 
 def _half(cost):
@@ -820,7 +781,7 @@ def _half(cost):
 
 def _pca_ball(public):
     """The public center and radius the private PCA clips at (public)."""
-    center = _mean(public)
+    center = finite_mean(public)
     with np.errstate(all="ignore"):
         spread = float(np.max(np.linalg.norm(public - center, axis=1)))
     return center, (PCA_MARGIN * spread if spread > 0 else 1.0)

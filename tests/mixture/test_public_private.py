@@ -80,9 +80,9 @@ def test_replacing_a_row_changes_two_components_by_one_row():
 
 
 def test_histogram_noise_covers_a_row_moving_between_components():
-    from dpgauss.mixture._public_private import _histogram_mechanism
+    from dpgauss.mixture._public_private import _weights
 
-    mech = _histogram_mechanism(ZCDP(0.05))
+    mech = _weights(ZCDP(0.05), 3).mechanism
     assert mech.sensitivity == pytest.approx(np.sqrt(2.0))  # -1 and +1
 
 
