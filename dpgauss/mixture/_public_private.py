@@ -34,6 +34,7 @@ from dpgauss.gaussian import PrivateGaussianEstimator
 from dpgauss.gaussian._hints import finite_mean, scaled_deviations
 from dpgauss.mechanisms._releases import second_moment_mechanism
 from dpgauss.mechanisms._statistics import HistogramMechanism
+from dpgauss.mixture._refine import refine, refine_entries
 from dpgauss.model_selection._leak import warn_if_scored_in_search
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
@@ -41,6 +42,13 @@ from dpgauss.utils._sums import clipped_sums, iter_chunks, n_partial_sums
 from dpgauss.utils.validation import split_cost
 
 __all__ = ["PublicPrivateGMM", "SeparationError", "SeparationWarning"]
+
+#: ``refine_steps="auto"``: EM steps for more than one component. Measured
+#: (30% of the budget, against the same fit without them): overlapping
+#: components 1.5 to 3 sds apart, the gap to the non-private fit falls from
+#: 0.15 to 0.05 nats; configuration B, from 1.5-3 to 0.2-0.3 nats with 400
+#: public rows; configuration A, within +-0.005 nats.
+AUTO_STEPS = 2
 
 #: A component whose released weight and public share differ by more than
 #: this many public-sampling sds (plus the count noise) is reported.
@@ -121,6 +129,12 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         Share of the cost for the weights' histogram.
     pca_share : float, default=0.2
         Share of the cost for the private PCA (``regime="projected"`` only).
+    refine_steps : int or "auto", default="auto"
+        Private EM steps run from the released mixture (soft assignment: they
+        correct the bias of hard assignment where components overlap, and a
+        weak first fit). ``"auto"``: 2 for more than one component, 0 for one.
+    refine_share : float, default=0.3
+        Share of the cost for the EM steps (when there are any).
     on_separation_failure : {{"warn", "raise", "ignore"}}, default="warn"
         What to do when the checks above fail: a
         :class:`SeparationWarning`, a :class:`SeparationError` (after the
@@ -150,7 +164,10 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         components (sigma: the root of the largest eigenvalue); inf for one
         component.
     components_ : list of PrivateGaussianEstimator
-        The fitted per-component estimators.
+        The fitted per-component estimators (the first fit; the mixture's
+        attributes are theirs refined by ``refine_steps_`` EM steps).
+    refine_steps_ : int
+        Number of private EM steps run.
     privacy_spent_ : ZCDP or PureDP
         What the fit cost.
     n_features_in_ : int
@@ -191,6 +208,16 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
       composition, one component per changed row, holds for adding or
       removing a row, not for replacing one: a replaced row can change
       clusters. Spec bks2022.md, erratum E8.)
+    * ``refine{t}_counts``, ``refine{t}_sums``, ``refine{t}_moments`` (each EM
+      step t, ``refine_share`` of the cost split evenly over the steps and
+      5 / 25 / 70 within one): with responsibilities ``r_ij`` under the
+      released mixture (``r_ij >= 0``, ``sum_j r_ij <= 1``) and offsets
+      ``y_ij`` in component j's released whitened frame clipped to radius C,
+      the sums over rows of ``r_ij``, ``r_ij y_ij`` and ``r_ij y_ij y_ij^T``
+      (all components as one vector or one block-diagonal matrix). Replacing
+      one row moves them by at most ``sqrt(2)``, ``2 C`` and ``sqrt(2) C^2``
+      (l2 / Frobenius, plus float rounding; proofs in
+      ``dpgauss/mixture/_refine.py``).
 
     Public rows are used as given: rows from another distribution cost
     accuracy, never privacy. Everything else (the public mixture, k-means,
@@ -227,6 +254,11 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         "max_components": [Interval(numbers.Integral, 1, None, closed="left")],
         "weight_share": [Interval(numbers.Real, 0, 1, closed="neither")],
         "pca_share": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "refine_steps": [
+            Interval(numbers.Integral, 0, None, closed="left"),
+            StrOptions({"auto"}),
+        ],
+        "refine_share": [Interval(numbers.Real, 0, 1, closed="neither")],
         "on_separation_failure": [StrOptions({"warn", "raise", "ignore"})],
     }
 
@@ -243,6 +275,8 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         max_components=8,
         weight_share=0.05,
         pca_share=0.2,
+        refine_steps="auto",
+        refine_share=0.3,
         on_separation_failure="warn",
         random_state=None,
     ):
@@ -256,6 +290,8 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         self.max_components = max_components
         self.weight_share = weight_share
         self.pca_share = pca_share
+        self.refine_steps = refine_steps
+        self.refine_share = refine_share
         self.on_separation_failure = on_separation_failure
         self.random_state = random_state
 
@@ -290,7 +326,16 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         if k == 1:  # no clustering: one estimator on every row, the whole cost
             return ReleasePlan(total, [Release("components", total, ESTIMATORS)])
         regime = self._choose_regime(d)
-        weights, rest = split_cost(total, [self.weight_share, 1.0 - self.weight_share])
+        steps = self._refine_steps(d)
+        refine_cost = None
+        if steps:
+            share = float(self.refine_share)
+            refine_cost, total_rest = split_cost(total, [share, 1.0 - share])
+        else:
+            total_rest = total
+        weights, rest = split_cost(
+            total_rest, [self.weight_share, 1.0 - self.weight_share]
+        )
         entries = []
         if regime == "projected":
             share = float(self.pca_share)
@@ -298,6 +343,8 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
             entries.append(Release("pca", pca, kind_of(total)))
         entries.append(Release("weights", weights, kind_of(total)))
         entries.append(Release("components", rest, ESTIMATORS))
+        if steps:
+            entries.extend(refine_entries(refine_cost, steps, kind_of(total)))
         return ReleasePlan(total, entries)
 
     def _k(self):
@@ -332,6 +379,15 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
             return self.regime
         sizes = np.bincount(clusters.labels, minlength=clusters.k)
         return "public" if sizes.min() >= d + 1 else "projected"
+
+    def _refine_steps(self, d):
+        """EM steps to plan: ``refine_steps``, or :data:`AUTO_STEPS` with
+        ``"auto"``; none for one component (nothing to reassign)."""
+        if self._k() == 1:
+            return 0
+        if self.refine_steps == "auto":
+            return AUTO_STEPS
+        return int(self.refine_steps)
 
     def _public_clusters(self, public):
         """The public mixture (fitted once per fit; free)."""
@@ -423,11 +479,20 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         )
         weights = np.maximum(released, 0.0)
         weights = weights / weights.sum() if weights.sum() > 0 else np.full(k, 1.0 / k)
-        fitted = _mixture_attributes(weights, fits)
+        model = (
+            weights,
+            np.array([f.mean_ for f in fits]),
+            np.array([f.covariance_ for f in fits]),
+        )
+        steps = self._refine_steps(d)
+        if steps:
+            model = refine(X, model, plan, rng, steps, n_partial_sums(X))[-1]
+        fitted = _mixture_attributes(*model)
         fitted.update(
             n_components_=k,
             regime_=regime,
             components_=fits,
+            refine_steps_=steps,
             separation_=_separation(fitted["means_"], fitted["covariances_"]),
         )
         self._check_released(fitted, public, public_labels, sd, n)
@@ -439,9 +504,13 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         est = _component_estimator(plan.cost("components"), rng)
         est.fit(X, X_public=public)
         plan.calibrate("components", _Composite).draws = 1
-        fitted = _mixture_attributes(np.ones(1), [est])
+        fitted = _mixture_attributes(np.ones(1), est.mean_[None], est.covariance_[None])
         fitted.update(
-            n_components_=1, regime_="single", components_=[est], separation_=math.inf
+            n_components_=1,
+            regime_="single",
+            components_=[est],
+            refine_steps_=0,
+            separation_=math.inf,
         )
         return fitted
 
@@ -533,18 +602,7 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
     def _estimate_log_prob(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        d = X.shape[1]
-        out = np.empty((X.shape[0], self.n_components_))
-        for j in range(self.n_components_):
-            U = self.precisions_cholesky_[j]
-            z = (X - self.means_[j]) @ U
-            logdet = float(np.sum(np.log(np.diag(U))))
-            out[:, j] = (
-                -0.5 * (d * math.log(2 * math.pi) + np.einsum("ij,ij->i", z, z))
-                + logdet
-                + math.log(max(self.weights_[j], 1e-300))
-            )
-        return out
+        return _log_prob(X, self.weights_, self.means_, self.precisions_cholesky_)
 
     def score_samples(self, X):
         """Log-density of each row under the mixture (not private on private rows).
@@ -633,7 +691,9 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         for j in range(self.n_components_):
             count = int(np.sum(y == j))
             if count:
-                X[y == j] = self.components_[j].sample(count, rng)
+                lower = np.linalg.cholesky(self.covariances_[j])
+                draws = rng.standard_normal((count, self.means_.shape[1]))
+                X[y == j] = self.means_[j] + draws @ lower.T
         return X, y
 
     def _n_parameters(self):
@@ -825,17 +885,15 @@ class _Composite:
         self.draws = 0
 
 
-def _mixture_attributes(weights, fits):
-    means = np.array([f.mean_ for f in fits])
-    covariances = np.array([f.covariance_ for f in fits])
-    precisions = np.array([f.precision_ for f in fits])
+def _mixture_attributes(weights, means, covariances):
     d = means.shape[1]
-    chol = np.empty_like(precisions)
+    chol = np.empty_like(covariances)
     for j, covariance in enumerate(covariances):
         # scikit-learn's convention: U upper triangular with U U^T the
         # precision, from the covariance's lower Cholesky factor L (U = L^-T).
         lower = np.linalg.cholesky(covariance)
         chol[j] = linalg.solve_triangular(lower, np.eye(d), lower=True).T
+    precisions = np.einsum("kij,klj->kil", chol, chol)
     return {
         "weights_": weights,
         "means_": means,
@@ -843,6 +901,22 @@ def _mixture_attributes(weights, fits):
         "precisions_": precisions,
         "precisions_cholesky_": chol,
     }
+
+
+def _log_prob(X, weights, means, precisions_cholesky):
+    """log w_j + log N(x; mu_j, Sigma_j) for every row and component."""
+    k, d = means.shape
+    out = np.empty((X.shape[0], k))
+    for j in range(k):
+        U = precisions_cholesky[j]
+        z = (X - means[j]) @ U
+        logdet = float(np.sum(np.log(np.diag(U))))
+        out[:, j] = (
+            -0.5 * (d * math.log(2 * math.pi) + np.einsum("ij,ij->i", z, z))
+            + logdet
+            + math.log(max(float(weights[j]), 1e-300))
+        )
+    return out
 
 
 def _separation(means, covariances):

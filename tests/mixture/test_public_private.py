@@ -24,11 +24,14 @@ def _draw(n, rng, centers=CENTERS):
     return centers[labels] + rng.standard_normal((n, centers.shape[1])), labels
 
 
+REFINE = [f"refine{t}_{p}" for t in (1, 2) for p in ("counts", "sums", "moments")]
+
+
 @pytest.mark.parametrize(
     ("m", "regime", "names"),
     [
-        (90, "public", ["weights", "components"]),  # 30 public rows each >= d + 1
-        (9, "projected", ["pca", "weights", "components"]),
+        (90, "public", ["weights", "components", *REFINE]),  # 30 public rows each
+        (9, "projected", ["pca", "weights", "components", *REFINE]),
     ],
 )
 def test_ledger_is_the_plan(m, regime, names):
@@ -39,13 +42,17 @@ def test_ledger_is_the_plan(m, regime, names):
     gmm = PublicPrivateGMM(3, rho=0.5, budget=budget, random_state=0)
     gmm.fit(X, X_public=public)
     assert gmm.regime_ == regime
+    assert gmm.refine_steps_ == 2
     assert [e.mechanism.split(":")[1] for e in budget.ledger()] == names
     costs = [e.cost for e in budget.ledger()]
     assert costs == gmm.planned_costs(3, X_public=public)
     assert budget.spent().rho == pytest.approx(0.5)
+    # refinement: 30% of the cost, half to each step, split 5/25/70 within
+    refine = [c.rho for c in costs[-6:]]
+    np.testing.assert_allclose(refine, 0.5 * 0.3 * 0.5 * np.tile([0.05, 0.25, 0.7], 2))
     # each component estimator is charged half of ``components`` (two of
     # them change when one row is replaced)
-    half = costs[-1].rho / 2
+    half = costs[names.index("components")].rho / 2
     assert all(c.privacy_spent_.rho == pytest.approx(half) for c in gmm.components_)
     assert "_public" not in vars(gmm)
     assert "_clusters" not in vars(gmm)

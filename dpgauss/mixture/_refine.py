@@ -1,0 +1,353 @@
+"""Private EM refinement of a released Gaussian mixture.
+
+One step (Park, Foulds, Chaudhuri and Welling 2017, "DP-EM", in each
+component's released frame): every private row i gets responsibilities
+``r_ij`` under the current released mixture (a rule reading row i and released
+values only), its offset ``y_ij = A_j (x_i - mu_j)`` in component j's whitened
+frame (``A_j = L_j^-1``, ``Sigma_j = L_j L_j^T``) is clipped to the ball of
+radius C, and three statistics are released with Gaussian (zCDP) or Laplace
+(pure DP) noise:
+
+* ``counts_j = (1/n) sum_i r_ij``;
+* ``sums_j = (1/n) sum_i r_ij y_ij`` (the k blocks as one vector);
+* ``moments_j = (1/n) sum_i r_ij y_ij y_ij^T`` (the k blocks as one
+  block-diagonal matrix; the off-diagonal blocks, zero, get noise that is
+  discarded).
+
+The M step (post-processing) is ``w_j ~ counts_j``, ``mu_j <- mu_j + L_j s``,
+``Sigma_j <- L_j (M - s s^T) L_j^T`` with ``s = sums_j / counts_j`` and
+``M = moments_j / (counts_j c(d, C))``, c the clipping shrinkage
+(:func:`~dpgauss.covariance._coinpress.shrinkage_factor`), the whitened
+spectrum floored at its noise level.
+
+Sensitivity (replace-one; proofs for the values as computed). The
+responsibilities are made to satisfy ``r_ij >= 0`` and ``sum_j r_ij <= 1 - 2^-30``
+in floating point (a row that is not finite, or whose log-densities are all
+-inf, gets ``r_i = 0``), and ``||y_ij|| <= C`` exactly
+(:func:`~dpgauss.utils._sums.clip_rows`). Row i contributes ``u_i = (r_ij)_j``,
+``v_i = (w_ij)_j`` with ``w_ij = fl(r_ij y_ij)`` and the blocks
+``(z_ij z_ij^T)_j`` with ``z_ij = fl(sqrt(r_ij) y_ij)``; the margin ``2^-30``
+absorbs the roundings of the products, so ``||v_i|| <= C sum_j r_ij <= C``
+and ``sum_j ||z_ij||^4 <= C^4 sum_j r_ij^2 <= C^4``. Replacing row i by a row
+with contributions u', v', z':
+
+* counts: ``||u - u'||^2 <= ||u||^2 + ||u'||^2 <= 2`` (non-negative vectors:
+  ``<u, u'> >= 0``): l2 ``sqrt(2) / n``; l1 ``2 / n``;
+* sums: ``||v - v'|| <= 2 C``: l2 ``2 C / n``; l1 ``2 sqrt(d) C / n``
+  (``sum_j ||w_ij||_1 <= sqrt(d) C``);
+* moments: the blocks are PSD, so ``<B, B'>_F >= 0`` and
+  ``||B - B'||_F^2 <= ||B||_F^2 + ||B'||_F^2 <= 2 C^4``: Frobenius
+  ``sqrt(2) C^2 / n``; upper-triangle l1 ``(d + 1) C^2 / n`` (a block's upper
+  l1 is at most ``r_ij (||y||_1^2 + ||y||^2) / 2 <= r_ij (d + 1) C^2 / 2``).
+
+Each block's computed mean is within ``e`` (times C, C^2, or 1 for the
+counts; :func:`~dpgauss.utils._sums.summation_error`) of its exact value, so
+the k blocks together within ``sqrt(k) e``: twice that is added to each l2
+sensitivity (and the l1 ones are bounded through l2 times the square root of
+the dimension). Every release is in the step's plan entries; the steps
+compose.
+"""
+
+import math
+
+import numpy as np
+
+from dpgauss.accounting import ZCDP, PureDP
+from dpgauss.accounting._plan import Release
+from dpgauss.covariance._base import eigenvalue_floor
+from dpgauss.covariance._coinpress import shrinkage_factor, tail_radius
+from dpgauss.covariance._methods import noise_variance
+from dpgauss.mechanisms._additive import (
+    GaussianMechanism,
+    LaplaceMechanism,
+    SymmetricGaussianMechanism,
+    SymmetricLaplaceMechanism,
+)
+from dpgauss.utils._sums import clip_rows, iter_chunks, summation_error
+
+__all__ = ["refine", "refine_entries"]
+
+#: Shares of one step's cost: the counts, the first moments, the second
+#: moments (the covariance's noise dominates the error: it scales with d C^2).
+STEP_SPLIT = (0.05, 0.25, 0.70)
+#: Per-row tail probability of the whitened clipping radius (as the
+#: covariance steps; the clipping shrinkage is corrected).
+BETA = 0.1
+#: Responsibilities are scaled by ``1 - MARGIN`` (see the module docstring).
+MARGIN = 2.0**-30
+#: A component whose released count is below this many noise sds (or below
+#: d + 1 rows) keeps its previous parameters.
+MIN_COUNT_SDS = 4.0
+
+_PARTS = ("counts", "sums", "moments")
+
+
+def _split(cost, shares):
+    if isinstance(cost, ZCDP):
+        return [ZCDP(cost.rho * s) for s in shares]
+    return [PureDP(cost.epsilon * s) for s in shares]
+
+
+def refine_entries(cost, steps, kind):
+    """The release plan's entries for ``steps`` refinement steps at ``cost``.
+
+    Parameters
+    ----------
+    cost : ZCDP or PureDP
+        The refinement's whole cost, split evenly over the steps and, in each,
+        by :data:`STEP_SPLIT`.
+    steps : int
+        Number of EM steps (at least 1).
+    kind : str
+        The mechanism kind for the ledger.
+
+    Returns
+    -------
+    list of Release
+        ``refine{t}_counts``, ``refine{t}_sums``, ``refine{t}_moments`` for
+        t = 1..steps.
+
+    Examples
+    --------
+    >>> from dpgauss.accounting import ZCDP
+    >>> from dpgauss.mixture._refine import refine_entries
+    >>> [r.name for r in refine_entries(ZCDP(0.2), 1, "gaussian")]
+    ['refine1_counts', 'refine1_sums', 'refine1_moments']
+    """
+    per_step = _split(cost, [1.0 / steps] * steps)
+    entries = []
+    for t, step_cost in enumerate(per_step, start=1):
+        for part, part_cost in zip(_PARTS, _split(step_cost, STEP_SPLIT), strict=True):
+            entries.append(Release(f"refine{t}_{part}", part_cost, kind))
+    return entries
+
+
+def step_mechanisms(costs, n, d, k, radius, n_partials):
+    """The three calibrated mechanisms of one step (sensitivities above).
+
+    Parameters
+    ----------
+    costs : sequence of 3 ZCDP or PureDP
+        The counts', sums' and moments' costs.
+    n, d, k : int
+        Rows, features and components (public).
+    radius : float
+        The whitened clipping radius C.
+    n_partials : int
+        Chunk sums added per pass.
+
+    Returns
+    -------
+    tuple
+        (counts, sums, moments) mechanisms.
+    """
+    e = summation_error(n, n_partials)
+    slack = 2.0 * math.sqrt(k) * e  # two datasets' rounding, k blocks
+    c1, c2 = radius, radius * radius
+    counts, sums, moments = costs
+    if isinstance(counts, ZCDP):
+        return (
+            GaussianMechanism(sensitivity=math.sqrt(2.0) / n + slack, rho=counts.rho),
+            GaussianMechanism(sensitivity=2.0 * c1 / n + slack * c1, rho=sums.rho),
+            SymmetricGaussianMechanism(
+                sensitivity=math.sqrt(2.0) * c2 / n + slack * c2, rho=moments.rho
+            ),
+        )
+    upper = k * d * (k * d + 1) / 2.0
+    return (
+        LaplaceMechanism(
+            sensitivity=2.0 / n + math.sqrt(k) * slack, epsilon=counts.epsilon
+        ),
+        LaplaceMechanism(
+            sensitivity=2.0 * math.sqrt(d) * c1 / n + math.sqrt(k * d) * slack * c1,
+            epsilon=sums.epsilon,
+        ),
+        SymmetricLaplaceMechanism(
+            sensitivity=(d + 1.0) * c2 / n + math.sqrt(upper) * slack * c2,
+            epsilon=moments.epsilon,
+        ),
+    )
+
+
+def _lower_factors(covariances):
+    return np.array([np.linalg.cholesky(c) for c in covariances])
+
+
+def responsibilities(block, weights, means, lowers):
+    """Each row's responsibilities under the released mixture, made safe.
+
+    ``r_ij >= 0`` and ``sum_j r_ij <= 1 - MARGIN`` for every row, whatever its
+    values (rows that are not finite, or too far for any density, get 0).
+    Reads each row alone.
+    """
+    rows, k = block.shape[0], weights.shape[0]
+    log = np.empty((rows, k))
+    with np.errstate(all="ignore"):
+        for j in range(k):
+            z = np.linalg.solve(lowers[j], (block - means[j]).T).T
+            logdet = float(np.sum(np.log(np.diag(lowers[j]))))
+            log[:, j] = (
+                -0.5 * np.einsum("ij,ij->i", z, z)
+                - logdet
+                + math.log(max(float(weights[j]), 1e-300))
+            )
+        log[np.isnan(log)] = -np.inf
+        top = log.max(axis=1, keepdims=True)
+        ok = np.isfinite(top[:, 0])
+        r = np.zeros((rows, k))
+        e = np.exp(log[ok] - top[ok])
+        r[ok] = e / e.sum(axis=1, keepdims=True)
+        r = np.clip(np.nan_to_num(r, nan=0.0, posinf=0.0, neginf=0.0), 0.0, 1.0)
+    return r * (1.0 - MARGIN)
+
+
+def step_statistics(X, weights, means, lowers, radius):
+    """The exact (unreleased) statistics of one step, as means over rows.
+
+    Returns
+    -------
+    counts : ndarray of shape (k,)
+    sums : ndarray of shape (k, d)
+    moments : ndarray of shape (k, d, d)
+    """
+    n = X.shape[0]
+    k, d = means.shape
+    counts = np.zeros(k)
+    sums = np.zeros((k, d))
+    moments = np.zeros((k, d, d))
+    inverses = [np.linalg.inv(L) for L in lowers]
+    for block in iter_chunks(X):
+        block = np.asarray(block, dtype=np.float64)
+        r = responsibilities(block, weights, means, lowers)
+        counts += r.sum(axis=0)
+        for j in range(k):
+            y = clip_rows(block, means[j], radius, transform=inverses[j])
+            with np.errstate(all="ignore"):
+                sums[j] += (r[:, j, None] * y).sum(axis=0)
+                z = np.sqrt(r[:, j, None]) * y
+            moments[j] += z.T @ z
+    return counts / n, sums / n, moments / n
+
+
+def _block_diagonal(moments):
+    k, d, _ = moments.shape
+    out = np.zeros((k * d, k * d))
+    for j in range(k):
+        out[j * d : (j + 1) * d, j * d : (j + 1) * d] = moments[j]
+    return out
+
+
+def m_step(weights, means, covariances, lowers, released, sds, n, radius):
+    """The new mixture from one step's released statistics (post-processing).
+
+    Parameters
+    ----------
+    weights, means, covariances, lowers : ndarray
+        The current mixture and its covariances' lower Cholesky factors.
+    released : tuple
+        The noisy counts (k,), sums (k, d) and moments (k, d, d).
+    sds : tuple of float
+        The noise sds of one count, one sum entry and one diagonal moment.
+    n : int
+        Rows.
+    radius : float
+        The whitened clipping radius.
+
+    Returns
+    -------
+    tuple
+        (weights, means, covariances).
+    """
+    counts, sums, moments = released
+    k, d = means.shape
+    shrink = float(shrinkage_factor(d, radius))
+    new_means, new_covs = means.copy(), covariances.copy()
+    positive = np.maximum(counts, 0.0)
+    for j in range(k):
+        # A count the noise could have made: keep the component as it was.
+        if counts[j] * n < max(d + 1.0, MIN_COUNT_SDS * sds[0] * n):
+            continue
+        s = sums[j] / counts[j]
+        M = moments[j] / (counts[j] * shrink) - np.outer(s, s)
+        M = 0.5 * (M + M.T)
+        values, vectors = np.linalg.eigh(M)
+        floor = eigenvalue_floor(values, sds[2] / (counts[j] * shrink), radius**2)
+        M = (vectors * np.maximum(values, floor)) @ vectors.T
+        L = lowers[j]
+        cov = L @ M @ L.T
+        new_covs[j] = _positive(0.5 * (cov + cov.T))
+        new_means[j] = means[j] + L @ s
+    total = positive.sum()
+    new_weights = positive / total if total > 0 else weights.copy()
+    return new_weights, new_means, new_covs
+
+
+def _positive(cov):
+    """The covariance with its spectrum floored so that it stays positive
+    definite (and Cholesky-factorable) in floating point."""
+    values, vectors = np.linalg.eigh(cov)
+    d = values.shape[0]
+    top = float(values.max())
+    floor = max(d * 2.0**-50 * top, 4.0 / np.finfo(np.float64).max)
+    return (vectors * np.maximum(values, floor)) @ vectors.T
+
+
+def refine(X, model, plan, rng, steps, n_partials):
+    """Run ``steps`` private EM steps from ``model``; return every step's model.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        The private rows.
+    model : tuple
+        (weights, means, covariances), released.
+    plan : ReleasePlan
+        The fit's plan, with :func:`refine_entries`.
+    rng : numpy.random.Generator
+        The fit's noise stream.
+    steps : int
+        Number of steps.
+    n_partials : int
+        Chunk sums added per pass.
+
+    Returns
+    -------
+    list of tuple
+        The mixture after each step.
+    """
+    n, d = X.shape
+    k = model[0].shape[0]
+    radius = tail_radius(d, BETA)
+    models = []
+    weights, means, covariances = model
+    for t in range(1, steps + 1):
+        names = [f"refine{t}_{part}" for part in _PARTS]
+        built = step_mechanisms(
+            [plan.cost(name) for name in names], n, d, k, radius, n_partials
+        )
+        mechs = [
+            plan.calibrate(name, lambda c, m=mech: m)
+            for name, mech in zip(names, built, strict=True)
+        ]
+        lowers = _lower_factors(covariances)
+        counts, sums, moments = step_statistics(X, weights, means, lowers, radius)
+        released = (
+            mechs[0].randomise(counts, rng),
+            mechs[1].randomise(sums.ravel(), rng).reshape(k, d),
+            _blocks(mechs[2].randomise(_block_diagonal(moments), rng), k, d),
+        )
+        sds = [
+            math.sqrt(noise_variance(mech, size))
+            for mech, size in zip(mechs, (k, k * d, k * d), strict=True)
+        ]
+        weights, means, covariances = m_step(
+            weights, means, covariances, lowers, released, sds, n, radius
+        )
+        models.append((weights, means, covariances))
+    return models
+
+
+def _blocks(matrix, k, d):
+    return np.array(
+        [matrix[j * d : (j + 1) * d, j * d : (j + 1) * d] for j in range(k)]
+    )
