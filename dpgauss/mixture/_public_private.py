@@ -34,7 +34,12 @@ from dpgauss.gaussian import PrivateGaussianEstimator
 from dpgauss.gaussian._hints import finite_mean, scaled_deviations
 from dpgauss.mechanisms._releases import second_moment_mechanism
 from dpgauss.mechanisms._statistics import HistogramMechanism
-from dpgauss.mixture._refine import refine, refine_entries
+from dpgauss.mixture._refine import (
+    refine,
+    refine_entries,
+    step_mechanisms,
+    step_radius,
+)
 from dpgauss.model_selection._leak import warn_if_scored_in_search
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
@@ -210,7 +215,7 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
       clusters. Spec bks2022.md, erratum E8.)
     * ``refine{t}_counts``, ``refine{t}_sums``, ``refine{t}_moments`` (each EM
       step t, ``refine_share`` of the cost split evenly over the steps and
-      5 / 25 / 70 within one): with responsibilities ``r_ij`` under the
+      10 / 25 / 65 within one): with responsibilities ``r_ij`` under the
       released mixture (``r_ij >= 0``, ``sum_j r_ij <= 1``) and offsets
       ``y_ij`` in component j's released whitened frame clipped to radius C,
       the sums over rows of ``r_ij``, ``r_ij y_ij`` and ``r_ij y_ij y_ij^T``
@@ -426,6 +431,9 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
                 elif release.name == "weights":
                     k = self._k()
                     check_noise_scale(_weights(release.cost, k).mechanism, size=k)
+                elif release.name.startswith("refine"):
+                    if release.name.endswith("_counts"):  # the step's three
+                        self._check_refine_step(plan, release.name[:-7], n, d)
                 else:  # a component estimator on as few as 2 rows
                     cost = release.cost
                     if len(plan.releases()) > 1:
@@ -434,6 +442,16 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
                     est._check_calibration(est._build_plan(cost, d), 2, d)
         except (ValueError, OverflowError, ZeroDivisionError) as exc:
             raise calibration_error(type(self).__name__, "a noise scale", exc) from exc
+
+    def _check_refine_step(self, plan, step, n, d):
+        """Calibrate one EM step's mechanisms as the fit will (the lattice
+        refuses budgets too small for its integer arithmetic: before the
+        spend, not after)."""
+        k = self._k()
+        costs = [plan.cost(f"{step}_{part}") for part in ("counts", "sums", "moments")]
+        mechs = step_mechanisms(costs, n, d, k, step_radius(d), 1)
+        for mech, size in zip(mechs, (k, k * d, k * d), strict=True):
+            check_noise_scale(mech, size=size)
 
     def _check_utility(self, plan, n, d):
         if self._choose_regime(d) != "public":

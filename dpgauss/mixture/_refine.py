@@ -65,11 +65,11 @@ from dpgauss.mechanisms._additive import (
 )
 from dpgauss.utils._sums import clip_rows, iter_chunks, summation_error
 
-__all__ = ["refine", "refine_entries"]
+__all__ = ["refine", "refine_entries", "step_mechanisms", "step_radius"]
 
 #: Shares of one step's cost: the counts, the first moments, the second
 #: moments (the covariance's noise dominates the error: it scales with d C^2).
-STEP_SPLIT = (0.05, 0.25, 0.70)
+STEP_SPLIT = (0.10, 0.25, 0.65)
 #: Per-row tail probability of the whitened clipping radius (as the
 #: covariance steps; the clipping shrinkage is corrected).
 BETA = 0.1
@@ -120,6 +120,11 @@ def refine_entries(cost, steps, kind):
         for part, part_cost in zip(_PARTS, _split(step_cost, STEP_SPLIT), strict=True):
             entries.append(Release(f"refine{t}_{part}", part_cost, kind))
     return entries
+
+
+def step_radius(d):
+    """The whitened clipping radius C of every step (public: d)."""
+    return tail_radius(d, BETA)
 
 
 def step_mechanisms(costs, n, d, k, radius, n_partials):
@@ -259,14 +264,14 @@ def m_step(weights, means, covariances, lowers, released, sds, n, radius):
         (weights, means, covariances).
     """
     counts, sums, moments = released
-    k, d = means.shape
+    d = means.shape[1]
     shrink = float(shrinkage_factor(d, radius))
     new_means, new_covs = means.copy(), covariances.copy()
     positive = np.maximum(counts, 0.0)
-    for j in range(k):
-        # A count the noise could have made: keep the component as it was.
-        if counts[j] * n < max(d + 1.0, MIN_COUNT_SDS * sds[0] * n):
-            continue
+    reliable = counts * n >= np.maximum(d + 1.0, MIN_COUNT_SDS * sds[0] * n)
+    if not np.any(reliable):  # noise only: keep the mixture as it was
+        return weights.copy(), new_means, new_covs
+    for j in np.flatnonzero(reliable):
         s = sums[j] / counts[j]
         M = moments[j] / (counts[j] * shrink) - np.outer(s, s)
         M = 0.5 * (M + M.T)
@@ -274,9 +279,14 @@ def m_step(weights, means, covariances, lowers, released, sds, n, radius):
         floor = eigenvalue_floor(values, sds[2] / (counts[j] * shrink), radius**2)
         M = (vectors * np.maximum(values, floor)) @ vectors.T
         L = lowers[j]
-        cov = L @ M @ L.T
-        new_covs[j] = _positive(0.5 * (cov + cov.T))
-        new_means[j] = means[j] + L @ s
+        with np.errstate(all="ignore"):
+            cov = L @ M @ L.T
+            mean = means[j] + L @ s
+        if not (np.all(np.isfinite(cov)) and np.all(np.isfinite(mean))):
+            continue  # overflowed (covariances near 1e307): keep the component
+        cov = _positive(0.5 * (cov + cov.T))
+        if np.all(np.isfinite(cov)):
+            new_covs[j], new_means[j] = cov, mean
     total = positive.sum()
     new_weights = positive / total if total > 0 else weights.copy()
     return new_weights, new_means, new_covs
@@ -317,7 +327,7 @@ def refine(X, model, plan, rng, steps, n_partials):
     """
     n, d = X.shape
     k = model[0].shape[0]
-    radius = tail_radius(d, BETA)
+    radius = step_radius(d)
     models = []
     weights, means, covariances = model
     for t in range(1, steps + 1):

@@ -47,9 +47,9 @@ def test_ledger_is_the_plan(m, regime, names):
     costs = [e.cost for e in budget.ledger()]
     assert costs == gmm.planned_costs(3, X_public=public)
     assert budget.spent().rho == pytest.approx(0.5)
-    # refinement: 30% of the cost, half to each step, split 5/25/70 within
+    # refinement: 30% of the cost, half to each step, split 10/25/65 within
     refine = [c.rho for c in costs[-6:]]
-    np.testing.assert_allclose(refine, 0.5 * 0.3 * 0.5 * np.tile([0.05, 0.25, 0.7], 2))
+    np.testing.assert_allclose(refine, 0.5 * 0.3 * 0.5 * np.tile([0.1, 0.25, 0.65], 2))
     # each component estimator is charged half of ``components`` (two of
     # them change when one row is replaced)
     half = costs[names.index("components")].rho / 2
