@@ -93,7 +93,10 @@ class PrivateEstimatorMixin:
         n_public : int, default=0
             Rows of ``X_public`` the fit would be given (for the estimators
             that accept public data: it can replace a private search, so the
-            releases differ; their total does not).
+            releases differ; their total in the estimator's own currency does
+            not, but composed in another one, as pure releases are in a zCDP
+            budget, a plan with fewer releases costs more; where the plan
+            depends on the rows themselves, the dearest one is priced).
         X_public : array-like of shape (n_public, n_features), default=None
             The public rows themselves, for an estimator whose releases depend
             on them (not only on their number); validated as ``fit`` does.

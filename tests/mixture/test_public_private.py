@@ -221,3 +221,23 @@ def test_no_post_spend_crash_from_one_far_row_with_huge_public_spread():
             warnings.simplefilter("ignore")
             gmm.fit(X, X_public=public)
         assert gmm.n_components_ == 2
+
+
+def test_pure_pricing_without_the_rows_covers_the_fit_in_a_zcdp_budget():
+    # Pure releases composed in a zCDP budget add epsilon_i^2 / 2 each, so
+    # the split matters; without the public rows the regime is unknown and
+    # the pricing takes the plan with the fewest, largest releases.
+    from dpgauss.accounting._composition import compose
+
+    rng = np.random.default_rng(4)
+    X, _ = _draw(3000, rng)
+    public, _ = _draw(90, rng)
+    for k in (3, "auto"):
+        gmm = PublicPrivateGMM(k, epsilon=1.0, random_state=0)
+        priced = compose(ZCDP(1.0), gmm.planned_costs(3, n_public=90)).rho
+        budget = PrivacyBudget(rho=10.0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            gmm.set_params(budget=budget).fit(X, X_public=public)
+        assert gmm.regime_ == "public"
+        assert priced >= budget.spent().rho - 1e-12
