@@ -148,16 +148,16 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
 
     Attributes
     ----------
-    weights_ : ndarray of shape (n_components_,)
+    weights_ : ndarray of shape (n_components,)
         The private mixture weights (on the simplex).
-    means_ : ndarray of shape (n_components_, n_features)
+    means_ : ndarray of shape (n_components, n_features)
         The private component means.
-    covariances_ : ndarray of shape (n_components_, n_features, n_features)
+    covariances_ : ndarray of shape (n_components, n_features, n_features)
         The private component covariances (eigenvalues floored at a
         noise-aware level, so log-likelihoods stay finite).
-    precisions_ : ndarray of shape (n_components_, n_features, n_features)
+    precisions_ : ndarray of shape (n_components, n_features, n_features)
         Their inverses.
-    precisions_cholesky_ : ndarray of shape (n_components_, n_features, n_features)
+    precisions_cholesky_ : ndarray of shape (n_components, n_features, n_features)
         Upper-triangular factors U with ``precisions_ = U U^T`` (scikit-learn's
         convention).
     n_components_ : int
@@ -670,7 +670,7 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
 
         Returns
         -------
-        ndarray of shape (n_samples, n_components_)
+        ndarray of shape (n_samples, n_components)
             The responsibilities.
         """
         log = self._estimate_log_prob(X)
