@@ -83,8 +83,15 @@ def wishart_kappa(m, d, beta=PUBLIC_BETA):
     """
     if m - 1 < d:
         return None
-    q = (math.sqrt(d) + math.sqrt(2.0 * math.log(1.0 / beta))) / math.sqrt(m - 1)
+    q = _gordon_ratio(m, d, beta)
     return 1.0 / (1.0 - q) if q < 1.0 else None
+
+
+def _gordon_ratio(m, d, beta):
+    """``q = (sqrt(d) + sqrt(2 log(1 / beta))) / sqrt(m - 1)``: the relative
+    deviation of the extreme singular values of an (m - 1) x d standard
+    Gaussian matrix from ``sqrt(m - 1)``, exceeded w.p. at most beta."""
+    return (math.sqrt(d) + math.sqrt(2.0 * math.log(1.0 / beta))) / math.sqrt(m - 1)
 
 
 def loose_public_range(m, d, beta=LOOSE_BETA):
@@ -113,8 +120,7 @@ def loose_public_range(m, d, beta=LOOSE_BETA):
     high = kappa * kappa if kappa is not None else (m - 1) * d / (beta * beta)
     if m - 1 < NEAR_SQUARE * d:
         return 0.0, high / (1.0 - SHRINK)
-    q = (math.sqrt(d) + math.sqrt(2.0 * math.log(1.0 / beta))) / math.sqrt(m - 1)
-    return 1.0 / (1.0 + q) ** 2, high
+    return 1.0 / (1.0 + _gordon_ratio(m, d, beta)) ** 2, high
 
 
 def public_whitening(public):
