@@ -12,7 +12,6 @@ import numbers
 import warnings
 
 import numpy as np
-from scipy import linalg
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, DensityMixin
 from sklearn.cluster import KMeans
@@ -35,6 +34,8 @@ from dpgauss.gaussian._hints import finite_mean, scaled_deviations
 from dpgauss.mechanisms._releases import second_moment_mechanism
 from dpgauss.mechanisms._statistics import HistogramMechanism
 from dpgauss.mixture._refine import (
+    cholesky_factors,
+    log_densities,
     refine,
     refine_entries,
     step_mechanisms,
@@ -331,7 +332,7 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         if k == 1:  # no clustering: one estimator on every row, the whole cost
             return ReleasePlan(total, [Release("components", total, ESTIMATORS)])
         regime = self._choose_regime(d)
-        steps = self._refine_steps(d)
+        steps = self._refine_steps()
         refine_cost = None
         if steps:
             share = float(self.refine_share)
@@ -390,7 +391,7 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         sizes = np.bincount(clusters.labels, minlength=clusters.k)
         return "public" if sizes.min() >= d + 1 else "projected"
 
-    def _refine_steps(self, d):
+    def _refine_steps(self):
         """EM steps to plan: ``refine_steps``, or :data:`AUTO_STEPS` with
         ``"auto"``; none for one component (nothing to reassign)."""
         if self._k() == 1:
@@ -507,9 +508,9 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
             np.array([f.mean_ for f in fits]),
             np.array([f.covariance_ for f in fits]),
         )
-        steps = self._refine_steps(d)
+        steps = self._refine_steps()
         if steps:
-            model = refine(X, model, plan, rng, steps, n_partial_sums(X))[-1]
+            model = refine(X, model, plan, rng, steps, n_partial_sums(X))
         fitted = _mixture_attributes(*model)
         fitted.update(
             n_components_=k,
@@ -625,7 +626,7 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
     def _estimate_log_prob(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        return _log_prob(X, self.weights_, self.means_, self.precisions_cholesky_)
+        return log_densities(X, self.weights_, self.means_, self.precisions_cholesky_)
 
     def score_samples(self, X):
         """Log-density of each row under the mixture (not private on private rows).
@@ -909,13 +910,7 @@ class _Composite:
 
 
 def _mixture_attributes(weights, means, covariances):
-    d = means.shape[1]
-    chol = np.empty_like(covariances)
-    for j, covariance in enumerate(covariances):
-        # scikit-learn's convention: U upper triangular with U U^T the
-        # precision, from the covariance's lower Cholesky factor L (U = L^-T).
-        lower = np.linalg.cholesky(covariance)
-        chol[j] = linalg.solve_triangular(lower, np.eye(d), lower=True).T
+    _, chol = cholesky_factors(covariances)
     precisions = np.einsum("kij,klj->kil", chol, chol)
     return {
         "weights_": weights,
@@ -924,22 +919,6 @@ def _mixture_attributes(weights, means, covariances):
         "precisions_": precisions,
         "precisions_cholesky_": chol,
     }
-
-
-def _log_prob(X, weights, means, precisions_cholesky):
-    """log w_j + log N(x; mu_j, Sigma_j) for every row and component."""
-    k, d = means.shape
-    out = np.empty((X.shape[0], k))
-    for j in range(k):
-        U = precisions_cholesky[j]
-        z = (X - means[j]) @ U
-        logdet = float(np.sum(np.log(np.diag(U))))
-        out[:, j] = (
-            -0.5 * (d * math.log(2 * math.pi) + np.einsum("ij,ij->i", z, z))
-            + logdet
-            + math.log(max(float(weights[j]), 1e-300))
-        )
-    return out
 
 
 def _separation(means, covariances):

@@ -51,8 +51,9 @@ compose.
 import math
 
 import numpy as np
+from scipy import linalg
 
-from dpgauss.accounting import ZCDP, PureDP
+from dpgauss.accounting import ZCDP
 from dpgauss.accounting._plan import Release
 from dpgauss.covariance._base import eigenvalue_floor
 from dpgauss.covariance._coinpress import shrinkage_factor, tail_radius
@@ -64,8 +65,16 @@ from dpgauss.mechanisms._additive import (
     SymmetricLaplaceMechanism,
 )
 from dpgauss.utils._sums import clip_rows, iter_chunks, summation_error
+from dpgauss.utils.validation import split_cost
 
-__all__ = ["refine", "refine_entries", "step_mechanisms", "step_radius"]
+__all__ = [
+    "cholesky_factors",
+    "log_densities",
+    "refine",
+    "refine_entries",
+    "step_mechanisms",
+    "step_radius",
+]
 
 #: Shares of one step's cost: the counts, the first moments, the second
 #: moments (the covariance's noise dominates the error: it scales with d C^2).
@@ -80,12 +89,6 @@ MARGIN = 2.0**-30
 MIN_COUNT_SDS = 4.0
 
 _PARTS = ("counts", "sums", "moments")
-
-
-def _split(cost, shares):
-    if isinstance(cost, ZCDP):
-        return [ZCDP(cost.rho * s) for s in shares]
-    return [PureDP(cost.epsilon * s) for s in shares]
 
 
 def refine_entries(cost, steps, kind):
@@ -114,10 +117,12 @@ def refine_entries(cost, steps, kind):
     >>> [r.name for r in refine_entries(ZCDP(0.2), 1, "gaussian")]
     ['refine1_counts', 'refine1_sums', 'refine1_moments']
     """
-    per_step = _split(cost, [1.0 / steps] * steps)
+    per_step = split_cost(cost, [1.0 / steps] * steps)
     entries = []
     for t, step_cost in enumerate(per_step, start=1):
-        for part, part_cost in zip(_PARTS, _split(step_cost, STEP_SPLIT), strict=True):
+        for part, part_cost in zip(
+            _PARTS, split_cost(step_cost, STEP_SPLIT), strict=True
+        ):
             entries.append(Release(f"refine{t}_{part}", part_cost, kind))
     return entries
 
@@ -174,11 +179,36 @@ def step_mechanisms(costs, n, d, k, radius, n_partials):
     )
 
 
-def _lower_factors(covariances):
-    return np.array([np.linalg.cholesky(c) for c in covariances])
+def cholesky_factors(covariances):
+    """``(L, U)`` for each covariance: its lower Cholesky factor L and the
+    upper-triangular ``U = L^-T`` with ``U U^T`` the precision
+    (scikit-learn's ``precisions_cholesky_``)."""
+    lowers = np.array([np.linalg.cholesky(c) for c in covariances])
+    d = lowers.shape[1]
+    uppers = np.array(
+        [linalg.solve_triangular(L, np.eye(d), lower=True).T for L in lowers]
+    )
+    return lowers, uppers
 
 
-def responsibilities(block, weights, means, lowers):
+def log_densities(X, weights, means, uppers):
+    """``log w_j + log N(x; mu_j, Sigma_j)`` for every row and component,
+    ``uppers`` the precisions' Cholesky factors (:func:`cholesky_factors`)."""
+    k, d = means.shape
+    out = np.empty((X.shape[0], k))
+    for j in range(k):
+        U = uppers[j]
+        z = (X - means[j]) @ U
+        logdet = float(np.sum(np.log(np.diag(U))))
+        out[:, j] = (
+            -0.5 * (d * math.log(2 * math.pi) + np.einsum("ij,ij->i", z, z))
+            + logdet
+            + math.log(max(float(weights[j]), 1e-300))
+        )
+    return out
+
+
+def responsibilities(block, weights, means, uppers):
     """Each row's responsibilities under the released mixture, made safe.
 
     ``r_ij >= 0`` and ``sum_j r_ij <= 1 - MARGIN`` for every row, whatever its
@@ -186,16 +216,8 @@ def responsibilities(block, weights, means, lowers):
     Reads each row alone.
     """
     rows, k = block.shape[0], weights.shape[0]
-    log = np.empty((rows, k))
     with np.errstate(all="ignore"):
-        for j in range(k):
-            z = np.linalg.solve(lowers[j], (block - means[j]).T).T
-            logdet = float(np.sum(np.log(np.diag(lowers[j]))))
-            log[:, j] = (
-                -0.5 * np.einsum("ij,ij->i", z, z)
-                - logdet
-                + math.log(max(float(weights[j]), 1e-300))
-            )
+        log = log_densities(block, weights, means, uppers)
         log[np.isnan(log)] = -np.inf
         top = log.max(axis=1, keepdims=True)
         ok = np.isfinite(top[:, 0])
@@ -206,7 +228,7 @@ def responsibilities(block, weights, means, lowers):
     return r * (1.0 - MARGIN)
 
 
-def step_statistics(X, weights, means, lowers, radius):
+def step_statistics(X, weights, means, uppers, radius):
     """The exact (unreleased) statistics of one step, as means over rows.
 
     Returns
@@ -220,13 +242,13 @@ def step_statistics(X, weights, means, lowers, radius):
     counts = np.zeros(k)
     sums = np.zeros((k, d))
     moments = np.zeros((k, d, d))
-    inverses = [np.linalg.inv(L) for L in lowers]
     for block in iter_chunks(X):
         block = np.asarray(block, dtype=np.float64)
-        r = responsibilities(block, weights, means, lowers)
+        r = responsibilities(block, weights, means, uppers)
         counts += r.sum(axis=0)
         for j in range(k):
-            y = clip_rows(block, means[j], radius, transform=inverses[j])
+            # the whitening A_j = L_j^-1 = U_j^T
+            y = clip_rows(block, means[j], radius, transform=uppers[j].T)
             with np.errstate(all="ignore"):
                 sums[j] += (r[:, j, None] * y).sum(axis=0)
                 z = np.sqrt(r[:, j, None]) * y
@@ -303,7 +325,7 @@ def _positive(cov):
 
 
 def refine(X, model, plan, rng, steps, n_partials):
-    """Run ``steps`` private EM steps from ``model``; return every step's model.
+    """Run ``steps`` private EM steps from ``model``; return the last model.
 
     Parameters
     ----------
@@ -322,13 +344,12 @@ def refine(X, model, plan, rng, steps, n_partials):
 
     Returns
     -------
-    list of tuple
-        The mixture after each step.
+    tuple
+        (weights, means, covariances) after the last step.
     """
     n, d = X.shape
     k = model[0].shape[0]
     radius = step_radius(d)
-    models = []
     weights, means, covariances = model
     for t in range(1, steps + 1):
         names = [f"refine{t}_{part}" for part in _PARTS]
@@ -339,8 +360,8 @@ def refine(X, model, plan, rng, steps, n_partials):
             plan.calibrate(name, lambda c, m=mech: m)
             for name, mech in zip(names, built, strict=True)
         ]
-        lowers = _lower_factors(covariances)
-        counts, sums, moments = step_statistics(X, weights, means, lowers, radius)
+        lowers, uppers = cholesky_factors(covariances)
+        counts, sums, moments = step_statistics(X, weights, means, uppers, radius)
         released = (
             mechs[0].randomise(counts, rng),
             mechs[1].randomise(sums.ravel(), rng).reshape(k, d),
@@ -353,8 +374,7 @@ def refine(X, model, plan, rng, steps, n_partials):
         weights, means, covariances = m_step(
             weights, means, covariances, lowers, released, sds, n, radius
         )
-        models.append((weights, means, covariances))
-    return models
+    return weights, means, covariances
 
 
 def _blocks(matrix, k, d):

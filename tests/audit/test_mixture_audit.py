@@ -94,7 +94,7 @@ def _step_runs(factor):
     X, Y, _ = _neighbours(200, far_both=True)
     k, d = CENTERS.shape
     weights = np.full(k, 0.5)
-    lowers = np.array([np.eye(d)] * k)
+    uppers = np.array([np.eye(d)] * k)
     C = step_radius(d)
     costs = [r.cost for r in refine_entries(ZCDP(RHO), 1, "gaussian")]
     mechs = step_mechanisms(costs, X.shape[0], d, k, C, 1)
@@ -104,7 +104,7 @@ def _step_runs(factor):
         ]
     stats = {}
     for name, Z in (("a", X), ("b", Y)):
-        counts, sums, moments = step_statistics(Z, weights, CENTERS, lowers, C)
+        counts, sums, moments = step_statistics(Z, weights, CENTERS, uppers, C)
         stats[name] = (counts, sums.ravel(), refine_module._block_diagonal(moments))
     diffs = [b - a for a, b in zip(stats["a"], stats["b"], strict=True)]
     variances = [

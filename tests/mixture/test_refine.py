@@ -11,6 +11,7 @@ from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.mixture import PublicPrivateGMM
 from dpgauss.mixture._refine import (
     MARGIN,
+    cholesky_factors,
     m_step,
     responsibilities,
     step_mechanisms,
@@ -38,8 +39,7 @@ def _model(k, d, rng, spread=1.0):
         A = rng.normal(size=(d, d))
         Q = np.linalg.qr(A)[0]
         covariances.append((Q * 10.0 ** rng.uniform(-spread, spread, d)) @ Q.T)
-    lowers = np.array([np.linalg.cholesky(c) for c in covariances])
-    return np.full(k, 1.0 / k), means, lowers
+    return np.full(k, 1.0 / k), means, np.array(covariances)
 
 
 @pytest.mark.parametrize("spread", [1.0, 8.0])
@@ -49,11 +49,12 @@ def test_statistics_move_within_the_sensitivities(k, d, spread):
     # (non-rounded) parts of the mechanisms' sensitivities; spread 8 gives
     # covariances with eigenvalue ratios up to 1e16.
     rng = np.random.default_rng(k * 10 + d)
-    weights, means, lowers = _model(k, d, rng, spread)
+    weights, means, covariances = _model(k, d, rng, spread)
+    _, uppers = cholesky_factors(covariances)
     n = 50
     X = means[rng.integers(0, k, n)] + rng.normal(size=(n, d))
     C = step_radius(d)
-    base = step_statistics(X, weights, means, lowers, C)
+    base = step_statistics(X, weights, means, uppers, C)
     gauss = step_mechanisms([ZCDP(1.0)] * 3, n, d, k, C, 1)
     laplace = step_mechanisms([PureDP(1.0)] * 3, n, d, k, C, 1)
     bound_l2 = [np.sqrt(2) / n, 2 * C / n, np.sqrt(2) * C**2 / n]
@@ -64,7 +65,7 @@ def test_statistics_move_within_the_sensitivities(k, d, spread):
     for make in ODD_ROWS:
         Y = X.copy()
         Y[0] = make(d, means)
-        other = step_statistics(Y, weights, means, lowers, C)
+        other = step_statistics(Y, weights, means, uppers, C)
         assert all(np.all(np.isfinite(s)) for s in other)
         diffs = [np.abs(a - b) for a, b in zip(base, other, strict=True)]
         assert np.sqrt((diffs[0] ** 2).sum()) <= bound_l2[0]
@@ -78,7 +79,8 @@ def test_statistics_move_within_the_sensitivities(k, d, spread):
 
 def test_responsibilities_are_safe_for_any_row():
     rng = np.random.default_rng(0)
-    weights, means, lowers = _model(3, 4, rng)
+    weights, means, covariances = _model(3, 4, rng)
+    _, uppers = cholesky_factors(covariances)
     rows = np.array(
         [
             means[0],
@@ -89,7 +91,7 @@ def test_responsibilities_are_safe_for_any_row():
             np.full(4, -1e12),
         ]
     )
-    r = responsibilities(rows, weights, means, lowers)
+    r = responsibilities(rows, weights, means, uppers)
     assert np.all(np.isfinite(r))
     assert np.all(r >= 0)
     assert np.all(r.sum(axis=1) <= 1.0 - MARGIN / 2)
@@ -101,14 +103,14 @@ def test_responsibilities_are_safe_for_any_row():
     others = rows.copy()
     others[1:] = means[1] + rng.normal(size=(5, 4))
     np.testing.assert_array_equal(
-        responsibilities(others, weights, means, lowers)[0], r[0]
+        responsibilities(others, weights, means, uppers)[0], r[0]
     )
 
 
 def test_m_step_keeps_components_the_noise_could_have_made():
     rng = np.random.default_rng(1)
-    weights, means, lowers = _model(2, 3, rng)
-    covariances = np.einsum("kij,klj->kil", lowers, lowers)
+    weights, means, covariances = _model(2, 3, rng)
+    lowers, _ = cholesky_factors(covariances)
     counts = np.array([0.9, 1e-4])  # the second: below 4 noise sds
     sums = np.zeros((2, 3))
     moments = np.array([np.eye(3) * 0.5, np.eye(3)])
