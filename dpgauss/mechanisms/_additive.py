@@ -241,6 +241,48 @@ class GaussianMechanism(_Additive):
             _noise.to_lattice(value, self.grid), noise, self.grid
         )
 
+    def randomise_lattice(self, coords, random_state=None):
+        """Release a statistic given exactly in lattice units.
+
+        For statistics computed in exact (integer or rational) arithmetic: the
+        caller passes ``R = rint(statistic / grid)`` computed exactly, as Python
+        ints, and the promise of :meth:`randomise` applies unchanged (``R`` moves
+        by at most ``D/g + sqrt(k)`` in l2 between neighbours). The output
+        ``g * (R + Z)`` is formed from the exact integer ``R + Z`` (clipped to
+        :data:`~dpgauss.mechanisms._noise.LATTICE_BOUND`, which is 1-Lipschitz),
+        so it is a function of ``R + Z`` alone whatever the size of ``R``.
+
+        Parameters
+        ----------
+        coords : sequence of int
+            The exact lattice coordinates R.
+        random_state : None, int or Generator, default=None
+            Source of randomness.
+
+        Returns
+        -------
+        ndarray of shape (len(coords),)
+            The noisy statistic.
+
+        Examples
+        --------
+        >>> from dpgauss.mechanisms import GaussianMechanism
+        >>> mech = GaussianMechanism(sensitivity=1.0, rho=0.5)
+        >>> out = mech.randomise_lattice([0, 2**200], random_state=0)
+        >>> out.shape
+        (2,)
+        """
+        bound = int(_noise.LATTICE_BOUND)
+        coords = [min(max(int(c), -bound), bound) for c in coords]
+        if not self.exact:
+            raise ValueError("randomise_lattice needs an exact mechanism.")
+        rng = self._start(random_state)
+        t, u = self.lattice_variance(len(coords))
+        noise = _noise.lattice_gaussian(t, u, len(coords), rng)
+        return np.array(
+            [float(c + int(z)) * self.grid for c, z in zip(coords, noise, strict=True)]
+        )
+
 
 class LaplaceMechanism(_Additive):
     """The Laplace mechanism for a scalar or vector with known l1 sensitivity.

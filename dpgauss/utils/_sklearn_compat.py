@@ -7,6 +7,7 @@ scikit-learn release that moves them needs one fix here.
 
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import (
+    HasMethods,
     Interval,
     StrOptions,
     validate_parameter_constraints,
@@ -14,6 +15,7 @@ from sklearn.utils._param_validation import (
 )
 
 __all__ = [
+    "HasMethods",
     "Interval",
     "StrOptions",
     "_fit_context",
