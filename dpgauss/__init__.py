@@ -7,6 +7,7 @@ optional shared :class:`PrivacyBudget` before it reads the data.
 from dpgauss._version import __version__
 from dpgauss.accounting import PrivacyBudget
 from dpgauss.covariance import PrivateCovariance, TailSensitiveCovariance
+from dpgauss.ensemble import SubsampleAggregate
 from dpgauss.gaussian import PrivateGaussianEstimator
 from dpgauss.mean import PrivateMean
 from dpgauss.mixture import PublicPrivateGMM
@@ -17,6 +18,7 @@ __all__ = [
     "PrivateGaussianEstimator",
     "PrivateMean",
     "PublicPrivateGMM",
+    "SubsampleAggregate",
     "TailSensitiveCovariance",
     "__version__",
 ]

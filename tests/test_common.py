@@ -38,6 +38,7 @@ RELEASE = {
     "PrivateGaussianEstimator": "mean_",
     "PrivateMean": "mean_",
     "PublicPrivateGMM": "means_",
+    "SubsampleAggregate": "statistic_",
     "TailSensitiveCovariance": "covariance_",
 }
 

@@ -38,6 +38,7 @@ def test_top_level_names():
         "PrivateGaussianEstimator",
         "PrivateMean",
         "PublicPrivateGMM",
+        "SubsampleAggregate",
         "TailSensitiveCovariance",
         "__version__",
     }

@@ -104,7 +104,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
     aggregator : {"winsorized", "populous"}, default="winsorized"
         How the k group statistics are aggregated (see Notes).
     n_groups : int or "auto", default="auto"
-        k. "auto": groups of ``max(25, 5 n_features)`` rows; for "populous", at
+        The number k of groups. "auto": groups of ``max(25, 5 n_features)`` rows; for "populous", at
         least the fewest groups its test needs (and at most 10,000).
     radius : float or "auto", default="auto"
         "winsorized": a public clipping radius around the private median, or
@@ -149,7 +149,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
 
     See Also
     --------
-    dpgauss.PrivateMean : a private mean of the rows themselves.
+    dpgauss.PrivateMean : A private mean of the rows themselves.
 
     Notes
     -----

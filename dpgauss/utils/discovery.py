@@ -29,6 +29,7 @@ def all_estimators():
     PrivateGaussianEstimator
     PrivateMean
     PublicPrivateGMM
+    SubsampleAggregate
     TailSensitiveCovariance
     """
     from sklearn.base import BaseEstimator

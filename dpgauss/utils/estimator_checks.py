@@ -114,6 +114,11 @@ def check_parameters_untouched(estimator, X):
     after = est.get_params(deep=False)
     assert all(before[k] is after[k] for k in before), "fit changed a parameter"
     for key, value in snapshot.items():
+        if hasattr(value, "get_params"):  # a wrapped estimator: its parameters
+            # (fitting the wrapper must neither fit nor change it)
+            assert not [k for k in vars(after[key]) if k.endswith("_")]
+            assert repr(after[key].get_params()) == repr(value.get_params())
+            continue
         np.testing.assert_equal(after[key], value)
 
 

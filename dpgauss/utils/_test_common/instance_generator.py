@@ -35,6 +35,19 @@ INIT_PARAMS = {
         {"rho": 1.0},  # without X_public: one component
         {"epsilon": 1.0, "n_components": 1, "budget": "fresh"},
     ],
+    # The populous aggregator needs hundreds of groups (its test's half-width
+    # falls as 1/k), far more than the common checks' few dozen rows; it is
+    # tested in tests/ensemble/test_subsample.py.
+    "SubsampleAggregate": [
+        {"estimator": "EmpiricalCovariance", "statistic": "location_", "rho": 1.0},
+        {
+            "estimator": "EmpiricalCovariance",
+            "statistic": "location_",
+            "epsilon": 1.0,
+            "radius": 5.0,
+            "budget": "fresh",
+        },
+    ],
     "TailSensitiveCovariance": [
         {"rho": 1.0, "data_norm": 100.0},
         {"epsilon": 1.0, "data_norm": 10.0, "center": False},
@@ -52,6 +65,10 @@ def make_instances(estimators):
     for name, cls in estimators:
         for params in INIT_PARAMS[name]:
             params = dict(params)
+            if params.get("estimator") == "EmpiricalCovariance":
+                from sklearn.covariance import EmpiricalCovariance
+
+                params["estimator"] = EmpiricalCovariance()
             if params.get("budget") == "fresh":
                 params["budget"] = PrivacyBudget(rho=1e9)
             yield cls(**params)
