@@ -104,8 +104,9 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
     aggregator : {"winsorized", "populous"}, default="winsorized"
         How the k group statistics are aggregated (see Notes).
     n_groups : int or "auto", default="auto"
-        The number k of groups. "auto": groups of ``max(25, 5 n_features)`` rows; for "populous", at
-        least the fewest groups its test needs (and at most 10,000).
+        The number k of groups. "auto": groups of ``max(25, 5 n_features)``
+        rows; for "populous", at least the fewest groups its test needs (and at
+        most 10,000).
     radius : float or "auto", default="auto"
         "winsorized": a public clipping radius around the private median, or
         "auto" for a private quantile of the distances. "populous": the public
