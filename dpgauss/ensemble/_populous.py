@@ -135,18 +135,22 @@ def neighbour_counts(Y, h, t, block=64):
     ok = np.all(np.isfinite(Y), axis=1)
     counts = np.ones(k, dtype=np.int64)  # every candidate counts itself
     good = np.flatnonzero(ok)
-    Z = Y[good] / h  # exact: h is a power of two, entries are multiples of it
+    Z = Y[good]
     limit = float(t) ** 2
-    # Each |D_l| <= 2^31 term is exact; squares and a sum of p terms carry a
-    # relative error below (p + 1) u, so outside a band of 4 (p + 2) u around
-    # the limit the float test decides exactly; inside it, Python integers do.
+    # Differences of multiples of h are exact when at most 2^31 h apart (then
+    # representable); larger ones round to at least (t + 1) h, or overflow to
+    # inf, and are far either way (finite inputs: no inf - inf). Dividing by
+    # the power of two h is exact for the near ones. Each |D_l| <= t < 2^31
+    # term is exact; squares and a sum of p terms carry a relative error below
+    # (p + 1) u, so outside a band of 4 (p + 2) u around the limit the float
+    # test decides exactly; inside it, Python integers do.
     margin = 4.0 * (Z.shape[1] + 2) * 2.0**-53
     lower, upper = limit * (1.0 - margin), limit * (1.0 + margin)
     exact_limit = int(t) ** 2
     with np.errstate(all="ignore"):
         for start in range(0, good.size, block):
             rows = Z[start : start + block]
-            diff = rows[:, None, :] - Z[None, :, :]
+            diff = (rows[:, None, :] - Z[None, :, :]) / h
             far = np.any(np.abs(diff) > t, axis=2)
             sq = np.einsum("ijl,ijl->ij", diff, diff)
             near = (sq <= lower) & ~far

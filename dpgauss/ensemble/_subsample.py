@@ -67,8 +67,13 @@ AUTO_ROWS_PER_FEATURE = 5
 MIN_GROUPS = 4
 #: Budget shares of the winsorized aggregator: median, radius, clipped mean.
 WINSOR_SHARES = (0.2, 0.1, 0.7)
-#: The radius is this multiple of this private quantile of the distances.
-RADIUS_QUANTILE, RADIUS_FACTOR = 0.9, 1.5
+#: The radius is this multiple of this private quantile of the distances (the
+#: median: its count is far from the ends, where a search with few groups and
+#: noisy counts goes astray; 2.5 medians cover about 90% of Gaussian-like
+#: candidates in any dimension).
+RADIUS_QUANTILE, RADIUS_FACTOR = 0.5, 2.5
+#: Fewest rows per group.
+MIN_GROUP_ROWS = 2
 #: Populous mean: test threshold T and ramp (a, b) (spec Section 12.1).
 THRESHOLD, RAMP = 0.9, (0.55, 0.75)
 #: Populous epsilon shares: sparse vector (radius="auto") and the test; delta is
@@ -323,7 +328,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
             k = int(self.n_groups)
         else:
             rows = max(AUTO_GROUP_ROWS, AUTO_ROWS_PER_FEATURE * d)
-            k = max(n // rows, min(MIN_GROUPS * 5, n // 2))
+            k = max(n // rows, min(MIN_GROUPS * 5, n // MIN_GROUP_ROWS))
             if self.aggregator == "populous":
                 k = min(max(k, self._populous_min_groups(total)), MAX_POPULOUS_GROUPS)
         if self.aggregator == "populous":
@@ -335,9 +340,10 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
                 )
         elif k < MIN_GROUPS:
             raise ValueError(f"n_groups={k} is below {MIN_GROUPS}. Nothing was spent.")
-        if n // k < 1:
+        if n // k < MIN_GROUP_ROWS:
             raise ValueError(
-                f"n_samples={n} rows cannot fill {k} groups. Nothing was spent."
+                f"n_samples={n} rows cannot fill {k} groups of at least "
+                f"{MIN_GROUP_ROWS} rows. Nothing was spent."
             )
         return k
 

@@ -1,0 +1,239 @@
+"""SubsampleAggregate: accounting, errors before spending, accuracy, failures."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator, clone
+from sklearn.covariance import EmpiricalCovariance
+from sklearn.linear_model import LinearRegression
+from sklearn.pipeline import make_pipeline
+
+from dpgauss import PrivacyBudget
+from dpgauss.accounting import ZCDP, ApproxDP, PureDP
+from dpgauss.accounting._composition import compose
+from dpgauss.ensemble import SubsampleAggregate
+from dpgauss.exceptions import PrivateTestFailedError
+
+BETA = np.array([1.0, -2.0, 0.5])
+
+
+def _regression(n, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    return X, X @ BETA + rng.normal(size=n)
+
+
+class _Raises(BaseEstimator):
+    """Fails on groups whose first row is positive (a data-dependent error)."""
+
+    def fit(self, X, y=None):
+        if X[0, 0] > 0:
+            raise RuntimeError("data-dependent failure")
+        warnings.warn("a data-dependent warning", UserWarning, stacklevel=1)
+        self.location_ = X.mean(axis=0)
+        return self
+
+
+class _FarthestRow(BaseEstimator):
+    """Centres its rows on their non-private mean and returns the farthest one:
+    one row moves it arbitrarily far."""
+
+    def fit(self, X, y=None):
+        offsets = X - X.mean(axis=0)
+        self.location_ = X[np.argmax(np.linalg.norm(offsets, axis=1))]
+        return self
+
+
+@pytest.mark.parametrize(
+    ("params", "total"),
+    [
+        ({"rho": 0.5}, ZCDP(0.5)),
+        ({"epsilon": 1.0}, PureDP(1.0)),
+        ({"rho": 0.5, "radius": 2.0}, ZCDP(0.5)),
+        ({"aggregator": "populous", "epsilon": 4.0, "delta": 1e-3}, None),
+        (
+            {"aggregator": "populous", "epsilon": 4.0, "delta": 1e-3, "radius": 3.0},
+            None,
+        ),
+    ],
+)
+def test_the_ledger_records_exactly_the_plan(params, total):
+    X, y = _regression(6000)
+    if total is None:
+        total = ApproxDP(params["epsilon"], params["delta"])
+    budget = PrivacyBudget(**_budget_kwargs(total))
+    est = SubsampleAggregate(
+        LinearRegression(), budget=budget, random_state=0, n_groups=400, **params
+    )
+    planned = est.planned_costs(3)
+    est.fit(X, y)
+    assert [e.cost for e in budget.ledger()] == planned
+    assert est.privacy_spent_ == compose(total, planned)
+    assert _within(est.privacy_spent_, total)
+
+
+def _budget_kwargs(total):
+    if isinstance(total, ZCDP):
+        return {"rho": 10.0}
+    if isinstance(total, PureDP):
+        return {"epsilon": 10.0}
+    return {"epsilon": 10.0, "delta": 1e-2}
+
+
+def _within(spent, total):
+    if isinstance(total, ZCDP):
+        return spent.rho <= total.rho * (1 + 1e-12)
+    return spent.epsilon <= total.epsilon * (1 + 1e-12)
+
+
+def test_winsorized_linear_regression_is_accurate():
+    # 400 groups of 50 rows: each candidate has sd ~ 1/sqrt(47) ~ 0.15 per
+    # coefficient; the clipped mean's noise is 2R/k / sqrt(2 rho') per entry,
+    # about 2 * 0.5 / 400 / 0.8 ~ 0.003; sampling error of the full fit ~ 0.007.
+    X, y = _regression(20000)
+    est = SubsampleAggregate(
+        LinearRegression(), statistic=("coef_", "intercept_"), rho=0.5, random_state=0
+    ).fit(X, y)
+    assert np.linalg.norm(est.estimator_.coef_ - BETA) < 0.05
+    assert abs(est.estimator_.intercept_) < 0.05
+    assert est.statistic_.shape == (4,)
+    np.testing.assert_allclose(est.predict(X[:5]), est.estimator_.predict(X[:5]))
+    # the per-group fits are not kept: only released values are
+    assert not [k for k in vars(est) if k.startswith("estimators")]
+    assert not [k for k in vars(est.estimator_) if k in ("rank_", "singular_")]
+
+
+def test_populous_linear_regression_passes_and_is_accurate():
+    X, y = _regression(60000)
+    est = SubsampleAggregate(
+        LinearRegression(),
+        aggregator="populous",
+        epsilon=4.0,
+        delta=1e-3,
+        random_state=0,
+    ).fit(X, y)
+    assert est.n_groups_ >= 369  # the fewest groups at this epsilon and delta
+    assert np.linalg.norm(est.statistic_ - BETA) < 0.15
+
+
+def test_populous_fails_honestly_and_charges():
+    X = np.random.default_rng(0).standard_cauchy(size=(3000, 2)) * 1e3
+    budget = PrivacyBudget(epsilon=10.0, delta=1e-3)
+    est = SubsampleAggregate(
+        _FarthestRow(),
+        statistic="location_",
+        aggregator="populous",
+        epsilon=4.0,
+        delta=1e-3,
+        radius=1e-6,
+        budget=budget,
+        random_state=0,
+    )
+    with pytest.raises(PrivateTestFailedError, match="spent"):
+        est.fit(X)
+    assert len(budget.ledger()) == 2  # test and mask, both charged
+    assert not hasattr(est, "statistic_")
+
+
+def test_failing_and_warning_inner_fits_neither_raise_nor_warn():
+    X = np.random.default_rng(0).normal(size=(2000, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = SubsampleAggregate(
+            _Raises(), statistic="location_", rho=1.0, random_state=0
+        ).fit(X)
+    assert np.all(np.abs(est.statistic_) < 0.5)
+
+
+def test_a_hugely_sensitive_inner_estimator_is_still_clipped():
+    X = np.random.default_rng(0).normal(size=(4000, 2))
+    X[0] = 1e12
+    est = SubsampleAggregate(
+        _FarthestRow(), statistic="location_", rho=1.0, random_state=0
+    ).fit(X)
+    assert np.all(np.abs(est.statistic_) < 5.0)
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"estimator": None, "rho": 1.0}, "needs an estimator"),
+        ({"estimator": LinearRegression(), "statistic": 3, "rho": 1.0}, "statistic"),
+        (
+            {"estimator": LinearRegression(), "aggregator": "populous", "rho": 1.0},
+            "epsilon and delta",
+        ),
+        ({"estimator": LinearRegression(), "statistic": "nope_", "rho": 1.0}, "probe"),
+        (
+            {"estimator": LinearRegression(), "n_groups": 10**6, "rho": 1.0},
+            "cannot fill",
+        ),
+        (
+            {
+                "estimator": LinearRegression(),
+                "aggregator": "populous",
+                "epsilon": 1.0,
+                "delta": 1e-6,
+            },
+            "cannot fill",
+        ),
+    ],
+)
+def test_bad_input_is_refused_before_any_spend(params, message):
+    X, y = _regression(3000)
+    budget = PrivacyBudget(epsilon=10.0, delta=1e-3)
+    if "rho" in params:
+        budget = PrivacyBudget(rho=10.0)
+    est = SubsampleAggregate(budget=budget, **params)
+    with pytest.raises((ValueError, TypeError), match=message):
+        est.fit(X, y)
+    assert budget.ledger() == []
+
+
+def test_nan_rows_are_refused_and_the_data_left_alone():
+    X, y = _regression(3000)
+    X[5, 1] = np.nan
+    copy = X.copy()
+    budget = PrivacyBudget(rho=1.0)
+    est = SubsampleAggregate(LinearRegression(), rho=0.5, budget=budget)
+    with pytest.raises(ValueError, match="NaN"):
+        est.fit(X, y)
+    assert budget.ledger() == []
+    np.testing.assert_array_equal(X, copy)
+
+
+def test_clones_on_one_budget_draw_independent_splits_and_noise():
+    X, y = _regression(4000)
+    budget = PrivacyBudget(rho=10.0)
+    est = SubsampleAggregate(LinearRegression(), rho=0.5, budget=budget, random_state=0)
+    a = clone(est).fit(X, y).statistic_
+    b = clone(est).fit(X, y).statistic_
+    assert not np.array_equal(a, b)
+
+
+def test_pickle_and_pipeline():
+    X, y = _regression(4000)
+    pipe = make_pipeline(
+        SubsampleAggregate(
+            LinearRegression(),
+            statistic=("coef_", "intercept_"),
+            rho=0.5,
+            random_state=0,
+        )
+    ).fit(X, y)
+    again = pickle.loads(pickle.dumps(pipe))
+    np.testing.assert_array_equal(again.predict(X[:3]), pipe.predict(X[:3]))
+
+
+def test_callable_statistic_and_location():
+    X = np.random.default_rng(0).normal(loc=1e6, size=(5000, 2))
+    est = SubsampleAggregate(
+        EmpiricalCovariance(),
+        statistic=lambda e: e.location_,
+        rho=1.0,
+        random_state=0,
+    ).fit(X)
+    assert est.estimator_ is None
+    assert np.all(np.abs(est.statistic_ - 1e6) < 0.2)
