@@ -55,7 +55,7 @@ compose adaptively: the fit costs the sum of the rounds' planned costs.
 rows in every round (rather than the paper's disjoint blocks of n / (R + 1)
 rows at the full budget) gives noise ``sqrt(R + 1)`` times smaller and keeps
 the non-private error of all n rows; ``benchmarks/bench_product.py`` measures
-both (``--compare-disjoint``).
+both.
 
 **Floor.** ``probabilities_`` are clipped to ``[1 / (2n), 1 - 1 / (2n)]``
 (public), so every log-likelihood is finite.

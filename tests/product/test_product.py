@@ -173,7 +173,8 @@ def test_input_types_are_accepted(tmp_path):
 def test_one_feature():
     X = _binary(0, 1000, np.array([0.3]))
     est = PrivateProductDistribution(rho=1.0, random_state=0).fit(X)
-    assert est.probabilities_.shape == (1,) and est.n_rounds_ == 1
+    assert est.probabilities_.shape == (1,)
+    assert est.n_rounds_ == 1
     assert abs(est.probabilities_[0] - X.mean()) < 6 * _first_round_sd(1.0, 1000, 1)
 
 
