@@ -14,9 +14,13 @@ all n rows and the rounds share the budget by composition.
    flip release's sensitivity anyway, so the flip costs nothing extra.
 2. Every round r = 1..R releases the counts of the coordinates S_r not yet
    locked, the rows restricted to S_r being first truncated to at most K_r
-   ones (below); a coordinate whose noisy mean is at least ``u_r / 4`` is
-   *locked* at that value, the rest go on to round r + 1 with
-   ``u_{r+1} = u_r / 2``.
+   ones (below); a coordinate whose estimate is at least ``u_r / 4`` is
+   *locked*, the rest go on to round r + 1 with ``u_{r+1} = u_r / 2``. As
+   every round counts the same rows, a coordinate's releases are one count
+   plus independent noises: its estimate (for locking and the result) is
+   their inverse-variance average (post-processing; on sparse marginals it
+   cut the Hellinger ratio to the non-private fit from about 1.85 to 1.45 in
+   the benchmark's setting).
 3. The final round releases the counts of the coordinates left (their means
    are at most ``u_f = 2^-(R+1)``, about 1/d) and clips them to ``[0, u_f]``.
 
@@ -55,7 +59,8 @@ compose adaptively: the fit costs the sum of the rounds' planned costs.
 rows in every round (rather than the paper's disjoint blocks of n / (R + 1)
 rows at the full budget) gives noise ``sqrt(R + 1)`` times smaller and keeps
 the non-private error of all n rows; ``benchmarks/bench_product.py`` measures
-both.
+both (Hellinger ratio to the non-private fit on sparse marginals, d = 200,
+n = 20,000, rho = 0.5: 1.46 against 2.99 for disjoint blocks).
 
 **Floor.** ``probabilities_`` are clipped to ``[1 / (2n), 1 - 1 / (2n)]``
 (public), so every log-likelihood is finite.
