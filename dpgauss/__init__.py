@@ -1,4 +1,5 @@
-"""dpgauss: differentially private Gaussian, covariance and mixture estimators.
+"""dpgauss: differentially private Gaussian, covariance, mixture and
+product-distribution estimators.
 
 Estimators follow scikit-learn's API; every fit charges its privacy cost to an
 optional shared :class:`PrivacyBudget` before it reads the data.
@@ -11,12 +12,14 @@ from dpgauss.ensemble import SubsampleAggregate
 from dpgauss.gaussian import PrivateGaussianEstimator
 from dpgauss.mean import PrivateMean
 from dpgauss.mixture import PublicPrivateGMM
+from dpgauss.product import PrivateProductDistribution
 
 __all__ = [
     "PrivacyBudget",
     "PrivateCovariance",
     "PrivateGaussianEstimator",
     "PrivateMean",
+    "PrivateProductDistribution",
     "PublicPrivateGMM",
     "SubsampleAggregate",
     "TailSensitiveCovariance",

@@ -28,6 +28,7 @@ def all_estimators():
     PrivateCovariance
     PrivateGaussianEstimator
     PrivateMean
+    PrivateProductDistribution
     PublicPrivateGMM
     SubsampleAggregate
     TailSensitiveCovariance

@@ -31,6 +31,11 @@ INIT_PARAMS = {
         {"epsilon": 1.0, "mean_bound": 10.0, "method": "plan"},
         {"rho": 1.0, "method": "coinpress", "cov_bounds": (0.01, 100.0)},
     ],
+    "PrivateProductDistribution": [
+        {"rho": 1.0},
+        {"epsilon": 1.0, "flip": False},
+        {"epsilon": 1.0, "delta": 1e-6, "budget": "fresh"},
+    ],
     "PublicPrivateGMM": [
         {"rho": 1.0},  # without X_public: one component
         {"epsilon": 1.0, "n_components": 1, "budget": "fresh"},
