@@ -1,0 +1,82 @@
+"""Audit of SubsampleAggregate with an inner estimator that breaks every rule.
+
+The wrapped estimator centres its group on the group's non-private mean and
+returns the row farthest from it: one row placed 1e12 away moves that group's
+statistic by 1e12 (the published mistake of centring on a non-private mean
+moves an output by thousands of noise sds). The meta-estimator's guarantee
+rests only on one row changing one group, so its release must keep its claim;
+the canary calibrates the clipped mean for a twentieth of its sensitivity and must
+be caught.
+"""
+
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator
+
+import dpgauss.ensemble._subsample as subsample_module
+from dpgauss.accounting import zcdp_to_approx
+from dpgauss.ensemble import SubsampleAggregate
+from dpgauss.mechanisms._releases import mean_mechanism
+from dpgauss.utils.audit import audit
+
+pytestmark = pytest.mark.audit
+
+RHO, DELTA = 0.5, 1e-2
+CLAIM = zcdp_to_approx(RHO, DELTA)
+
+
+class _CentredFarthest(BaseEstimator):
+    def fit(self, X, y=None):
+        offsets = X - X.mean(axis=0)  # the non-private mean of the group
+        self.location_ = X[np.argmax(np.abs(offsets[:, 0]))]
+        return self
+
+
+def _neighbours():
+    """All-zero rows (every candidate is 0, so only the noise and the group of
+    row 0 vary) against the same with row 0 at 1e12 (its group's candidate is
+    1e12, clipped onto the sphere)."""
+    X = np.zeros((200, 1))
+    Y = X.copy()
+    Y[0] = 1e12
+    return X, Y
+
+
+def _runner(Z, radius):
+    def run(n, rng):
+        seeds = rng.integers(0, 2**62, size=n)
+        est = SubsampleAggregate(
+            _CentredFarthest(),
+            statistic="location_",
+            rho=RHO,
+            n_groups=100,
+            radius=radius,
+        )
+        return np.array(
+            [est.set_params(random_state=int(s)).fit(Z).statistic_[0] for s in seeds]
+        )
+
+    return run
+
+
+def _runs(radius=3.0):
+    X, Y = _neighbours()
+    return _runner(X, radius), _runner(Y, radius)
+
+
+def _audit(runs, n):
+    return audit(*runs, n_samples=n, n_select=n // 2, delta=DELTA, random_state=4)
+
+
+def test_a_rule_breaking_inner_estimator_cannot_break_the_claim():
+    result = _audit(_runs(), 600)
+    assert result.epsilon_lower <= CLAIM, result
+
+
+def test_canary_with_a_twentieth_of_the_sensitivity_is_caught(monkeypatch):
+    def broken(cost, n, d, radius, n_partials=None):
+        return mean_mechanism(cost, n, d, radius / 20.0, n_partials)
+
+    monkeypatch.setattr(subsample_module, "mean_mechanism", broken)
+    result = _audit(_runs(), 500)
+    assert result.epsilon_lower > CLAIM, result
