@@ -168,7 +168,12 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
     "winsorized", nobody's neighbour for "populous") or even centres its rows on
     their non-private mean cannot break the guarantee; it can only make the
     result useless. Warnings and exceptions of the group fits are swallowed (a
-    warning that depends on the data would be a release).
+    warning that depends on the data would be a release), and each runs with
+    floating-point errors ignored. What is assumed of the estimator: each fit
+    is a function of its own group's rows and its own randomness, with no
+    state shared across clones (class-level caches of earlier fits) and no
+    output of its own: what it prints or logs (``verbose=1``) is not
+    private.
 
     * "winsorized": the median search, the radius search and the clipped mean
       each treat the k candidates as rows of which one changes; shares 0.2,
@@ -467,14 +472,20 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         for g in range(k):
             idx = order[g * s : (g + 1) * s]
             try:
-                with warnings.catch_warnings():
+                # errstate per group: a fit that calls np.seterr cannot re-arm
+                # floating-point exceptions for the aggregation that follows
+                with np.errstate(all="ignore"), warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     fitted = clone(self.estimator).fit(
                         X[idx], None if y is None else _take(y, idx)
                     )
                     parts = self._read(fitted)
                 flat = np.concatenate([np.ravel(q) for q in parts])
-            except Exception:  # a failed group is a failed candidate
+            except BaseException:
+                # Anything a group fit raises (KeyboardInterrupt and SystemExit
+                # included: re-raising them after the spend would let one row
+                # decide between a result and an exception) is a failed
+                # candidate.
                 continue
             if flat.shape == (p,) and np.all(np.isfinite(flat)):
                 Y[g] = flat
@@ -504,18 +515,24 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         if names is None or self._shapes is None:
             if names is not None and len(names) == 1:
                 est = clone(self.estimator)
-                setattr(est, names[0], np.asarray(value).reshape(self._shape))
-                est.n_features_in_ = d
+                try:
+                    setattr(est, names[0], np.asarray(value).reshape(self._shape))
+                    est.n_features_in_ = d
+                except AttributeError:
+                    return None
                 return est
             return None
         est = clone(self.estimator)
         start = 0
-        for name, shape in zip(names, self._shapes, strict=True):
-            size = int(np.prod(shape, dtype=np.int64))
-            part = np.asarray(value[start : start + size]).reshape(shape)
-            setattr(est, name, part if shape else float(part))
-            start += size
-        est.n_features_in_ = d
+        try:
+            for name, shape in zip(names, self._shapes, strict=True):
+                size = int(np.prod(shape, dtype=np.int64))
+                part = np.asarray(value[start : start + size]).reshape(shape)
+                setattr(est, name, part if shape else float(part))
+                start += size
+            est.n_features_in_ = d
+        except AttributeError:  # a read-only attribute (a property): no estimator_
+            return None
         return est
 
     # -- aggregators ------------------------------------------------------------------

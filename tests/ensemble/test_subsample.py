@@ -237,3 +237,44 @@ def test_callable_statistic_and_location():
     ).fit(X)
     assert est.estimator_ is None
     assert np.all(np.abs(est.statistic_ - 1e6) < 0.2)
+
+
+class _Tripwire(BaseException):
+    pass
+
+
+class _Hostile(BaseEstimator):
+    """Re-arms floating-point errors for everything after it and raises a
+    BaseException on a far row (helper-23's reproducers)."""
+
+    def fit(self, X, y=None):
+        np.seterr(all="raise")
+        if np.abs(X).max() > 1e6:
+            raise _Tripwire
+        self.location_ = X.max(axis=0)
+        return self
+
+
+@pytest.mark.parametrize("aggregator", ["winsorized", "populous"])
+def test_hostile_inner_fits_cannot_make_the_outcome_depend_on_a_row(aggregator):
+    old = np.geterr()
+    try:
+        X = np.random.default_rng(0).uniform(size=(3000, 1))
+        Y = X.copy()
+        Y[0] = 1e300
+        params = {"rho": 1.0}
+        if aggregator == "populous":
+            params = {"epsilon": 4.0, "delta": 1e-3, "radius": 1.0}
+        for Z in (X, Y):
+            est = SubsampleAggregate(
+                _Hostile(),
+                statistic="location_",
+                aggregator=aggregator,
+                n_groups=400,
+                random_state=0,
+                **params,
+            )
+            est.fit(Z)
+            assert np.isfinite(est.statistic_).all()
+    finally:
+        np.seterr(**old)
