@@ -255,10 +255,8 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
 
     # -- parameters -------------------------------------------------------------------
     def _check_params(self):
-        if self.estimator is None:
+        if self.estimator is None:  # (one without fit fails its constraint)
             raise ValueError("SubsampleAggregate needs an estimator to wrap.")
-        if not hasattr(self.estimator, "fit"):
-            raise TypeError(f"{self.estimator!r} has no fit method.")
         if _attribute_names(self.statistic) is None and not callable(self.statistic):
             raise TypeError(
                 "statistic must be an attribute name, a tuple of names or a "
@@ -329,15 +327,16 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
     # -- the plan ---------------------------------------------------------------------
     def _groups(self, n, d, total=None):
         """k from public values only."""
+        is_populous = self.aggregator == "populous"
+        need = self._populous_min_groups(total) if is_populous else MIN_GROUPS
         if self.n_groups != "auto":
             k = int(self.n_groups)
         else:
             rows = max(AUTO_GROUP_ROWS, AUTO_ROWS_PER_FEATURE * d)
             k = max(n // rows, min(MIN_GROUPS * 5, n // MIN_GROUP_ROWS))
-            if self.aggregator == "populous":
-                k = min(max(k, self._populous_min_groups(total)), MAX_POPULOUS_GROUPS)
-        if self.aggregator == "populous":
-            need = self._populous_min_groups(total)
+            if is_populous:
+                k = min(max(k, need), MAX_POPULOUS_GROUPS)
+        if is_populous:
             if k < need:
                 raise ValueError(
                     f"the populous test needs at least {need} groups at this epsilon "
@@ -442,13 +441,11 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         """
         if y is not None:
             check_consistent_length(X, y)
-        self._y = y
-        try:
-            return self._private_fit(X)
-        finally:
-            self.__dict__.pop("_y", None)
-            self.__dict__.pop("_shape", None)
-            self.__dict__.pop("_shapes", None)
+        self._y = y  # dropped with the other transient state when the fit ends
+        return self._private_fit(X)
+
+    #: The fit's targets and the statistic's public shape(s), kept for one fit.
+    _TRANSIENT = (*PrivateEstimatorMixin._TRANSIENT, "_y", "_shape", "_shapes")
 
     def _refuse_early(self, total, X):
         shape = getattr(X, "shape", None)
@@ -578,7 +575,6 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         Ys = populous.snap(Y, h)
         counts = populous.neighbour_counts(Ys, h, t)
         total = int(counts.sum())
-        eps_t, delta_t = plan.cost("test").epsilon, plan.cost("test").delta
         test = plan.calibrate("test", lambda c: _PopulousTest(c, k))
         if not test.run(total, rng):
             raise PrivateTestFailedError(
@@ -587,7 +583,6 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
                 f"{tau:.3g}); its cost ({plan.total}) is spent. More rows per group, "
                 "a larger radius or another aggregator may help."
             )
-        del eps_t, delta_t
         A_w, B_w = populous.weight_params(k, a, b)
         weights = np.minimum(np.maximum(counts - A_w, 0), B_w)
         used = t * h
