@@ -157,3 +157,23 @@ def test_randomise_lattice_is_a_function_of_the_integer_sum():
     assert mech.draws == 2
     with pytest.raises(ValueError, match="exact"):
         GaussianMechanism(sensitivity=1.0, rho=0.5, exact=False).randomise_lattice([0])
+
+
+def test_mask_sensitivity_holds_on_the_reviews_worst_pair():
+    """The worst pair helper-23's exhaustive 1-D search and hill climbing found
+    (k = 11, tau = 4, one candidate moved from 9 to 1): it uses about a tenth
+    of the bound, so the test would fail a bound ten or more times too small
+    (the random pairs above stay below a twentieth of it)."""
+    k, tau = 11, 4.0
+    Y = np.array([[9.0], [5], [5], [5], [1], [1], [5], [5], [9], [9], [5]])
+    Z = Y.copy()
+    Z[0] = 1.0
+    h, t = P.snap_grid(tau)
+    ca, cb = (
+        P.neighbour_counts(P.snap(Y, h), h, t),
+        P.neighbour_counts(P.snap(Z, h), h, t),
+    )
+    assert max(ca.sum(), cb.sum()) >= T * k * k
+    gap = float(np.linalg.norm(_exact_mu(Y, ca, k) - _exact_mu(Z, cb, k)))
+    ratio = gap / P.mask_sensitivity(k, t * h, T, A_RAMP, B_RAMP)
+    assert 0.09 < ratio <= 1.0
