@@ -30,6 +30,7 @@ estimator (unlike :class:`sklearn.ensemble.BaggingRegressor`'s
 ``estimators_``): only released values are.
 """
 
+import math
 import numbers
 import warnings
 
@@ -49,6 +50,7 @@ from dpgauss.base import (
     check_noise_scale,
 )
 from dpgauss.ensemble import _populous as populous
+from dpgauss.ensemble import _psd as psd
 from dpgauss.exceptions import PrivateTestFailedError
 from dpgauss.mechanisms import AboveThreshold, GaussianMechanism
 from dpgauss.mechanisms._range import QuantileSearch
@@ -81,8 +83,16 @@ THRESHOLD, RAMP = 0.9, (0.55, 0.75)
 SVT_SHARE, TEST_SHARE = 0.1, 0.2
 #: Populous groups at most (exact neighbour counting is O(k^2 p)).
 MAX_POPULOUS_GROUPS = 10_000
+#: The PSD space: groups at most (O(k^2 q^3) certified tests) and "auto" rows
+#: per group per matrix dimension (Thompson distances of ~0.5 between group
+#: covariances: the bound's (t^2 - 1) t^2 s / n is flat for s from 50 q to
+#: 100 q and grows on either side).
+MAX_PSD_GROUPS, PSD_ROWS_PER_DIM = 5_000, 50
 #: Sparse vector's radius grid: 2^(j/2), |j| <= 2 * GRID_OCTAVES.
 GRID_OCTAVES = 100
+#: The PSD space's radius grid starts at 2^-PSD_GRID_LOW (then as above, up to
+#: the largest radius the release is calibrated for at this k).
+PSD_GRID_LOW = 10
 _MAX_FLOAT = float(np.finfo(np.float64).max)
 
 
@@ -108,6 +118,12 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         (concatenated), or ``statistic(fitted_estimator) -> array``.
     aggregator : {"winsorized", "populous"}, default="winsorized"
         How the k group statistics are aggregated (see Notes).
+    space : {"euclidean", "psd"}, default="euclidean"
+        Where the statistic lives. "psd": a symmetric positive semi-definite
+        matrix (a covariance), compared by Ashtiani and Liaw's relative
+        semimetric (no bound on its size is needed); needs
+        ``aggregator="populous"`` and a square matrix statistic such as
+        ``"covariance_"``.
     n_groups : int or "auto", default="auto"
         The number k of groups. "auto": groups of ``max(25, 5 n_features)``
         rows; for "populous", at least the fewest groups its test needs (and at
@@ -115,7 +131,9 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
     radius : float or "auto", default="auto"
         "winsorized": a public clipping radius around the private median, or
         "auto" for a private quantile of the distances. "populous": the public
-        neighbour radius tau, or "auto" for sparse vector over a geometric grid.
+        neighbour radius tau, or "auto" for sparse vector over a geometric grid
+        (for "psd", tau is relative: neighbours satisfy
+        ``A / (1 + tau) <= B <= (1 + tau) A``).
     output_shape : tuple of int or None, default=None
         The shape of ``statistic`` (public). None: read from a fit on a public
         probe (standard normal rows; for a classifier, two classes).
@@ -215,6 +233,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         "estimator": [HasMethods(["fit"]), None],
         "statistic": [str, tuple, list, callable],
         "aggregator": [StrOptions({"winsorized", "populous"})],
+        "space": [StrOptions({"euclidean", "psd"})],
         "n_groups": [
             Interval(numbers.Integral, 2, None, closed="left"),
             StrOptions({"auto"}),
@@ -232,6 +251,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         *,
         statistic="coef_",
         aggregator="winsorized",
+        space="euclidean",
         n_groups="auto",
         radius="auto",
         output_shape=None,
@@ -244,6 +264,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         self.estimator = estimator
         self.statistic = statistic
         self.aggregator = aggregator
+        self.space = space
         self.n_groups = n_groups
         self.radius = radius
         self.output_shape = output_shape
@@ -257,6 +278,11 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
     def _check_params(self):
         if self.estimator is None:  # (one without fit fails its constraint)
             raise ValueError("SubsampleAggregate needs an estimator to wrap.")
+        if self.space == "psd" and self.aggregator != "populous":
+            raise ValueError(
+                "space='psd' is implemented for aggregator='populous' only; "
+                f"got aggregator={self.aggregator!r}."
+            )
         if _attribute_names(self.statistic) is None and not callable(self.statistic):
             raise TypeError(
                 "statistic must be an attribute name, a tuple of names or a "
@@ -333,9 +359,13 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
             k = int(self.n_groups)
         else:
             rows = max(AUTO_GROUP_ROWS, AUTO_ROWS_PER_FEATURE * d)
+            most = MAX_POPULOUS_GROUPS
+            if self.space == "psd":
+                rows = max(rows, PSD_ROWS_PER_DIM * self._matrix_size())
+                most = MAX_PSD_GROUPS
             k = max(n // rows, min(MIN_GROUPS * 5, n // MIN_GROUP_ROWS))
             if is_populous:
-                k = min(max(k, need), MAX_POPULOUS_GROUPS)
+                k = min(max(k, need), most)
         if is_populous:
             if k < need:
                 raise ValueError(
@@ -377,10 +407,22 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
             entries = []
             if self.radius == "auto":
                 entries.append(Release("radius", PureDP(eps_svt), "above_threshold"))
-            entries += [
-                Release("test", ApproxDP(eps_t, delta_t), "truncated_laplace"),
-                Release("mask", ZCDP(rho), "gaussian"),
-            ]
+            entries.append(
+                Release("test", ApproxDP(eps_t, delta_t), "truncated_laplace")
+            )
+            if self.space == "psd":
+                if "_shape" in self.__dict__:
+                    shape = self._shape
+                else:  # planned_costs before a fit: the probe's shape
+                    shape = self._probe_shape(d, None)[0]
+                share = psd.shape_share(self._matrix_size(shape))
+                shape, scale = split_cost(ZCDP(rho), [share, 1.0 - share])
+                entries += [
+                    Release("mask", shape, "gaussian"),
+                    Release("scale", scale, "gaussian"),
+                ]
+            else:
+                entries.append(Release("mask", ZCDP(rho), "gaussian"))
             return ReleasePlan(total, entries)
         kind = "gaussian" if isinstance(total, ZCDP) else "laplace"
         if self.radius == "auto":
@@ -396,10 +438,72 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         entries.append(Release("mean", mean, kind))
         return ReleasePlan(total, entries)
 
+    def _matrix_size(self, shape=None):
+        """The PSD statistic's size q (its shape must be (q, q)); public."""
+        shape = self._shape if shape is None else shape
+        if len(shape) != 2 or shape[0] != shape[1]:
+            raise ValueError(
+                "space='psd' needs a square matrix statistic (such as "
+                f"'covariance_'); its shape is {shape}. Nothing was spent."
+            )
+        return int(shape[0])
+
+    def _psd_radii(self, k):
+        """The PSD radii sparse vector chooses from: ``2^(j/2)`` from
+        ``2^-PSD_GRID_LOW`` up to the largest whose bound Delta is at most
+        ``psd.MAX_DELTA`` at this k (public)."""
+        grid = 2.0 ** (np.arange(-2 * PSD_GRID_LOW, 2 * GRID_OCTAVES + 1) / 2.0)
+        keep = [
+            r
+            for r in grid
+            if psd.mean_sensitivity(k, 1.0 + r, THRESHOLD, *RAMP) <= psd.MAX_DELTA
+        ]
+        if not keep:
+            raise ValueError(
+                f"{k} groups are too few for the PSD populous mean at any radius "
+                f"from {grid[0]:g}; use more groups. Nothing was spent."
+            )
+        return np.array(keep)
+
+    def _check_psd_radius(self, k):
+        if self.radius == "auto":
+            self._psd_radii(k)
+        else:
+            t = 1.0 + float(self.radius)
+            delta = psd.mean_sensitivity(k, t, THRESHOLD, *RAMP)
+            if delta > psd.MAX_DELTA:
+                raise ValueError(
+                    f"radius={self.radius!r} is too large for {k} groups in the PSD "
+                    f"space (its bound {delta:.3g} exceeds {psd.MAX_DELTA}); use a "
+                    "smaller radius or more groups. Nothing was spent."
+                )
+
+    def _check_psd_noise(self, plan):
+        q = self._matrix_size()
+        # The worst calibration any radius can need: Delta = MAX_DELTA.
+        shape_sens, scale_sens = psd.release_sensitivities(psd.MAX_DELTA)
+        size = q * (q + 1) // 2
+        mech = GaussianMechanism(sensitivity=shape_sens, rho=plan.cost("mask").rho)
+        check_noise_scale(mech, size=size)
+        mech = GaussianMechanism(sensitivity=scale_sens, rho=plan.cost("scale").rho)
+        check_noise_scale(mech, size=1)
+
     def _check_calibration(self, plan, n, d):
         k = self._groups(n, d, plan.total)
         p = int(np.prod(self._shape, dtype=np.int64))
+        if self.space == "psd":  # ValueErrors of their own, before the rest
+            self._matrix_size()
+            self._check_psd_radius(k)
         try:
+            if self.space == "psd":
+                self._check_psd_noise(plan)
+                if self.radius == "auto":
+                    AboveThreshold(
+                        threshold=float(k * k),
+                        sensitivity=2.0 * (k - 1),
+                        epsilon=plan.cost("radius").epsilon,
+                    )
+                return
             if self.aggregator == "populous":
                 sens = populous.mask_sensitivity(k, MAX_RADIUS, THRESHOLD, *RAMP)
                 mech = GaussianMechanism(sensitivity=sens, rho=plan.cost("mask").rho)
@@ -565,24 +669,29 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         noisy = mech.randomise(sum_y / k, rng)
         return centre + noisy, radius, mech.sensitivity, centre
 
-    def _populous(self, Y, k, plan, rng):
-        T, (a, b) = THRESHOLD, RAMP
-        if self.radius == "auto":
-            tau = self._svt_radius(Y, k, plan, rng)
-        else:
-            tau = float(self.radius)
-        h, t = populous.snap_grid(tau)
-        Ys = populous.snap(Y, h)
-        counts = populous.neighbour_counts(Ys, h, t)
-        total = int(counts.sum())
+    def _run_test(self, counts, k, tau, plan, rng):
         test = plan.calibrate("test", lambda c: _PopulousTest(c, k))
-        if not test.run(total, rng):
+        if not test.run(int(counts.sum()), rng):
             raise PrivateTestFailedError(
                 "SubsampleAggregate(aggregator='populous'): the private test did not "
                 f"pass (the group statistics are not clustered within radius "
                 f"{tau:.3g}); its cost ({plan.total}) is spent. More rows per group, "
                 "a larger radius or another aggregator may help."
             )
+
+    def _populous(self, Y, k, plan, rng):
+        if self.space == "psd":
+            return self._populous_psd(Y, k, plan, rng)
+        T, (a, b) = THRESHOLD, RAMP
+        if self.radius == "auto":
+            grid = 2.0 ** (np.arange(-2 * GRID_OCTAVES, 2 * GRID_OCTAVES + 1) / 2.0)
+            tau = self._svt_radius(_pair_counts(Y, grid), grid, k, plan, rng)
+        else:
+            tau = float(self.radius)
+        h, t = populous.snap_grid(tau)
+        Ys = populous.snap(Y, h)
+        counts = populous.neighbour_counts(Ys, h, t)
+        self._run_test(counts, k, tau, plan, rng)
         A_w, B_w = populous.weight_params(k, a, b)
         weights = np.minimum(np.maximum(counts - A_w, 0), B_w)
         used = t * h
@@ -593,17 +702,56 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         coords = populous.exact_lattice_mean(Ys, weights, mech.grid)
         return mech.randomise_lattice(coords, rng), used, sens, None
 
-    def _svt_radius(self, Y, k, plan, rng):
+    def _populous_psd(self, Y, k, plan, rng):
+        """The populous mean in the PSD space (proof: :mod:`dpgauss.ensemble._psd`)."""
+        T, (a, b) = THRESHOLD, RAMP
+        q = self._matrix_size()
+        S, ok = psd.sanitise(Y, q)
+        V = psd.log_vectors(S, ok)
+        if self.radius == "auto":
+            grid = self._psd_radii(k)
+            tau = self._svt_radius(psd.pair_counts(V, grid), grid, k, plan, rng)
+        else:
+            tau = float(self.radius)
+        t = 1.0 + tau  # the relation is the one of this float t, exactly
+        counts = psd.neighbour_counts(S, V, t)
+        self._run_test(counts, k, tau, plan, rng)
+        A_w, B_w = populous.weight_params(k, a, b)
+        weights = np.minimum(np.maximum(counts - A_w, 0), B_w)
+        delta = psd.mean_sensitivity(k, t, T, a, b)
+        shape_sens, scale_sens = psd.release_sensitivities(delta)
+        shape_mech = plan.calibrate(
+            "mask", lambda c: GaussianMechanism(sensitivity=shape_sens, rho=c.rho)
+        )
+        scale_mech = plan.calibrate(
+            "scale", lambda c: GaussianMechanism(sensitivity=scale_sens, rho=c.rho)
+        )
+        coords, trace = psd.trace_normalised_mean(S, weights, shape_mech.grid)
+        upper = shape_mech.randomise_lattice(coords, rng)
+        log_trace = float(scale_mech.randomise([math.log(trace)], rng)[0])
+        # Post-processing: the symmetric matrix, eigenvalues floored at the
+        # shape noise's sd, times the released scale.
+        nu = np.zeros((q, q))
+        iu = np.triu_indices(q)
+        nu[iu] = upper
+        nu = nu + np.triu(nu, 1).T
+        vals, vecs = np.linalg.eigh(nu)
+        floor = shape_mech.effective_scale(len(coords))
+        vals = np.maximum(vals, floor)
+        scale = math.exp(min(log_trace, math.log(_MAX_FLOAT) - math.log(q)))
+        value = (vecs * (vals * scale)) @ vecs.T
+        value = (value + value.T) / 2.0
+        return value.ravel(), t - 1.0, shape_sens, None
+
+    def _svt_radius(self, counts, grid, k, plan, rng):
         """The first grid radius whose pair count clears the threshold (sparse vector).
 
-        Query j is ``N_j = |{(i, l) : fl-distance(Y_i, Y_l) <= 2^(j/2)}|``, a
-        deterministic function of each pair (failed candidates count only with
-        themselves), so replacing one candidate moves every N_j by at most
-        2 (k - 1). The threshold asks for a Q well above the test's sure-pass
-        level ``T + 2A``.
+        Query j is ``N_j = |{(i, l) : distance(Y_i, Y_l) <= grid_j}|`` for a
+        distance computed as a fixed function of each pair (failed candidates
+        count only with themselves), so replacing one candidate moves every N_j
+        by at most 2 (k - 1). The threshold asks for a Q well above the test's
+        sure-pass level ``T + 2A``.
         """
-        grid = 2.0 ** (np.arange(-2 * GRID_OCTAVES, 2 * GRID_OCTAVES + 1) / 2.0)
-        counts = _pair_counts(Y, grid)
         eps_t, delta_t = plan.cost("test").epsilon, plan.cost("test").delta
         A = populous.test_half_width(k, eps_t, delta_t)
         target = min(1.0, THRESHOLD + 2.0 * A + 0.5 * (1.0 - THRESHOLD - 2.0 * A))

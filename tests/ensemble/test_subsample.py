@@ -278,3 +278,121 @@ def test_hostile_inner_fits_cannot_make_the_outcome_depend_on_a_row(aggregator):
             assert np.isfinite(est.statistic_).all()
     finally:
         np.seterr(**old)
+
+
+# -- the PSD space ---------------------------------------------------------------
+
+
+def _gaussian(n, d, scale=1.0, seed=0):
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(d, d))
+    cov = A @ A.T + np.eye(d)
+    return rng.multivariate_normal(np.zeros(d), cov, size=n) * scale, cov * scale**2
+
+
+def _thompson(A, B):
+    Li = np.linalg.inv(np.linalg.cholesky(B))
+    lam = np.linalg.eigvalsh(Li @ A @ Li.T)
+    return max(lam.max(), 1.0 / lam.min()) - 1.0
+
+
+def _psd(**params):
+    base = {
+        "estimator": EmpiricalCovariance(),
+        "statistic": "covariance_",
+        "aggregator": "populous",
+        "space": "psd",
+        "epsilon": 2.0,
+        "delta": 1e-5,
+        "random_state": 0,
+    }
+    return SubsampleAggregate(**{**base, **params})
+
+
+@pytest.mark.parametrize("scale", [1e-60, 1.0, 1e70])
+def test_psd_covariance_is_scale_free_and_coarsely_accurate(scale):
+    """No bound on the covariance's size: the same fit at any scale, a constant
+    factor from the truth at n = 2e5 (the space is coarse; see the user guide)."""
+    X, cov = _gaussian(200_000, 2, scale)
+    est = _psd().fit(X)
+    out = est.statistic_
+    assert out.shape == (2, 2)
+    np.testing.assert_array_equal(out, out.T)
+    assert np.linalg.eigvalsh(out).min() > 0
+    assert _thompson(out, cov) < 1.5
+    assert est.radius_ > 0
+    assert est.sensitivity_ > 0
+    assert isinstance(est.estimator_, EmpiricalCovariance)
+    np.testing.assert_array_equal(est.estimator_.covariance_, out)
+
+
+@pytest.mark.parametrize("radius", ["auto", 0.7])
+def test_psd_ledger_records_exactly_the_plan(radius):
+    X, _ = _gaussian(150_000, 2)
+    budget = PrivacyBudget(epsilon=10.0, delta=1e-2)
+    est = _psd(budget=budget, radius=radius)
+    planned = est.planned_costs(2)
+    names = [e.label for e in est._build_plan(est._privacy_total(), 2).releases()]
+    assert [n.split(":")[-1] for n in names][-2:] == ["mask", "scale"]
+    try:
+        est.fit(X)
+    except PrivateTestFailedError:
+        pass
+    assert [e.cost for e in budget.ledger()] == planned
+    assert compose(ApproxDP(2.0, 1e-5), planned).epsilon <= 2.0 * (1 + 1e-12)
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"aggregator": "winsorized", "rho": 1.0}, "populous"),
+        ({"statistic": "location_"}, "square"),
+        ({"radius": 50.0}, "too large"),
+        ({"n_groups": 30}, "at least"),
+    ],
+)
+def test_psd_bad_parameters_are_refused_before_any_spend(params, message):
+    X, _ = _gaussian(20_000, 2)
+    budget = PrivacyBudget(epsilon=10.0, delta=1e-2)
+    if "rho" in params:
+        params = {**params, "epsilon": None, "delta": None}
+    est = _psd(budget=budget, **params)
+    with pytest.raises(ValueError, match=message):
+        est.fit(X)
+    assert budget.ledger() == []
+
+
+class _HostileMatrix(BaseEstimator):
+    """Returns, by its rows, NaN, inf, a negative, a huge, a tiny, a non-symmetric
+    or an outer-product matrix of the farthest row from the non-private mean."""
+
+    def fit(self, X, y=None):
+        d = X.shape[1]
+        kind = int(abs(X[0, 0]) * 1e6) % 8
+        far = X[np.argmax(np.linalg.norm(X - X.mean(axis=0), axis=1))]
+        self.covariance_ = [
+            np.full((d, d), np.nan),
+            np.full((d, d), np.inf),
+            -np.eye(d),
+            np.eye(d) * 2.0**600,
+            np.eye(d) * 1e-300,
+            np.triu(np.ones((d, d))),
+            np.outer(far, far) + np.eye(d) * 1e-3,
+            np.cov(X.T),
+        ][kind]
+        return self
+
+
+def test_psd_hostile_inner_fits_never_raise_after_the_spend():
+    X, _ = _gaussian(60_000, 2)
+    Y = X.copy()
+    Y[0] = 1e300
+    for Z in (X, Y):
+        budget = PrivacyBudget(epsilon=10.0, delta=1e-2)
+        est = _psd(estimator=_HostileMatrix(), epsilon=4.0, delta=1e-3, budget=budget)
+        try:
+            est.fit(Z)
+            assert np.isfinite(est.statistic_).all()
+        except PrivateTestFailedError:
+            assert not hasattr(est, "statistic_")
+        assert len(budget.ledger()) == 4  # radius, test, mask, scale
