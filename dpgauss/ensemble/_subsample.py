@@ -51,7 +51,7 @@ from dpgauss.base import (
 )
 from dpgauss.ensemble import _populous as populous
 from dpgauss.ensemble import _psd as psd
-from dpgauss.exceptions import PrivateTestFailedError
+from dpgauss.exceptions import PrivateTestFailedError, UtilityWarning
 from dpgauss.mechanisms import AboveThreshold, GaussianMechanism
 from dpgauss.mechanisms._range import QuantileSearch
 from dpgauss.mechanisms._releases import mean_mechanism
@@ -93,6 +93,9 @@ GRID_OCTAVES = 100
 #: The PSD space's radius grid starts at 2^-PSD_GRID_LOW (then as above, up to
 #: the largest radius the release is calibrated for at this k).
 PSD_GRID_LOW = 10
+#: Largest useful shape noise: sd times the matrix size q, in trace units (the
+#: average eigenvalue of the trace-normalised matrix is 1 / q).
+PSD_USEFUL = 0.5
 _MAX_FLOAT = float(np.finfo(np.float64).max)
 
 
@@ -448,35 +451,53 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
             )
         return int(shape[0])
 
-    def _psd_radii(self, k):
+    def _psd_noise(self, k, radius, rho_shape):
+        """The shape noise's sd (trace units) at this radius, or inf beyond
+        MAX_DELTA; public."""
+        delta = psd.mean_sensitivity(k, 1.0 + radius, THRESHOLD, *RAMP)
+        if delta > psd.MAX_DELTA:
+            return math.inf
+        return psd.release_sensitivities(delta)[0] / math.sqrt(2.0 * rho_shape)
+
+    def _psd_radii(self, k, rho_shape):
         """The PSD radii sparse vector chooses from: ``2^(j/2)`` from
-        ``2^-PSD_GRID_LOW`` up to the largest whose bound Delta is at most
-        ``psd.MAX_DELTA`` at this k (public)."""
+        ``2^-PSD_GRID_LOW`` up to the largest whose shape noise is useful
+        (sd at most ``PSD_USEFUL_NOISE / q``, q the matrix size: larger radii
+        would release noise, and a failed test is the better answer). Public."""
+        q = self._matrix_size()
         grid = 2.0 ** (np.arange(-2 * PSD_GRID_LOW, 2 * GRID_OCTAVES + 1) / 2.0)
-        keep = [
-            r
-            for r in grid
-            if psd.mean_sensitivity(k, 1.0 + r, THRESHOLD, *RAMP) <= psd.MAX_DELTA
-        ]
+        keep = [r for r in grid if self._psd_noise(k, r, rho_shape) * q <= PSD_USEFUL]
         if not keep:
             raise ValueError(
-                f"{k} groups are too few for the PSD populous mean at any radius "
-                f"from {grid[0]:g}; use more groups. Nothing was spent."
+                f"{k} groups are too few for a useful PSD populous mean at this "
+                f"budget (even at radius {grid[0]:g} the noise's sd exceeds "
+                f"{PSD_USEFUL} / {q}); use more rows or a larger budget. Nothing "
+                "was spent."
             )
         return np.array(keep)
 
-    def _check_psd_radius(self, k):
+    def _check_psd_radius(self, k, plan):
+        q, rho_shape = self._matrix_size(), plan.cost("mask").rho
         if self.radius == "auto":
-            self._psd_radii(k)
-        else:
-            t = 1.0 + float(self.radius)
-            delta = psd.mean_sensitivity(k, t, THRESHOLD, *RAMP)
-            if delta > psd.MAX_DELTA:
-                raise ValueError(
-                    f"radius={self.radius!r} is too large for {k} groups in the PSD "
-                    f"space (its bound {delta:.3g} exceeds {psd.MAX_DELTA}); use a "
-                    "smaller radius or more groups. Nothing was spent."
-                )
+            self._psd_radii(k, rho_shape)
+            return
+        noise = self._psd_noise(k, float(self.radius), rho_shape)
+        if noise == math.inf:
+            raise ValueError(
+                f"radius={self.radius!r} is too large for {k} groups in the PSD "
+                f"space (its bound exceeds {psd.MAX_DELTA}); use a smaller radius "
+                "or more groups. Nothing was spent."
+            )
+        if noise * q > PSD_USEFUL:
+            # From public values only (k, radius, budget): not a release.
+            warnings.warn(
+                f"SubsampleAggregate(space='psd'): at radius={self.radius!r} and "
+                f"{k} groups the released matrix's noise sd is {noise:.3g} of its "
+                "trace: the result will be mostly noise. Use more rows, a larger "
+                "budget or a smaller radius.",
+                UtilityWarning,
+                stacklevel=4,
+            )
 
     def _check_psd_noise(self, plan):
         q = self._matrix_size()
@@ -493,7 +514,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         p = int(np.prod(self._shape, dtype=np.int64))
         if self.space == "psd":  # ValueErrors of their own, before the rest
             self._matrix_size()
-            self._check_psd_radius(k)
+            self._check_psd_radius(k, plan)
         try:
             if self.space == "psd":
                 self._check_psd_noise(plan)
@@ -709,7 +730,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         S, ok = psd.sanitise(Y, q)
         V = psd.log_vectors(S, ok)
         if self.radius == "auto":
-            grid = self._psd_radii(k)
+            grid = self._psd_radii(k, plan.cost("mask").rho)
             tau = self._svt_radius(psd.pair_counts(V, grid), grid, k, plan, rng)
         else:
             tau = float(self.radius)
