@@ -209,6 +209,16 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
       spent, nothing fitted. The proof (tightened constants: mask sensitivity
       about 33 tau / k against the paper's 400 tau / k) is in
       :mod:`dpgauss.ensemble._populous`.
+    * "populous" with ``space="psd"``: the same test and weights with the
+      relative semimetric (neighbours when ``Y_i <= (1 + tau) Y_j`` and
+      ``Y_j <= (1 + tau) Y_i``), decided by a certified float64 test that
+      never calls a non-neighbour a neighbour; the mask is two zCDP lattice
+      Gaussian releases, of the trace-normalised weighted mean (Frobenius
+      sensitivity ``2 Delta / (1 - Delta)``) and of its log-trace
+      (``-ln(1 - Delta)``), ``Delta = ((1 + tau)^2 - 1)(1 + tau)^2 S`` with S
+      the Euclidean bound's weight sum (about 19.5 / k at tau = 0.3). Proof in
+      :mod:`dpgauss.ensemble._psd`. Candidates must have entries between
+      ``2^-500`` (trace) and ``2^500``; others are failed.
 
     Accuracy needs the estimator to be accurate on n / k rows: the error of the
     aggregate is about the spread of the candidates times ``sqrt(p) / k``
