@@ -75,6 +75,7 @@ __all__ = [
     "snap",
     "test_half_width",
     "weight_params",
+    "weight_sum_bound",
 ]
 
 #: Bound on the absolute error of a test's pass probability as drawn.
@@ -231,16 +232,21 @@ def min_groups(epsilon, delta, threshold, a, b):
     raise ValueError("no number of groups makes the populous test pass.")
 
 
-def mask_sensitivity(k, tau, threshold, a, b):
-    """The l2 bound on ``||mu - mu'||`` (module docstring), with a 1e-9 margin."""
+def weight_sum_bound(k, threshold, a, b):
+    """``S_max = (2 (k - 1) / B_w + 2) / W_min + 1 / W'_min``, which bounds
+    ``sum_{i>=2} |a_i - b_i| + a_1 + b_1`` (module docstring)."""
     A_w, B_w = weight_params(k, a, b)
     W = _weight_floor(k, threshold, A_w)
     moves = (k - 1) / B_w
     W_other = W - 1.0 - moves
     if not (2 * A_w > k - 1 and W_other > 0):
         raise ValueError(f"{k} groups are too few for the populous mean's bound.")
-    bound = 2.0 * tau * ((2.0 * moves + 2.0) / W + 1.0 / W_other)
-    return bound * (1.0 + 1e-9)
+    return (2.0 * moves + 2.0) / W + 1.0 / W_other
+
+
+def mask_sensitivity(k, tau, threshold, a, b):
+    """The l2 bound on ``||mu - mu'||`` (module docstring), with a 1e-9 margin."""
+    return 2.0 * tau * weight_sum_bound(k, threshold, a, b) * (1.0 + 1e-9)
 
 
 def _round_ratio(num, den):

@@ -101,7 +101,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpgauss.ensemble._populous import _round_ratio, _weight_floor, weight_params
+from dpgauss.ensemble._populous import _round_ratio, weight_sum_bound
 
 __all__ = [
     "certified_neighbours",
@@ -317,13 +317,7 @@ def neighbour_counts(S, V, t):
 
 def mean_sensitivity(k, t, threshold, a, b):
     """Delta: ``-Delta mu' <= mu - mu' <= Delta mu'`` (module docstring)."""
-    A_w, B_w = weight_params(k, a, b)
-    W = _weight_floor(k, threshold, A_w)
-    moves = (k - 1) / B_w
-    W_other = W - 1.0 - moves
-    if not (2 * A_w > k - 1 and W_other > 0):
-        raise ValueError(f"{k} groups are too few for the populous mean's bound.")
-    S_max = (2.0 * moves + 2.0) / W + 1.0 / W_other
+    S_max = weight_sum_bound(k, threshold, a, b)
     return (t * t - 1.0) * t * t * S_max * (1.0 + 1e-9)
 
 

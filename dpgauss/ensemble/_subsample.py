@@ -526,19 +526,15 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
             self._matrix_size()
             self._check_psd_radius(k, plan)
         try:
-            if self.space == "psd":
-                self._check_psd_noise(plan)
-                if self.radius == "auto":
-                    AboveThreshold(
-                        threshold=float(k * k),
-                        sensitivity=2.0 * (k - 1),
-                        epsilon=plan.cost("radius").epsilon,
-                    )
-                return
             if self.aggregator == "populous":
-                sens = populous.mask_sensitivity(k, MAX_RADIUS, THRESHOLD, *RAMP)
-                mech = GaussianMechanism(sensitivity=sens, rho=plan.cost("mask").rho)
-                check_noise_scale(mech, size=p)
+                if self.space == "psd":
+                    self._check_psd_noise(plan)
+                else:
+                    sens = populous.mask_sensitivity(k, MAX_RADIUS, THRESHOLD, *RAMP)
+                    rho = plan.cost("mask").rho
+                    check_noise_scale(
+                        GaussianMechanism(sensitivity=sens, rho=rho), size=p
+                    )
                 if self.radius == "auto":
                     AboveThreshold(
                         threshold=float(k * k),
