@@ -235,16 +235,23 @@ def log_vectors(S, ok):
     idx = np.flatnonzero(ok)
     if idx.size == 0:
         return out
+    iu = np.triu_indices(d)
+    weight = np.where(iu[0] == iu[1], 1.0, math.sqrt(2.0))
     with np.errstate(all="ignore"):
-        vals, vecs = np.linalg.eigh(S[idx])
-        pos = np.all(vals > 0.0, axis=1) & np.all(np.isfinite(vals), axis=1)
-        logvals = np.log(np.where(vals > 0.0, vals, 1.0))
-        logs = (vecs * logvals[:, None, :]) @ np.swapaxes(vecs, 1, 2)
-        iu = np.triu_indices(d)
-        weight = np.where(iu[0] == iu[1], 1.0, math.sqrt(2.0))
-        flat = logs[:, iu[0], iu[1]] * weight
-        flat[~pos] = np.nan
-    out[idx] = flat
+        for i in idx:
+            # One candidate at a time: LAPACK fails to converge on some finite
+            # (even positive definite) matrices, and numpy then raises
+            # whatever the errstate (helper-26's review). Such a candidate
+            # gets NaN (no neighbours): a fixed map of it, after the spend
+            # never an exception, and no other candidate's vector changes.
+            try:
+                vals, vecs = np.linalg.eigh(S[i])
+            except np.linalg.LinAlgError:
+                continue
+            if not (np.all(vals > 0.0) and np.all(np.isfinite(vals))):
+                continue
+            logs = (vecs * np.log(vals)) @ vecs.T
+            out[i] = logs[iu] * weight
     return out
 
 
@@ -301,17 +308,20 @@ def neighbour_counts(S, V, t):
     counts = np.ones(k, dtype=np.int64)
     step = _block(k, V.shape[1])
     loose = math.sqrt(d) * math.log(t) * (1.0 + 1e-6) + 1e-9
+    chunk = max(1, 4_000_000 // (d * d))
     for start in range(0, k, step):
         rows = np.arange(start, min(k, start + step))
         dist = log_distances(V, rows)
         upper = np.arange(k)[None, :] > rows[:, None]
         cand = np.argwhere(upper & (dist <= loose))
-        if cand.size == 0:
-            continue
-        i, j = rows[cand[:, 0]], cand[:, 1]
-        keep = certified_neighbours(t, S[i], S[j])
-        np.add.at(counts, i[keep], 1)
-        np.add.at(counts, j[keep], 1)
+        # The certified tests in chunks of a fixed size: the memory used does
+        # not depend on how many pairs pass the pre-filter.
+        for at in range(0, cand.shape[0], chunk):
+            part = cand[at : at + chunk]
+            i, j = rows[part[:, 0]], part[:, 1]
+            keep = certified_neighbours(t, S[i], S[j])
+            np.add.at(counts, i[keep], 1)
+            np.add.at(counts, j[keep], 1)
     return counts
 
 

@@ -30,6 +30,7 @@ estimator (unlike :class:`sklearn.ensemble.BaggingRegressor`'s
 ``estimators_``): only released values are.
 """
 
+import gc
 import math
 import numbers
 import warnings
@@ -491,6 +492,12 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         if self.radius == "auto":
             self._psd_radii(k, rho_shape)
             return
+        if 1.0 + float(self.radius) == 1.0:
+            raise ValueError(
+                f"radius={self.radius!r} is below float64's resolution around 1 "
+                "(1 + radius == 1): no two matrices could be neighbours. Nothing "
+                "was spent."
+            )
         noise = self._psd_noise(k, float(self.radius), rho_shape)
         if noise == math.inf:
             raise ValueError(
@@ -617,6 +624,12 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
                 continue
             if flat.shape == (p,) and np.all(np.isfinite(flat)):
                 Y[g] = flat
+        # A group fit's finaliser (an object in a reference cycle) could call
+        # np.seterr later, during the release: collect the fits now, under an
+        # errstate that is restored on exit (helper-26's review).
+        fitted = parts = None
+        with np.errstate(all="ignore"):
+            gc.collect()
         return Y, s
 
     def _fit_releases(self, X, plan, rng):
@@ -758,16 +771,8 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         log_trace = float(scale_mech.randomise([math.log(trace)], rng)[0])
         # Post-processing: the symmetric matrix, eigenvalues floored at the
         # shape noise's sd, times the released scale.
-        nu = np.zeros((q, q))
-        iu = np.triu_indices(q)
-        nu[iu] = upper
-        nu = nu + np.triu(nu, 1).T
-        vals, vecs = np.linalg.eigh(nu)
         floor = shape_mech.effective_scale(len(coords))
-        vals = np.maximum(vals, floor)
-        scale = math.exp(min(log_trace, math.log(_MAX_FLOAT) - math.log(q)))
-        value = (vecs * (vals * scale)) @ vecs.T
-        value = (value + value.T) / 2.0
+        value = _psd_matrix(upper, q, floor, log_trace)
         return value.ravel(), t - 1.0, shape_sens, None
 
     def _svt_radius(self, counts, grid, k, plan, rng):
@@ -865,6 +870,29 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         return tags
+
+
+def _psd_matrix(upper, q, floor, log_trace):
+    """Post-processing of the PSD release: the symmetric matrix of ``upper``,
+    its eigenvalues floored at ``floor`` and times ``exp(log_trace)``, clamped
+    (finite, condition number at most 1e12) so that the result is a usable
+    positive definite matrix for every noise draw."""
+    tiny = float(np.finfo(np.float64).tiny)
+    with np.errstate(all="ignore"):
+        nu = np.zeros((q, q))
+        nu[np.triu_indices(q)] = upper
+        nu = nu + np.triu(nu, 1).T
+        try:
+            vals, vecs = np.linalg.eigh(nu)
+        except np.linalg.LinAlgError:  # a fixed fallback on the released values
+            vals, vecs = np.diag(nu).copy(), np.eye(q)
+        vals = np.where(np.isfinite(vals), vals, floor)
+        log_lam = np.log(np.maximum(vals, floor)) + log_trace
+        top = math.log(_MAX_FLOAT / (4.0 * q))
+        lam = np.exp(np.clip(log_lam, math.log(tiny) + 60.0, top))
+        lam = np.maximum(lam, lam.max() * 1e-12)  # condition number <= 1e12
+        value = (vecs * lam) @ vecs.T
+        return (value + value.T) / 2.0
 
 
 def _take(y, idx):
