@@ -111,7 +111,7 @@ def snap(Y, h):
     return Y
 
 
-def neighbour_counts(Y, h, t, block=64):
+def neighbour_counts(Y, h, t, block=None):
     """``c_i = |{j : ||Y_i - Y_j|| <= t h}|`` exactly, for snapped candidates.
 
     Failed candidates (NaN rows) are nobody's neighbour; each counts itself.
@@ -124,8 +124,9 @@ def neighbour_counts(Y, h, t, block=64):
         The snapping grid (a power of two).
     t : int
         The radius in grid units.
-    block : int, default=64
-        Rows compared at once (memory ``block * k * p`` floats).
+    block : int, default=None
+        Rows compared at once (memory ``block * k * p`` floats). None: from the
+        public k and p, at most 2e6 floats per temporary.
 
     Returns
     -------
@@ -133,6 +134,8 @@ def neighbour_counts(Y, h, t, block=64):
         The counts.
     """
     k = Y.shape[0]
+    if block is None:
+        block = max(1, min(64, 2_000_000 // max(1, k * Y.shape[1])))
     ok = np.all(np.isfinite(Y), axis=1)
     counts = np.ones(k, dtype=np.int64)  # every candidate counts itself
     good = np.flatnonzero(ok)

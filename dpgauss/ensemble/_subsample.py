@@ -901,12 +901,14 @@ def _take(y, idx):
     return np.asarray(y)[idx]
 
 
-def _pair_counts(Y, grid, block=64):
+def _pair_counts(Y, grid, block=None):
     """For each grid radius r, the number of ordered pairs (self pairs included)
     whose computed distance is at most r; failed candidates pair only with
     themselves. The distance of a pair is computed the same way wherever the
     pair sits (a row-wise sum over its p differences)."""
     k = Y.shape[0]
+    if block is None:  # from the public k and p: at most 2e6 floats at once
+        block = max(1, min(64, 2_000_000 // max(1, k * Y.shape[1])))
     ok = np.all(np.isfinite(Y), axis=1)
     Z = Y[ok]
     hist = np.zeros(grid.size + 1, dtype=np.int64)
