@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, clone
 from sklearn.covariance import EmpiricalCovariance
-from sklearn.linear_model import LinearRegression
+from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.pipeline import make_pipeline
 
 from dpgauss import PrivacyBudget
@@ -365,3 +365,11 @@ def test_enough_groups_do_not_warn():
         warnings.simplefilter("error", UtilityWarning)
         est.fit(X, y)
     assert est.n_groups_ == 20000 // 25  # above k_min (about 250 at p = 3)
+
+
+def test_auto_groups_of_a_classifier_are_larger():
+    X, _ = _regression(20000)
+    y = (X[:, 0] + np.random.default_rng(1).normal(size=20000) > 0).astype(int)
+    est = SubsampleAggregate(LogisticRegression(), rho=10.0, random_state=0)
+    est.fit(X, y)
+    assert (est.n_groups_, est.group_size_) == (200, 100)  # max(100, 10 d) rows
