@@ -7,14 +7,16 @@ import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, clone
 from sklearn.covariance import EmpiricalCovariance
-from sklearn.linear_model import LinearRegression
+from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.pipeline import make_pipeline
 
 from dpgauss import PrivacyBudget
-from dpgauss.accounting import ZCDP, ApproxDP, PureDP
+from dpgauss.accounting import ZCDP, ApproxDP, PureDP, approx_to_zcdp
 from dpgauss.accounting._composition import compose
 from dpgauss.ensemble import SubsampleAggregate
+from dpgauss.ensemble._subsample import WINSOR_RISK, _winsorized_min_groups
 from dpgauss.exceptions import PrivateTestFailedError, UtilityWarning
+from dpgauss.gaussian._steps import range_failure
 
 BETA = np.array([1.0, -2.0, 0.5])
 
@@ -413,3 +415,96 @@ def test_psd_public_radius_with_useless_noise_warns_before_the_spend():
         issubclass(w.category, UtilityWarning) and "mostly noise" in str(w.message)
         for w in caught
     )
+
+
+# -- too few groups for the winsorized searches ---------------------------------------
+def _k_min(total, p, radius="auto"):
+    est = SubsampleAggregate(LinearRegression(), radius=radius)
+    return _winsorized_min_groups(est._build_plan(total, 3), (p,))
+
+
+def test_k_min_is_the_fewest_groups_within_the_risk():
+    # The documented value (epsilon 1, delta 1e-6, p = 5), and the union bound
+    # of both searches crosses WINSOR_RISK exactly there.
+    total = ZCDP(approx_to_zcdp(1.0, 1e-6))
+    k = _k_min(total, 5)
+    assert k == 1510
+    plan = SubsampleAggregate(LinearRegression())._build_plan(total, 3)
+
+    def risk(k):
+        return range_failure(plan.cost("centre"), k, 5, capped=False) + range_failure(
+            plan.cost("radius"), k, 1, capped=False
+        )
+
+    assert risk(k) <= WINSOR_RISK < risk(k - 1)
+    # more budget: fewer groups; more values: more groups; a public radius: one
+    # search fewer; pure DP's Laplace steps: many more
+    assert _k_min(ZCDP(0.5), 5) < k < _k_min(total, 20)
+    assert _k_min(total, 5, radius=1.0) < k
+    assert _k_min(PureDP(1.0), 5) > 10 * k
+
+
+def test_too_few_groups_warn_before_the_spend_and_charge_the_plan():
+    X, y = _regression(6000)
+    budget = PrivacyBudget(rho=10.0)
+    est = SubsampleAggregate(
+        LinearRegression(),
+        epsilon=1.0,
+        delta=1e-6,
+        n_groups=400,
+        budget=budget,
+        random_state=0,
+    )
+    planned = est.planned_costs(3)
+    spends_when_warned = []
+
+    def record(*args, **kwargs):
+        spends_when_warned.append(len(budget.ledger()))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", UtilityWarning)
+        warnings.showwarning = record
+        est.fit(X, y)
+    assert spends_when_warned == [0]  # one warning, before anything was spent
+    with pytest.warns(UtilityWarning, match=r"400 groups are too few.*at least 1\d{3}"):
+        est.fit(X, y)
+    # the warning changes nothing in what is charged
+    assert [e.cost for e in budget.ledger()] == planned + planned
+    assert est.privacy_spent_ == compose(ZCDP(approx_to_zcdp(1.0, 1e-6)), planned)
+
+
+def test_auto_takes_k_min_groups_when_n_allows_and_warns_when_not():
+    X, y = _regression(6000)
+    total = ZCDP(approx_to_zcdp(1.0, 1e-6))
+    est = SubsampleAggregate(
+        LinearRegression(), epsilon=1.0, delta=1e-6, random_state=0
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UtilityWarning)
+        est.fit(X, y)
+    # 6000 // 25 = 240 groups before; the searches need k_min (groups of 4-5
+    # rows), and then the release is sane (400 groups: off by 1e100 or more)
+    assert est.n_groups_ == _k_min(total, 3) > 240
+    assert np.linalg.norm(est.statistic_ - BETA) < 1.0
+    # too few rows for k_min groups of 2: the most groups n allows, and a warning
+    small = slice(0, 1000)
+    with pytest.warns(UtilityWarning, match="too few"):
+        est.fit(X[small], y[small])
+    assert est.n_groups_ == 500
+
+
+def test_enough_groups_do_not_warn():
+    X, y = _regression(20000)
+    est = SubsampleAggregate(LinearRegression(), rho=0.5, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UtilityWarning)
+        est.fit(X, y)
+    assert est.n_groups_ == 20000 // 25  # above k_min (about 250 at p = 3)
+
+
+def test_auto_groups_of_a_classifier_are_larger():
+    X, _ = _regression(20000)
+    y = (X[:, 0] + np.random.default_rng(1).normal(size=20000) > 0).astype(int)
+    est = SubsampleAggregate(LogisticRegression(), rho=10.0, random_state=0)
+    est.fit(X, y)
+    assert (est.n_groups_, est.group_size_) == (200, 100)  # max(100, 10 d) rows
