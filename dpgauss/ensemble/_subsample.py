@@ -130,7 +130,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
     ----------
     estimator : estimator object
         A (non-private) scikit-learn estimator; a clone is fitted on each group.
-    statistic : str, tuple of str or callable, default="coef_"
+    statistic : str, tuple of str or callable, default="coef\\_"
         What each group's fit contributes: a fitted attribute, several
         (concatenated), or ``statistic(fitted_estimator) -> array``.
     aggregator : {"winsorized", "populous"}, default="winsorized"
