@@ -676,22 +676,30 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
                 continue
             if flat.shape == (p,) and np.all(np.isfinite(flat)):
                 Y[g] = flat
-        # A group fit's finaliser (an object in a reference cycle) could call
-        # np.seterr later, during the release: collect the fits now, under an
-        # errstate that is restored on exit (helper-26's review).
-        fitted = parts = None
-        with np.errstate(all="ignore"):
-            gc.collect()
+        with np.errstate(all="ignore"):  # a finaliser's np.seterr is undone
+            fitted = parts = None
         return Y, s
 
     def _fit_releases(self, X, plan, rng):
         n, d = X.shape
         k = self._groups(n, d, plan.total)
         Y, s = self._candidates(X, self._y, k, rng)
-        if self.aggregator == "populous":
-            value, radius, sens, centre = self._populous(Y, k, plan, rng)
-        else:
-            value, radius, sens, centre = self._winsorized(Y, k, plan, rng)
+        # The releases run with float errors ignored (their outputs are clamped
+        # where it matters) and without the cycle collector: a group fit's
+        # object in a reference cycle could otherwise be finalised here and
+        # call np.seterr(all="raise") (helper-26's review), making an overflow
+        # that depends on the data raise after the spend.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            with np.errstate(all="ignore"):
+                if self.aggregator == "populous":
+                    value, radius, sens, centre = self._populous(Y, k, plan, rng)
+                else:
+                    value, radius, sens, centre = self._winsorized(Y, k, plan, rng)
+        finally:
+            if collecting:
+                gc.enable()
         out = {
             "statistic_": np.asarray(value).reshape(self._shape),
             "estimator_": self._assemble(value, d),

@@ -90,3 +90,33 @@ def test_a_radius_below_float_resolution_is_refused_before_the_spend():
     with pytest.raises(ValueError, match="resolution"):
         est.fit(np.random.default_rng(0).standard_normal((40_000, 2)))
     assert budget.ledger() == []
+
+
+def test_releases_run_without_the_cycle_collector_and_with_float_errors_ignored(
+    monkeypatch,
+):
+    """A group fit's object in a reference cycle, finalised during the release,
+    could call np.seterr(all="raise"): the releases run with gc disabled and
+    inside errstate(all="ignore"), and gc is re-enabled afterwards."""
+    import gc
+
+    import dpgauss.ensemble._subsample as sub
+
+    seen = []
+    original = sub.SubsampleAggregate._winsorized
+
+    def spy(self, *args):
+        seen.append((gc.isenabled(), np.geterr()["over"]))
+        return original(self, *args)
+
+    monkeypatch.setattr(sub.SubsampleAggregate, "_winsorized", spy)
+    X = np.random.default_rng(0).standard_normal((4000, 2))
+    old = np.seterr(all="raise")
+    try:
+        sub.SubsampleAggregate(
+            _OneBadGroup(), statistic="covariance_", rho=1.0, random_state=0
+        ).fit(X)
+    finally:
+        np.seterr(**old)
+    assert seen == [(False, "ignore")]
+    assert gc.isenabled()
