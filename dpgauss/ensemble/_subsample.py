@@ -146,7 +146,9 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         rows, or ``max(100, 10 n_features)`` for a classifier (small-sample
         classifier fits are biased); for "winsorized", at least the k_min below
         when n allows (groups of 2 rows or more); for "populous", at least the
-        fewest groups its test needs (and at most 10,000). "winsorized" with
+        fewest groups its test needs (and at most 10,000; with ``space="psd"``,
+        groups of at least ``50 q`` rows for a q x q statistic and at most
+        5,000 groups). "winsorized" with
         fewer than k_min groups warns (:class:`~dpgauss.exceptions.UtilityWarning`,
         from public values, before the spend): its median and radius searches
         may then leave the candidates' range, and the release be 1e100 off.
