@@ -12,6 +12,7 @@ from dpgauss.ensemble import SubsampleAggregate
 from dpgauss.gaussian import PrivateGaussianEstimator
 from dpgauss.mean import PrivateMean
 from dpgauss.mixture import PublicPrivateGMM
+from dpgauss.preprocessing import PrivateStandardScaler
 from dpgauss.product import PrivateProductDistribution
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "PrivateGaussianEstimator",
     "PrivateMean",
     "PrivateProductDistribution",
+    "PrivateStandardScaler",
     "PublicPrivateGMM",
     "SubsampleAggregate",
     "TailSensitiveCovariance",

@@ -79,9 +79,13 @@ def test_classes_and_functions_have_examples():
 
 
 def test_estimators_state_their_privacy_in_notes():
-    from dpgauss import PrivateCovariance, TailSensitiveCovariance
+    from dpgauss import (
+        PrivateCovariance,
+        PrivateStandardScaler,
+        TailSensitiveCovariance,
+    )
 
-    for cls in [PrivateCovariance, TailSensitiveCovariance]:
+    for cls in [PrivateCovariance, PrivateStandardScaler, TailSensitiveCovariance]:
         notes = inspect.getdoc(cls).split("Notes\n-----", 1)[1]
         assert "**Privacy.**" in notes
         for phrase in ("replacing one row", "public", "zCDP"):

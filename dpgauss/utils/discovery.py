@@ -29,6 +29,7 @@ def all_estimators():
     PrivateGaussianEstimator
     PrivateMean
     PrivateProductDistribution
+    PrivateStandardScaler
     PublicPrivateGMM
     SubsampleAggregate
     TailSensitiveCovariance

@@ -36,6 +36,13 @@ INIT_PARAMS = {
         {"epsilon": 1.0, "flip": False},
         {"epsilon": 1.0, "delta": 1e-6, "budget": "fresh"},
     ],
+    # Scalar bounds: the checks fit on 1 to 10 features. Box (-10, 10) holds
+    # most of their rows; the far ones are clipped (as in a real fit).
+    "PrivateStandardScaler": [
+        {"bounds": (-10.0, 10.0), "rho": 1.0},
+        {"bounds": [-10.0, 10.0], "epsilon": 1.0, "with_mean": False},
+        {"bounds": (-100.0, 100.0), "epsilon": 1.0, "delta": 1e-6, "budget": "fresh"},
+    ],
     "PublicPrivateGMM": [
         {"rho": 1.0},  # without X_public: one component
         {"epsilon": 1.0, "n_components": 1, "budget": "fresh"},

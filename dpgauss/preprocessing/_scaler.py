@@ -1,0 +1,546 @@
+"""PrivateStandardScaler: standardisation with a private mean and variance.
+
+scikit-learn's ``StandardScaler`` in front of a private estimator reads the
+rows without noise and publishes their mean and variance in the fitted
+``Pipeline``; this scaler releases both privately from a public box.
+
+**Rows into the box.** ``bounds = (lower, upper)`` is public (scalars or one
+value per feature). With the public ``c = fl(lower/2 + upper/2)`` and
+``h = fl(upper/2 - lower/2)`` (halves first: no overflow for any finite
+bounds), every entry of a row becomes
+
+    z_j = clip(fl(fl(x_j - c_j) / h_j), -1, 1)
+
+(a NaN, possible only when scikit-learn's ``assume_finite`` switches
+validation off, becomes 0, the centre). The offset is taken before clipping
+(``DESIGN.md``, floating-point rules): an entry 1e12 box widths away, or one
+whose offset overflows to infinity, is clipped to -1 or 1 like any other, and
+no cancellation of ``clip(x) - c`` can leave the box. ``clip`` returns the
+value or an end point, so ``|z_j| <= 1`` holds exactly, as computed. The
+second statistic is ``v_j = fl(fl(z_j^2) - 1/2)``: ``z_j^2`` lies in [0, 1],
+rounding is monotone and 0, 1/2 and 1 are floats, so ``fl(z_j^2)`` is in
+[0, 1] and ``v_j`` in [-1/2, 1/2] exactly. Each z and v is a function of
+its own row and public values only.
+
+**Sensitivity** (neighbours replace one row; n and d public). The releases
+are the means ``m = (1/n) sum_i z_i`` and ``s = (1/n) sum_i v_i`` (d-vectors).
+Replacing row i by i' moves m by ``(z_i' - z_i) / n``: every coordinate by at
+most 2/n, so by at most ``2 sqrt(d) / n`` in l2 and ``2 d / n`` in l1; it moves
+s by ``(v_i' - v_i) / n``: every coordinate by at most 1/n, so ``sqrt(d) / n``
+in l2 and ``d / n`` in l1. Both bounds are reached (a row at -1e12 replaced by
+one at +1e12 moves every coordinate of m by exactly 2/n). The z rows lie in
+the l2 ball of radius ``r = sqrt(d)`` and the v rows in that of radius
+``sqrt(d) / 2``, so these are the clipped-mean sensitivities ``2 r / n`` of
+:func:`~dpgauss.mechanisms._releases.mean_mechanism`, which adds the chunked
+summation's rounding ``2 e r`` (:func:`~dpgauss.utils._sums.summation_error`:
+the computed means are within ``e r`` of the exact ones, in l2, and within
+``e`` per coordinate) and, for pure DP, takes ``sqrt(d)`` times the l2 bound
+as the l1 one (``2 d / n + 2 e d`` and ``d / n + e d``). ``r`` is
+``sqrt(d)`` rounded up by one ulp, so it is at least the real square root.
+The noise is the exact lattice Gaussian (zCDP) or Laplace (pure DP) of
+:mod:`dpgauss.mechanisms`.
+
+**Post-processing** (free): ``m`` and ``s + 1/2`` are clipped to [-1, 1] and
+[0, 1]; the variance in box units, ``s + 1/2 - m^2``, is clipped to
+``[floor, 1]`` (a distribution on [-1, 1] has variance at most 1), where
+``floor`` is the noise scale of the ``second_moment`` release (public: from
+n, d and the cost; a released variance below the noise cannot be told from
+it), capped at 1, and at least 2^-80, so ``var_ > 0`` and ``scale_ > 0`` for
+every noise draw; ``mean_ = clip(c + h m, lower, upper)``,
+``var_ = h^2 var``, ``scale_ = h sqrt(var)``.
+"""
+
+import math
+
+import numpy as np
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from dpgauss.accounting import ZCDP
+from dpgauss.accounting._plan import Release, ReleasePlan
+from dpgauss.base import (
+    MAX_RADIUS,
+    MIN_RADIUS,
+    PrivateEstimatorMixin,
+    calibration_error,
+    check_noise_scale,
+)
+from dpgauss.mechanisms._releases import mean_mechanism
+from dpgauss.utils._docstring import fill_doc
+from dpgauss.utils._sklearn_compat import _fit_context
+from dpgauss.utils._sums import _over_blocks, iter_chunks, n_partial_sums
+from dpgauss.utils.validation import split_cost
+
+__all__ = ["PrivateStandardScaler"]
+
+#: Share of the cost for the mean when the variance is released too (the
+#: second moment gets the rest).
+MEAN_SHARE = 0.5
+#: Smallest variance in box units (h^2): with h in [1e-140, 1e140], ``var_``
+#: stays a normal positive float64.
+MIN_BOX_VARIANCE = 2.0**-80
+
+
+def check_bounds(bounds, n_features=None, owner="PrivateStandardScaler"):
+    """Validate public box bounds and return them as two float64 arrays.
+
+    Parameters
+    ----------
+    bounds : pair of float or array-like
+        ``(lower, upper)``: scalars (the same for every feature) or 1-D arrays
+        of one value per feature; a 2 x d array is read as its two rows.
+    n_features : int, default=None
+        The number of features the bounds must fit (per-feature bounds must
+        have this length); None checks the bounds alone.
+    owner : str, default="PrivateStandardScaler"
+        Name used in error messages.
+
+    Returns
+    -------
+    lower, upper : ndarray
+        Of shape ``(n_features,)`` when it is given (scalars broadcast),
+        else of the shape given (0-D or 1-D).
+
+    Raises
+    ------
+    ValueError
+        If the bounds are missing, not a pair, not finite, of different or
+        wrong lengths, not ``lower < upper`` with a half-width in
+        ``[1e-140, 1e140]`` for every feature.
+
+    Examples
+    --------
+    >>> from dpgauss.preprocessing._scaler import check_bounds
+    >>> check_bounds((0, [1.0, 2.0]), n_features=2)
+    (array([0., 0.]), array([1., 2.]))
+    """
+    if bounds is None:
+        raise ValueError(
+            f"{owner}: bounds is required: a public pair (lower, upper) of scalars "
+            "or per-feature arrays, from domain knowledge (rows are clipped to the "
+            "box). dpgauss never reads it off the data, which would leak privacy."
+        )
+    if isinstance(bounds, str | bytes) or not hasattr(bounds, "__len__"):
+        raise ValueError(f"{owner}: bounds must be a pair (lower, upper).")
+    if len(bounds) != 2:
+        raise ValueError(
+            f"{owner}: bounds must be a pair (lower, upper), got {len(bounds)} items."
+        )
+    try:
+        lower = np.array(bounds[0], dtype=np.float64)
+        upper = np.array(bounds[1], dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{owner}: bounds must be numbers ({exc}).") from exc
+    if lower.ndim > 1 or upper.ndim > 1:
+        raise ValueError(
+            f"{owner}: each bound must be a scalar or a 1-D array, got shapes "
+            f"{lower.shape} and {upper.shape}."
+        )
+    if lower.ndim == upper.ndim == 1 and lower.shape != upper.shape:
+        raise ValueError(
+            f"{owner}: lower and upper bounds have different lengths "
+            f"({lower.size} and {upper.size})."
+        )
+    if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
+        raise ValueError(f"{owner}: bounds must be finite.")
+    if not np.all(lower < upper):
+        raise ValueError(f"{owner}: bounds must have lower < upper for every feature.")
+    _, half = box_frame(lower, upper)
+    if not np.all((half >= MIN_RADIUS) & (half <= MAX_RADIUS)):
+        raise ValueError(
+            f"{owner}: every half-width (upper - lower) / 2 must lie in "
+            f"[{MIN_RADIUS:g}, {MAX_RADIUS:g}], where squares stay in float64's "
+            "range."
+        )
+    if n_features is not None:
+        for bound in (lower, upper):
+            if bound.ndim == 1 and bound.size != n_features:
+                raise ValueError(
+                    f"{owner}: bounds have {bound.size} values per side but X has "
+                    f"{n_features} features."
+                )
+        lower = np.broadcast_to(lower, (n_features,)).copy()
+        upper = np.broadcast_to(upper, (n_features,)).copy()
+    return lower, upper
+
+
+def box_frame(lower, upper):
+    """The box's centre ``c = lower/2 + upper/2`` and half-width ``upper/2 -
+    lower/2`` (halves first, so neither overflows for finite bounds)."""
+    return lower / 2.0 + upper / 2.0, upper / 2.0 - lower / 2.0
+
+
+def box_offsets(x, center, half_width):
+    """Rows mapped into the unit box: ``clip((x - c) / h, -1, 1)``.
+
+    The offset comes before the clip; every returned entry satisfies
+    ``|z| <= 1`` exactly, whatever the input (an overflowing offset becomes
+    -1 or 1, a NaN the centre 0). The input is not modified.
+
+    Parameters
+    ----------
+    x : ndarray of shape (n_rows, n_features)
+        Rows.
+    center, half_width : ndarray of shape (n_features,)
+        The public box (see :func:`box_frame`).
+
+    Returns
+    -------
+    ndarray of shape (n_rows, n_features)
+        A new array with entries in [-1, 1].
+    """
+    with np.errstate(all="ignore"):
+        z = (np.asarray(x, dtype=np.float64) - center) / half_width
+        np.clip(z, -1.0, 1.0, out=z)
+        z[np.isnan(z)] = 0.0
+    return z
+
+
+def _block_moments(block, center, half_width, second):
+    d = block.shape[1]
+    first, squares = np.zeros(d), np.zeros(d) if second else None
+    for chunk in iter_chunks(block):
+        z = box_offsets(chunk, center, half_width)
+        first += z.sum(axis=0)
+        if second:
+            # fl(fl(z^2) - 1/2) is in [-1/2, 1/2] exactly (module docstring).
+            squares += (z * z - 0.5).sum(axis=0)
+    return first, squares
+
+
+def box_moments(X, center, half_width, second=True):
+    """The clipped statistics the scaler releases, before noise.
+
+    Parameters
+    ----------
+    X : ndarray, memory-mapped or dask array of shape (n_samples, n_features)
+        The rows (read in chunks, not modified).
+    center, half_width : ndarray of shape (n_features,)
+        The public box.
+    second : bool, default=True
+        Also compute the second statistic.
+
+    Returns
+    -------
+    mean : ndarray of shape (n_features,)
+        ``(1/n) sum_i z_i``, z the rows in the unit box (:func:`box_offsets`).
+    second_moment : ndarray of shape (n_features,) or None
+        ``(1/n) sum_i (z_i^2 - 1/2)`` (None when ``second`` is False).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpgauss.preprocessing._scaler import box_moments
+    >>> X = np.array([[1.0], [3.0], [1e12]])
+    >>> box_moments(X, np.array([2.0]), np.array([2.0]))
+    (array([0.33333333]), array([0.]))
+    """
+    n = X.shape[0]
+    with np.errstate(all="ignore"):
+        parts = _over_blocks(X, _block_moments, center, half_width, second)
+        first = np.sum([p[0] for p in parts], axis=0) / n
+        squares = np.sum([p[1] for p in parts], axis=0) / n if second else None
+    return first, squares
+
+
+def moment_mechanism(cost, n, d, name, n_partials=None):
+    """The mechanism of the ``mean`` or ``second_moment`` release.
+
+    Rows in the unit box lie in the l2 ball of radius ``sqrt(d)`` (``mean``)
+    and their centred squares in that of radius ``sqrt(d) / 2``
+    (``second_moment``), so the sensitivities are ``2 sqrt(d) / n`` and
+    ``sqrt(d) / n`` (l2; l1: ``2 d / n`` and ``d / n``) plus the summation's
+    rounding; see the module docstring.
+
+    Parameters
+    ----------
+    cost : ZCDP or PureDP
+        The release's cost (Gaussian or Laplace noise).
+    n, d : int
+        Rows and features (public).
+    name : {"mean", "second_moment"}
+        The release.
+    n_partials : int, default=None
+        Chunk sums added (see :func:`~dpgauss.utils._sums.n_partial_sums`).
+
+    Returns
+    -------
+    GaussianMechanism or LaplaceMechanism
+        The calibrated mechanism.
+
+    Examples
+    --------
+    >>> from dpgauss.accounting import ZCDP
+    >>> from dpgauss.preprocessing._scaler import moment_mechanism
+    >>> mech = moment_mechanism(ZCDP(0.5), n=100, d=4, name="second_moment")
+    >>> round(mech.sensitivity, 9)
+    0.02
+    """
+    # sqrt(d) rounded up: at least the real root, so 2 r / n bounds the real
+    # sensitivity.
+    radius = float(np.nextafter(math.sqrt(d), math.inf))
+    if name == "second_moment":
+        radius /= 2.0
+    return mean_mechanism(cost, n, d, radius, n_partials)
+
+
+def variance_floor(mechanism):
+    """The smallest released variance in box units: the noise scale of the
+    ``second_moment`` release, capped at 1, at least :data:`MIN_BOX_VARIANCE`."""
+    return min(max(float(mechanism.scale), MIN_BOX_VARIANCE), 1.0)
+
+
+@fill_doc
+class PrivateStandardScaler(
+    OneToOneFeatureMixin, TransformerMixin, PrivateEstimatorMixin, BaseEstimator
+):
+    """Standardise features by a private mean and variance within public bounds.
+
+    The private counterpart of :class:`sklearn.preprocessing.StandardScaler`:
+    ``transform`` computes ``(x - mean_) / scale_``, where the per-feature mean
+    and variance are released with noise, from rows clipped to a public box.
+    Put it in front of other estimators in a ``Pipeline`` so that the
+    standardisation does not leak the data (a ``StandardScaler`` publishes the
+    exact mean and variance of the training rows).
+
+    Parameters
+    ----------
+    bounds : pair of float or array-like, default=None
+        Public bounds ``(lower, upper)`` on the features: scalars (the same
+        for every feature) or arrays of one value per feature, with
+        ``lower < upper``. Required. Rows are clipped to this box before any
+        statistic is computed, so privacy holds for any input; values outside
+        it bias the result (accuracy only). Choose it from domain knowledge,
+        never from the private rows; a box much wider than the data costs
+        accuracy (the noise scales with its width).
+    with_mean : bool, default=True
+        Center the data in ``transform``.
+    with_std : bool, default=True
+        Scale the data to unit variance in ``transform``; the variance is
+        released only then (the mean too, as scikit-learn does).
+    {privacy_parameters}
+    {random_state}
+
+    Attributes
+    ----------
+    mean_ : ndarray of shape (n_features,) or None
+        The private mean, inside the box; None when ``with_mean`` and
+        ``with_std`` are both False.
+    var_ : ndarray of shape (n_features,) or None
+        The private variance, positive (floored); None when ``with_std`` is
+        False.
+    scale_ : ndarray of shape (n_features,) or None
+        ``sqrt(var_)``, positive for every noise draw; None when ``with_std``
+        is False.
+    n_samples_seen_ : int
+        The number of rows n (public in dpgauss's privacy model).
+    privacy_spent_ : ZCDP or PureDP
+        What the fit cost.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during fit, when ``X`` has string column names.
+
+    See Also
+    --------
+    sklearn.preprocessing.StandardScaler : The non-private scaler.
+    PrivateMean : A private mean without bounds.
+
+    Notes
+    -----
+    **Privacy.** rho-zCDP (or pure epsilon-DP with ``epsilon`` alone, Laplace
+    noise; or (epsilon, delta)-DP through the largest rho that implies it)
+    with respect to replacing one row. Public: ``bounds``, n, d and every
+    parameter. With the box's centre c and half-width h, each entry becomes
+    ``z = clip((x - c) / h, -1, 1)`` (the offset is taken first, so a row
+    1e12 box widths away, or an overflowing one, is clipped like any other and
+    ``|z| <= 1`` holds exactly in floating point). The releases, planned and
+    charged before any data are read:
+
+    * ``mean``: ``(1/n) sum_i z_i``. Replacing one row moves each coordinate
+      by at most 2/n: l2 sensitivity ``2 sqrt(d) / n`` (l1 ``2 d / n``).
+    * ``second_moment`` (only with ``with_std``): ``(1/n) sum_i (z_i^2 -
+      1/2)``, each term in [-1/2, 1/2]: l2 sensitivity ``sqrt(d) / n`` (l1
+      ``d / n``).
+
+    Each sensitivity also carries the chunked summation's rounding bound (a
+    relative 1e-12 at n = 1e6). With both releases each gets half the cost;
+    ``with_mean=False, with_std=False`` releases nothing and costs nothing.
+    ``mean_``, ``var_`` and ``scale_`` are post-processing: the mean is
+    clipped to the box, the variance (in units of ``h^2``) to ``[floor, 1]``,
+    ``floor`` the second release's noise scale (public) or at least 2^-80.
+    ``transform`` and ``inverse_transform`` are post-processing too: they
+    spend nothing (applied to private rows, their output is of course not
+    private). The proof, with the floating-point argument, is in
+    :mod:`dpgauss.preprocessing._scaler`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpgauss.preprocessing import PrivateStandardScaler
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal([10.0, -5.0], [2.0, 0.5], size=(100_000, 2))
+    >>> scaler = PrivateStandardScaler(
+    ...     bounds=([0.0, -10.0], [20.0, 0.0]), rho=0.5, random_state=0
+    ... ).fit(X)
+    >>> np.round(scaler.mean_, 2), np.round(scaler.scale_, 2)
+    (array([10., -5.]), array([2. , 0.5]))
+    >>> scaler.privacy_spent_
+    ZCDP(rho=0.5)
+    >>> np.round(scaler.transform([[12.0, -4.0]]), 1)
+    array([[1., 2.]])
+    """
+
+    _parameter_constraints: dict = {
+        **PrivateEstimatorMixin._parameter_constraints,
+        "bounds": ["array-like", None],
+        "with_mean": ["boolean"],
+        "with_std": ["boolean"],
+    }
+
+    def __init__(
+        self,
+        bounds=None,
+        *,
+        with_mean=True,
+        with_std=True,
+        rho=None,
+        epsilon=None,
+        delta=None,
+        budget=None,
+        random_state=None,
+    ):
+        self.bounds = bounds
+        self.with_mean = with_mean
+        self.with_std = with_std
+        self.rho = rho
+        self.epsilon = epsilon
+        self.delta = delta
+        self.budget = budget
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Release the private mean and variance, charging ``budget`` first.
+
+        Parameters
+        ----------
+        X : array-like or dask array of shape (n_samples, n_features)
+            Training data; at least 2 rows, finite. Not modified.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : PrivateStandardScaler
+            The fitted scaler.
+        """
+        return self._private_fit(X)
+
+    def transform(self, X):
+        """Standardise ``X`` by the released mean and scale (free).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Data. Not modified.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features)
+            ``(X - mean_) / scale_`` (without the centering when
+            ``with_mean=False``, the scaling when ``with_std=False``).
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        out = np.array(X, dtype=np.float64, copy=True)
+        if self.with_mean:
+            out -= self.mean_
+        if self.with_std:
+            out /= self.scale_
+        return out
+
+    def inverse_transform(self, X):
+        """Map standardised data back to the original units (free).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Standardised data. Not modified.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features)
+            ``X * scale_ + mean_`` (each part only when it was applied).
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        out = np.array(X, dtype=np.float64, copy=True)
+        if self.with_std:
+            out *= self.scale_
+        if self.with_mean:
+            out += self.mean_
+        return out
+
+    # -- parameters and plan -------------------------------------------------------
+    def _check_params(self):
+        check_bounds(self.bounds, owner=type(self).__name__)
+
+    def _release_names(self):
+        names = []
+        if self.with_mean or self.with_std:
+            names.append("mean")
+        if self.with_std:
+            names.append("second_moment")
+        return names
+
+    def _build_plan(self, total, d):
+        check_bounds(self.bounds, d, owner=type(self).__name__)
+        names = self._release_names()
+        kind = "gaussian" if isinstance(total, ZCDP) else "laplace"
+        if len(names) == 2:
+            costs = split_cost(total, [MEAN_SHARE, 1.0 - MEAN_SHARE])
+        else:
+            costs = [total] * len(names)
+        return ReleasePlan(
+            total,
+            [
+                Release(name, cost, kind)
+                for name, cost in zip(names, costs, strict=True)
+            ],
+        )
+
+    def _check_calibration(self, plan, n, d):
+        try:
+            for release in plan.releases():
+                mech = moment_mechanism(release.cost, n, d, release.name)
+                check_noise_scale(mech, size=d)
+        except (ValueError, OverflowError, ZeroDivisionError) as exc:
+            raise calibration_error(type(self).__name__, "a noise scale", exc) from exc
+
+    # -- the fit ---------------------------------------------------------------------
+    def _fit_releases(self, X, plan, rng):
+        n, d = X.shape
+        fitted = {"mean_": None, "var_": None, "scale_": None, "n_samples_seen_": n}
+        names = self._release_names()
+        if not names:
+            return fitted
+        lower, upper = check_bounds(self.bounds, d, owner=type(self).__name__)
+        center, half = box_frame(lower, upper)
+        partials = n_partial_sums(X)
+        first, squares = box_moments(X, center, half, second=self.with_std)
+        mech = plan.calibrate(
+            "mean", lambda c: moment_mechanism(c, n, d, "mean", partials)
+        )
+        m1 = np.clip(mech.randomise(first, rng), -1.0, 1.0)
+        fitted["mean_"] = np.clip(center + half * m1, lower, upper)
+        if self.with_std:
+            mech = plan.calibrate(
+                "second_moment",
+                lambda c: moment_mechanism(c, n, d, "second_moment", partials),
+            )
+            m2 = np.clip(mech.randomise(squares, rng) + 0.5, 0.0, 1.0)
+            box_var = np.clip(m2 - m1 * m1, variance_floor(mech), 1.0)
+            fitted["var_"] = half * half * box_var
+            fitted["scale_"] = half * np.sqrt(box_var)
+        return fitted
