@@ -68,6 +68,8 @@ import numpy as np
 __all__ = [
     "ETA",
     "exact_lattice_mean",
+    "exact_weighted_sums",
+    "lattice_coords",
     "mask_sensitivity",
     "min_groups",
     "neighbour_counts",
@@ -278,14 +280,23 @@ def exact_lattice_mean(Y, weights, grid):
     list of int
         The lattice coordinates.
     """
+    M = int(np.sum(weights[weights > 0]))
+    return lattice_coords(exact_weighted_sums(Y, weights), M * Fraction(grid))
+
+
+def exact_weighted_sums(Y, weights):
+    """``sum_i m_i Y[i, col]`` per column, exactly (Fractions; m_i > 0 only)."""
     idx = np.flatnonzero(weights > 0)
-    M = int(np.sum(weights[idx]))
-    g = Fraction(grid)
+    return [
+        sum((int(weights[i]) * Fraction(float(Y[i, col])) for i in idx), Fraction(0))
+        for col in range(Y.shape[1])
+    ]
+
+
+def lattice_coords(sums, unit):
+    """``rint(s / unit)`` for exact rationals s and unit > 0 (ties to even)."""
     out = []
-    for col in range(Y.shape[1]):
-        total = sum(
-            (int(weights[i]) * Fraction(float(Y[i, col])) for i in idx), Fraction(0)
-        )
-        ratio = total / (M * g)
+    for total in sums:
+        ratio = total / unit
         out.append(_round_ratio(ratio.numerator, ratio.denominator))
     return out

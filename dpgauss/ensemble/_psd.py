@@ -101,7 +101,11 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpgauss.ensemble._populous import _round_ratio, weight_sum_bound
+from dpgauss.ensemble._populous import (
+    exact_weighted_sums,
+    lattice_coords,
+    weight_sum_bound,
+)
 
 __all__ = [
     "certified_neighbours",
@@ -273,6 +277,17 @@ def log_distances(V, rows):
     return np.where(np.isnan(dist), np.inf, dist)
 
 
+def _upper_blocks(V):
+    """Blocks of rows with their log distances to every candidate and the mask
+    of the pairs i < j (each unordered pair once)."""
+    k, p = V.shape
+    step = _block(k, p)
+    for start in range(0, k, step):
+        rows = np.arange(start, min(k, start + step))
+        upper = np.arange(k)[None, :] > rows[:, None]
+        yield rows, log_distances(V, rows), upper
+
+
 def pair_counts(V, grid):
     """Sparse vector's queries for the radii ``grid``.
 
@@ -280,18 +295,13 @@ def pair_counts(V, grid):
     i < j with :func:`log_distances` at most ``ln(1 + r)``. Replacing one
     candidate changes the 2 (k - 1) ordered pairs it is in and no other.
     """
-    k, p = V.shape
     edges = np.log1p(grid)
     hist = np.zeros(grid.size + 1, dtype=np.int64)
-    step = _block(k, p)
-    for start in range(0, k, step):
-        rows = np.arange(start, min(k, start + step))
-        dist = log_distances(V, rows)
-        upper = np.arange(k)[None, :] > rows[:, None]
+    for _, dist, upper in _upper_blocks(V):
         hist += 2 * np.bincount(
             np.searchsorted(edges, dist[upper], side="left"), minlength=grid.size + 1
         )
-    return np.cumsum(hist)[: grid.size] + k
+    return np.cumsum(hist)[: grid.size] + V.shape[0]
 
 
 def neighbour_counts(S, V, t):
@@ -306,13 +316,9 @@ def neighbour_counts(S, V, t):
     """
     k, d, _ = S.shape
     counts = np.ones(k, dtype=np.int64)
-    step = _block(k, V.shape[1])
     loose = math.sqrt(d) * math.log(t) * (1.0 + 1e-6) + 1e-9
     chunk = max(1, 4_000_000 // (d * d))
-    for start in range(0, k, step):
-        rows = np.arange(start, min(k, start + step))
-        dist = log_distances(V, rows)
-        upper = np.arange(k)[None, :] > rows[:, None]
+    for rows, dist, upper in _upper_blocks(V):
         cand = np.argwhere(upper & (dist <= loose))
         # The certified tests in chunks of a fixed size: the memory used does
         # not depend on how many pairs pass the pre-filter.
@@ -374,21 +380,10 @@ def trace_normalised_mean(S, weights, grid):
     trace : float
         ``tr(mu)``, ``mu = sum m_i Y_i / sum m_i``.
     """
-    d = S.shape[1]
-    idx = np.flatnonzero(weights > 0)
-    M = int(np.sum(weights[idx]))
-    sums = {}
-    for a in range(d):
-        for b in range(a, d):
-            sums[a, b] = sum(
-                (int(weights[i]) * Fraction(float(S[i, a, b])) for i in idx),
-                Fraction(0),
-            )
-    tr = sum((sums[a, a] for a in range(d)), Fraction(0))
-    g = Fraction(grid)
-    coords = []
-    for a in range(d):
-        for b in range(a, d):
-            ratio = sums[a, b] / (tr * g)
-            coords.append(_round_ratio(ratio.numerator, ratio.denominator))
-    return coords, float(tr / M)
+    rows, cols = np.triu_indices(S.shape[1])
+    sums = exact_weighted_sums(S[:, rows, cols], weights)
+    tr = sum(
+        (s for s, a, b in zip(sums, rows, cols, strict=True) if a == b), Fraction(0)
+    )
+    M = int(np.sum(weights[weights > 0]))
+    return lattice_coords(sums, tr * Fraction(grid)), float(tr / M)
