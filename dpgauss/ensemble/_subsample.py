@@ -52,13 +52,18 @@ from dpgauss.base import (
 )
 from dpgauss.ensemble import _populous as populous
 from dpgauss.ensemble import _psd as psd
+from dpgauss.ensemble._winsorized import (
+    MIN_GROUPS,
+    WINSOR_RISK,
+    winsorized_entries,
+    winsorized_mean,
+    winsorized_min_groups,
+)
 from dpgauss.exceptions import PrivateTestFailedError, UtilityWarning
-from dpgauss.gaussian._steps import range_failure
 from dpgauss.mechanisms import AboveThreshold, GaussianMechanism
 from dpgauss.mechanisms._range import QuantileSearch
 from dpgauss.mechanisms._releases import mean_mechanism
 from dpgauss.utils._sklearn_compat import HasMethods, Interval, StrOptions
-from dpgauss.utils._sums import clipped_sums, n_partial_sums, row_norms
 from dpgauss.utils.validation import split_cost
 
 __all__ = ["SubsampleAggregate"]
@@ -72,24 +77,8 @@ AUTO_ROWS_PER_FEATURE = 5
 #: was 0.51 from the truth with groups of 25 rows, 0.27 with 50, 0.13 with 100.
 AUTO_CLASSIFIER_ROWS = 100
 AUTO_CLASSIFIER_ROWS_PER_FEATURE = 10
-#: Fewest groups the winsorized aggregator runs with.
-MIN_GROUPS = 4
-#: Budget shares of the winsorized aggregator: median, radius, clipped mean.
-WINSOR_SHARES = (0.2, 0.1, 0.7)
-#: The radius is this multiple of this private quantile of the distances (the
-#: median: its count is far from the ends, where a search with few groups and
-#: noisy counts goes astray; 2.5 medians cover about 90% of Gaussian-like
-#: candidates in any dimension).
-RADIUS_QUANTILE, RADIUS_FACTOR = 0.5, 2.5
 #: Fewest rows per group.
 MIN_GROUP_ROWS = 2
-#: The winsorized aggregator's searches stay within the candidates' range with
-#: probability at least 1 - WINSOR_RISK with k_min groups or more
-#: (:func:`_winsorized_min_groups`, a union bound; measured on N(beta, 0.22^2)
-#: candidates, p = 5, 300 runs each: at rho 0.024 (epsilon 1, delta 1e-6)
-#: 271 of 300 aggregates were more than 1 off at k = 400, 11 at k = 1000, none
-#: at 1200; k_min is 1510 there).
-WINSOR_RISK = 0.01
 #: Populous mean: test threshold T and ramp (a, b) (spec Section 12.1).
 THRESHOLD, RAMP = 0.9, (0.55, 0.75)
 #: Populous epsilon shares: sparse vector (radius="auto") and the test; delta is
@@ -492,18 +481,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
             else:
                 entries.append(Release("mask", ZCDP(rho), "gaussian"))
             return ReleasePlan(total, entries)
-        kind = "gaussian" if isinstance(total, ZCDP) else "laplace"
-        if self.radius == "auto":
-            centre, radius, mean = split_cost(total, WINSOR_SHARES)
-            entries = [
-                Release("centre", centre, f"{kind}_quantile"),
-                Release("radius", radius, f"{kind}_quantile"),
-            ]
-        else:
-            share = WINSOR_SHARES[0] / (WINSOR_SHARES[0] + WINSOR_SHARES[2])
-            centre, mean = split_cost(total, [share, 1.0 - share])
-            entries = [Release("centre", centre, f"{kind}_quantile")]
-        entries.append(Release("mean", mean, kind))
+        entries = winsorized_entries(total, self.radius == "auto")
         return ReleasePlan(total, entries)
 
     def _matrix_size(self, shape=None):
@@ -740,36 +718,8 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
 
     # -- aggregators ------------------------------------------------------------------
     def _winsorized(self, Y, k, plan, rng):
-        p = Y.shape[1]
-        failed = ~np.all(np.isfinite(Y), axis=1)
-        # Failed candidates enter the median search as fixed public points, at the
-        # two ends of the float range in turn (so they do not pull the median).
-        ends = np.where(np.arange(k) % 2 == 0, _MAX_FLOAT, -_MAX_FLOAT)
-        Yq = np.where(failed[:, None], ends[:, None], Y)
-        search = plan.calibrate("centre", lambda c: QuantileSearch(c, p))
-        centre = search.release(Yq, rng)
-        if self.radius == "auto":
-            # Distances to the released centre (a failed candidate counts as the
-            # centre): one value per candidate, so one changes.
-            dist = row_norms(Y, centre)
-            dist = np.minimum(dist, _MAX_FLOAT)[:, None]
-            rsearch = plan.calibrate(
-                "radius", lambda c: QuantileSearch(c, 1, RADIUS_QUANTILE)
-            )
-            found = float(rsearch.release(dist, rng)[0])
-            radius = min(max(RADIUS_FACTOR * found, MIN_RADIUS), MAX_RADIUS)
-        else:
-            radius = float(self.radius)
-        # Clipped mean: each candidate is clipped to the ball of ``radius`` around
-        # the released centre (a failed one is the centre), so the mean of k
-        # moves by at most 2 radius / k, plus the summation term.
-        partials = n_partial_sums(Y)
-        mech = plan.calibrate(
-            "mean", lambda c: mean_mechanism(c, k, p, radius, partials)
-        )
-        sum_y, _ = clipped_sums(Y, centre, radius, with_outer=False)
-        noisy = mech.randomise(sum_y / k, rng)
-        return centre + noisy, radius, mech.sensitivity, centre
+        value, radius, mech, centre = winsorized_mean(Y, plan, rng, self.radius)
+        return value, radius, mech.sensitivity, centre
 
     def _run_test(self, counts, k, tau, plan, rng):
         test = plan.calibrate("test", lambda c: _PopulousTest(c, k))
@@ -1012,37 +962,6 @@ class _PopulousTest:
 
 
 def _winsorized_min_groups(plan, shape):
-    """k_min: the fewest groups with which the winsorized searches stay within the
-    candidates' range with probability at least 1 - WINSOR_RISK.
-
-    A step of a :class:`~dpgauss.mechanisms._range.QuantileSearch` whose
-    midpoint lies outside the k candidates' range counts 0 or k against the
-    target k / 2: it errs only if its noise exceeds k / 2, and such an error
-    sends the search out of the range for good (to any float: 1e150 as well as
-    1e-150), where the distances, the radius and the clipped mean's noise follow
-    it. :func:`~dpgauss.gaussian._steps.range_failure` bounds the chance of any
-    such error over the 64 steps and the p columns of the median search (and
-    the one column of the radius search); k_min is the fewest k with the sum of
-    the bounds at most WINSOR_RISK (they decrease in k). Public: the plan's
-    costs and p. Failed candidates (placed at the ends of the float range)
-    narrow the margin and are not counted.
-    """
-    p = int(np.prod(shape, dtype=np.int64))
-    searches = [(plan.cost("centre"), p)]
-    if "radius" in {release.name for release in plan.releases()}:
-        searches.append((plan.cost("radius"), 1))
-
-    def risky(k):
-        risk = sum(
-            range_failure(cost, k, cols, capped=False) for cost, cols in searches
-        )
-        return risk > WINSOR_RISK
-
-    hi = MIN_GROUPS
-    while risky(hi):
-        hi *= 2
-    lo = hi // 2  # risky, or below MIN_GROUPS
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if risky(mid) else (lo, mid)
-    return max(hi, MIN_GROUPS)
+    """:func:`~dpgauss.ensemble._winsorized.winsorized_min_groups` for a
+    statistic of this shape."""
+    return winsorized_min_groups(plan, int(np.prod(shape, dtype=np.int64)))
