@@ -31,8 +31,7 @@ import numpy as np
 from dpgauss.accounting import ZCDP
 from dpgauss.accounting._plan import Release
 from dpgauss.base import MAX_RADIUS, MIN_RADIUS
-from dpgauss.gaussian._steps import range_failure
-from dpgauss.mechanisms._range import QuantileSearch
+from dpgauss.mechanisms._range import QuantileSearch, range_failure
 from dpgauss.mechanisms._releases import mean_mechanism
 from dpgauss.utils._sums import clipped_sums, n_partial_sums, row_norms
 from dpgauss.utils.validation import split_cost
@@ -131,7 +130,7 @@ def winsorized_min_groups(plan, p):
     target k / 2: it errs only if its noise exceeds k / 2, and such an error
     sends the search out of the range for good (to any float: 1e150 as well as
     1e-150), where the distances, the radius and the clipped mean's noise follow
-    it. :func:`~dpgauss.gaussian._steps.range_failure` bounds the chance of any
+    it. :func:`~dpgauss.mechanisms._range.range_failure` bounds the chance of any
     such error over the 64 steps and the p columns of the median search (and
     the one column of the radius search); k_min is the fewest k with the sum of
     the bounds at most WINSOR_RISK (they decrease in k). Public: the plan's

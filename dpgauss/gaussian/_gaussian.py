@@ -7,12 +7,15 @@ Dong, Kamath and Ullman 2020), with a bound-free private range finder; see
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import (
+    MAX_RADIUS,
+    MIN_RADIUS,
     GaussianDensityMixin,
     PrivateEstimatorMixin,
     calibration_error,
@@ -22,16 +25,25 @@ from dpgauss.covariance._base import eigenvalue_floor
 from dpgauss.covariance._coinpress import (
     STEP_BETA,
     coinpress_entries,
+    frame_inverse,
     release_in_frame,
     staged_costs,
     tail_radius,
 )
-from dpgauss.covariance._methods import kind_of
+from dpgauss.covariance._methods import kind_of, noise_variance
+from dpgauss.ensemble._winsorized import (
+    RADIUS_FACTOR,
+    winsorized_entries,
+    winsorized_mean,
+    winsorized_min_groups,
+)
+from dpgauss.exceptions import UtilityWarning
 from dpgauss.gaussian._hints import RangeHintsMixin
 from dpgauss.gaussian._steps import (
     MAX_FRAME_RADIUS,
     MAX_MEAN_RADIUS,
     MAX_MEAN_STEPS,
+    MEAN_BETA,
     Stages,
     coinpress_mean,
     frame_count,
@@ -41,13 +53,20 @@ from dpgauss.gaussian._steps import (
     pairs_frame,
     range_searches,
 )
+from dpgauss.mechanisms._range import QuantileSearch
 from dpgauss.mechanisms._releases import mean_mechanism, second_moment_mechanism
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
-from dpgauss.utils._sums import FramedRows, n_partial_sums
+from dpgauss.utils._sums import FramedRows, group_means, n_partial_sums
 from dpgauss.utils.validation import split_cost
 
 __all__ = ["PrivateGaussianEstimator"]
+
+#: The extra start radius of ``initial_centre="subsample"`` beyond the
+#: clipping radius R: the median c is within about 2 R / RADIUS_FACTOR of the
+#: mean (half the group means lie within R / RADIUS_FACTOR of c, half within
+#: about as much of the mean).
+_SUBSAMPLE_SLACK = 2.0 / RADIUS_FACTOR
 
 
 @fill_doc
@@ -64,7 +83,9 @@ class PrivateGaussianEstimator(
 
     1. **Coarse range** (no hints): the private median of every coordinate and
        the private median of ``|x/2 - x'/2|`` over random pairs of rows, by a
-       noisy binary search over all of float64 (no bound needed).
+       noisy binary search over all of float64 (no bound needed). With
+       ``initial_centre="subsample"`` the center is found after the frame
+       instead, by subsample and aggregate (below).
     2. **Frame**: ``cov_steps - 1`` CoinPress covariance steps on the pair
        differences (which need no center) learn a whitening frame A.
     3. **Mean**: CoinPress mean steps in that frame, as many as the released
@@ -103,6 +124,19 @@ class PrivateGaussianEstimator(
         Share of the rest for the mean steps; the covariance steps get the
         remainder (a quarter of it for the frame, three quarters for the final
         release).
+    initial_centre : {{"range", "subsample"}}, default="range"
+        How the mean steps' first ball is found when neither ``mean_bound``
+        nor public rows give it (otherwise ignored). ``"range"``: the coarse
+        range's coordinate medians, with a radius of 4 scales per coordinate.
+        ``"subsample"``: the rows are split at random into k groups, and the
+        winsorized aggregate of :class:`~dpgauss.ensemble.SubsampleAggregate`
+        (a private median, a private radius R and a clipped mean) of the
+        groups' means mapped into the learned frame is the center, with
+        radius ``(1 + 2 / 2.5) R`` plus the noise's tail. Same cost
+        (``range_share``); k is the fewest groups that keep its searches on
+        track with probability 0.99 (a ``UtilityWarning`` when n is smaller),
+        so the groups are as large as possible and the radius small. Better
+        from about n = 1e4 (``benchmarks/bench_gaussian_centre.py``).
     {public_tv_bound}
     {random_state}
 
@@ -140,6 +174,12 @@ class PrivateGaussianEstimator(
     replacing one row; n and every parameter (the hints included) are public.
     Releases, each planned and charged before any noise is drawn:
 
+    * ``subsample_centre`` (``initial_centre="subsample"``, instead of
+      ``range_location``): the winsorized aggregate of k group means, each
+      mapped by the released frame (one row changes one group's mean; the
+      aggregate is private for any k candidates:
+      :mod:`dpgauss.ensemble._winsorized`), its three parts nested in one
+      charge; the groups are drawn independently of the data and k is public;
     * ``range_location`` and ``range_scale``: noisy binary searches (64
       steps, each a Gaussian or Laplace release of d counts, l2 sensitivity
       sqrt(d), l1 d; :class:`~dpgauss.mechanisms._range.QuantileSearch`), on
@@ -192,6 +232,7 @@ class PrivateGaussianEstimator(
         ],
         "range_share": [Interval(numbers.Real, 0, 0.5, closed="neither")],
         "mean_share": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "initial_centre": [StrOptions({"range", "subsample"})],
     }
 
     def __init__(
@@ -207,6 +248,7 @@ class PrivateGaussianEstimator(
         mean_steps="auto",
         range_share=0.05,
         mean_share=0.3,
+        initial_centre="range",
         public_tv_bound=0.0,
         random_state=None,
     ):
@@ -220,6 +262,7 @@ class PrivateGaussianEstimator(
         self.mean_steps = mean_steps
         self.range_share = range_share
         self.mean_share = mean_share
+        self.initial_centre = initial_centre
         self.public_tv_bound = public_tv_bound
         self.random_state = random_state
 
@@ -246,6 +289,85 @@ class PrivateGaussianEstimator(
     def _check_params(self):
         self._check_hints()
 
+    # -- the initial centre by subsample and aggregate ------------------------------
+    def _subsample_centre(self):
+        """Whether ``subsample_centre`` runs: asked for, and no hint or public
+        rows give the location (public values only)."""
+        return self.initial_centre == "subsample" and not super()._location_known()
+
+    def _location_known(self):
+        # The coarse range does not search the location when subsample_centre
+        # gives it (the scales are then searched on the pairs).
+        return super()._location_known() or self.initial_centre == "subsample"
+
+    def _range_names(self, d):
+        names = super()._range_names(d)
+        return ["subsample_centre", *names] if self._subsample_centre() else names
+
+    @staticmethod
+    def _centre_stages(cost):
+        return Stages(cost, winsorized_entries(cost))
+
+    def _centre_groups(self, plan, n, d):
+        """``(k, k_min)``: the groups of ``subsample_centre`` and the fewest that
+        keep its searches on track (public: the cost, n, d). The fewest
+        groups are the largest, hence the tightest group means."""
+        fewest = winsorized_min_groups(
+            self._centre_stages(plan.cost("subsample_centre")).plan, d
+        )
+        return max(1, min(fewest, n)), fewest
+
+    def _check_utility(self, plan, n, d):
+        super()._check_utility(plan, n, d)
+        if not self._subsample_centre():
+            return
+        k, fewest = self._centre_groups(plan, n, d)
+        if k < fewest:
+            warnings.warn(
+                f"{type(self).__name__}: initial_centre='subsample' needs at least "
+                f"{fewest} groups (one row each at least) at {plan.total} with "
+                f"d={d}, and n={n}: its private median and radius searches may go "
+                "astray (a chance above 0.01), and the mean steps then start from "
+                "a wrong ball. Use initial_centre='range', a larger range_share or "
+                "budget, or more rows.",
+                UtilityWarning,
+                stacklevel=4,
+            )
+
+    def _subsample_start(self, X, frame, plan, rng):
+        """The released center (in X's coordinates) and the first mean step's
+        radius in ``frame``, from the winsorized aggregate of the group means
+        mapped by the frame (``subsample_centre``).
+
+        The groups are a random partition drawn from the fit's generator,
+        independently of the data, into k groups of ``n // k`` rows (the
+        remainder left out): replacing a row changes one group's mean, hence
+        one candidate, and the aggregate is private for any candidates. The
+        radius ``(1 + 2 / RADIUS_FACTOR) R + ||Z||`` (``||Z||`` the noise's
+        tail bound from its public scale) is a function of released values:
+        the released value is within R plus the noise of the median, which
+        is within about ``2 R / RADIUS_FACTOR`` of ``A mu``.
+        """
+        n, d = X.shape
+        k, _ = self._centre_groups(plan, n, d)
+        size = n // k
+        labels = np.full(n, -1, dtype=np.intp)
+        labels[rng.permutation(n)[: k * size]] = np.repeat(np.arange(k), size)
+        with np.errstate(all="ignore"):  # an overflow is a failed candidate
+            Y = group_means(X, labels, k) @ frame.T
+        stages = plan.calibrate("subsample_centre", self._centre_stages)
+        with np.errstate(all="ignore"):
+            value, radius, mech, _ = winsorized_mean(Y, stages.plan, rng)
+        stages.finish()
+        tail = math.sqrt(noise_variance(mech, d)) * tail_radius(d, MEAN_BETA)
+        start = (1.0 + _SUBSAMPLE_SLACK) * radius + tail
+        inverse, f = frame_inverse(frame)
+        big = float(np.finfo(np.float64).max)
+        with np.errstate(all="ignore"):  # post-processing, kept finite
+            center = np.nan_to_num((inverse @ value) / f, nan=0.0)
+        center = np.clip(center, -big, big)
+        return center, min(start, MAX_MEAN_RADIUS)
+
     # -- the plan -----------------------------------------------------------------
     def _build_plan(self, total, d):
         entries, rest = self._range_entries(total, d)
@@ -262,7 +384,14 @@ class PrivateGaussianEstimator(
         try:
             for release in plan.releases():
                 name, cost = release.name, release.cost
-                if name.startswith("range_"):
+                if name == "subsample_centre":
+                    k, _ = self._centre_groups(plan, n, d)
+                    parts = self._centre_stages(cost).plan
+                    QuantileSearch(parts.cost("centre"), d)
+                    for radius in (MIN_RADIUS, MAX_RADIUS):
+                        mech = mean_mechanism(parts.cost("mean"), k, d, radius, 1)
+                        check_noise_scale(mech, size=d)
+                elif name.startswith("range_"):
                     for search in range_searches(name, cost, d):
                         check_noise_scale(search.step, size=search.n_features)
                 elif name.startswith("precondition_"):
@@ -292,7 +421,10 @@ class PrivateGaussianEstimator(
         gamma = tail_radius(d, STEP_BETA)
         if scale is None:  # every coordinate's sd is at most sqrt(top)
             scale = np.full(d, math.sqrt(top))
-        radius = self._mean_radius(frame, scale, found)
+        if self._subsample_centre():
+            coarse, radius = self._subsample_start(X, frame, plan, rng)
+        else:
+            radius = self._mean_radius(frame, scale, found)
         partials = n_partial_sums(X)
         cost = plan.cost("mean")
         if self.mean_steps == "auto":

@@ -334,7 +334,7 @@ class RangeHintsMixin:
     def _location_by_norm(self, plan, n, d):
         """Whether ``range_location`` searches the rows' norms (one column)
         rather than the d coordinate medians: when the latter is predicted to
-        go astray (:func:`~dpgauss.gaussian._steps.range_failure` above 1%)
+        go astray (:func:`~dpgauss.mechanisms._range.range_failure` above 1%)
         and the norms are predicted to fare better. Public: the cost, n, d."""
         if self._location_known() or d == 1:
             return False
@@ -384,6 +384,8 @@ class RangeHintsMixin:
     def _check_utility(self, plan, n, d):
         """Warn (UtilityWarning) when a coarse-range search is predicted to fail."""
         for name in self._range_names(d):
+            if not name.startswith("range_"):
+                continue  # another step's warning (a subclass's)
             rows, columns = self._range_search(name, plan, n, d)
             cost = plan.cost(name)
             if name == "range_scale" and columns > 1:

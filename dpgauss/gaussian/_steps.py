@@ -11,7 +11,6 @@ from typing import NamedTuple
 import numpy as np
 from scipy import optimize, stats
 
-from dpgauss.accounting import ZCDP
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.covariance._coinpress import (
     STEP_BETA,
@@ -23,7 +22,7 @@ from dpgauss.covariance._coinpress import (
 )
 from dpgauss.covariance._methods import kind_of, noise_variance
 from dpgauss.covariance._tail_sensitive import PairDifferences, pair_indices
-from dpgauss.mechanisms._range import QuantileSearch
+from dpgauss.mechanisms._range import QuantileSearch, range_failure
 from dpgauss.mechanisms._releases import mean_mechanism
 from dpgauss.utils._sums import frame_sums, n_partial_sums
 from dpgauss.utils.validation import split_cost
@@ -125,25 +124,6 @@ def range_subset(count, rng):
     fit 29x numpy.cov at n = 10^6, d = 50, the sorts dominating).
     """
     return np.sort(rng.choice(count, size=min(count, RANGE_ROWS), replace=False))
-
-
-def range_failure(cost, n, d, capped=True):
-    """Chance that a coarse-range search on n rows errs far from its quantile.
-
-    A step of the binary search errs far from the quantile only where its
-    count's noise exceeds the margin, about n / 2 there; over 64 steps and d
-    columns, at most ``128 d P[noise > n / 2]`` (a union bound; Gaussian noise
-    of sd ``sqrt(32 d / rho)`` under zCDP, Laplace of scale ``64 d / epsilon``
-    under pure DP). Public: the cost, n and d.
-    """
-    search = QuantileSearch(cost, d)
-    if isinstance(cost, ZCDP):
-        tail = float(stats.norm.sf(0.5 * n / search.step.scale))
-    else:
-        tail = 0.5 * math.exp(-0.5 * n / search.step.scale)
-    # Uncapped, the union bound still orders two searches when both exceed 1.
-    risk = 128.0 * d * tail
-    return min(1.0, risk) if capped else risk
 
 
 def scale_costs(cost):

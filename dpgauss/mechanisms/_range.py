@@ -26,12 +26,13 @@ of the quantile, whatever the scale or location of the data.
 import math
 
 import numpy as np
+from scipy import stats
 
 from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
 from dpgauss.utils._random import check_generator
 
-__all__ = ["QuantileSearch", "float_keys", "keys_to_floats"]
+__all__ = ["QuantileSearch", "float_keys", "keys_to_floats", "range_failure"]
 
 #: Binary search steps: the finite float64 keys span fewer than 2^64 integers.
 STEPS = 64
@@ -174,3 +175,22 @@ class QuantileSearch:
             f"QuantileSearch(cost={self.cost}, n_features={self.n_features}, "
             f"quantile={self.quantile})"
         )
+
+
+def range_failure(cost, n, d, capped=True):
+    """Chance that a coarse-range search on n rows errs far from its quantile.
+
+    A step of the binary search errs far from the quantile only where its
+    count's noise exceeds the margin, about n / 2 there; over 64 steps and d
+    columns, at most ``128 d P[noise > n / 2]`` (a union bound; Gaussian noise
+    of sd ``sqrt(32 d / rho)`` under zCDP, Laplace of scale ``64 d / epsilon``
+    under pure DP). Public: the cost, n and d.
+    """
+    search = QuantileSearch(cost, d)
+    if isinstance(cost, ZCDP):
+        tail = float(stats.norm.sf(0.5 * n / search.step.scale))
+    else:
+        tail = 0.5 * math.exp(-0.5 * n / search.step.scale)
+    # Uncapped, the union bound still orders two searches when both exceed 1.
+    risk = 128.0 * d * tail
+    return min(1.0, risk) if capped else risk

@@ -477,3 +477,54 @@ def frame_sums(X, center, radius, frame, with_outer=True):
     if isinstance(X, FramedRows):
         X = X.X
     return clipped_sums(X, center, radius, with_outer=with_outer, transform=frame)
+
+
+def _block_group_sums(block, labels, k):
+    block = np.asarray(block, dtype=np.float64)
+    sums = np.zeros((k, block.shape[1]))
+    keep = labels >= 0
+    with np.errstate(all="ignore"):  # a sum that overflows is a failed candidate
+        np.add.at(sums, labels[keep], block[keep])
+    return sums
+
+
+def group_means(X, labels, k):
+    """The means of the rows in each of k groups (rows labelled -1 are left out).
+
+    Parameters
+    ----------
+    X : ndarray, numpy.memmap or dask array of shape (n_samples, n_features)
+        The rows.
+    labels : ndarray of int of shape (n_samples,)
+        Each row's group in ``0 .. k - 1``, or -1; every group has the same
+        number of rows.
+    k : int
+        The number of groups.
+
+    Returns
+    -------
+    ndarray of shape (k, n_features)
+        The groups' means. Each depends on its own rows only, so replacing one
+        row changes one mean; a mean that overflows is not finite (a failed
+        candidate for :func:`~dpgauss.ensemble._winsorized.winsorized_mean`).
+    """
+    size = int(np.count_nonzero(labels == 0))
+    if is_dask_array(X):
+        blocks = X.rechunk({1: -1}).to_delayed().ravel()
+        starts = np.cumsum([0, *X.chunks[0]])
+        import dask
+
+        parts = dask.compute(
+            *[
+                dask.delayed(_block_group_sums)(b, labels[a:z], k)
+                for b, a, z in zip(blocks, starts[:-1], starts[1:], strict=True)
+            ]
+        )
+    else:
+        parts, start = [], 0
+        for block in iter_chunks(X):
+            stop = start + block.shape[0]
+            parts.append(_block_group_sums(block, labels[start:stop], k))
+            start = stop
+    with np.errstate(all="ignore"):
+        return np.sum(parts, axis=0) / max(size, 1)
