@@ -134,9 +134,11 @@ class PrivateGaussianEstimator(
         groups' means mapped into the learned frame is the center, with
         radius ``(1 + 2 / 2.5) R`` plus the noise's tail. Same cost
         (``range_share``); k is the fewest groups that keep its searches on
-        track with probability 0.99 (a ``UtilityWarning`` when n is smaller),
-        so the groups are as large as possible and the radius small. Better
-        from about n = 1e4 (``benchmarks/bench_gaussian_centre.py``).
+        track with probability 0.99, so the groups are as large as possible
+        and the radius small. With fewer rows than that, the range step runs
+        instead (a ``UtilityWarning`` says so; decided from n, d and the cost
+        before anything is spent). See the user guide for when it helps
+        (``benchmarks/bench_gaussian_centre.py``).
     {public_tv_bound}
     {random_state}
 
@@ -290,15 +292,36 @@ class PrivateGaussianEstimator(
         self._check_hints()
 
     # -- the initial centre by subsample and aggregate ------------------------------
-    def _subsample_centre(self):
-        """Whether ``subsample_centre`` runs: asked for, and no hint or public
-        rows give the location (public values only)."""
+    #: Whether a fit asked for ``initial_centre="subsample"`` takes the range
+    #: step instead (too few rows for its searches), for one fit.
+    _TRANSIENT = (*RangeHintsMixin._TRANSIENT, "_centre_fallback")
+
+    def _subsample_asked(self):
         return self.initial_centre == "subsample" and not super()._location_known()
+
+    def _subsample_centre(self):
+        """Whether ``subsample_centre`` runs: asked for, no hint or public rows
+        give the location, and n is at least the fewest groups that keep its
+        searches on track (public values only; before a fit, for pricing, it
+        is assumed to run: both starts cost the same)."""
+        fallback = self.__dict__.get("_centre_fallback", False)
+        return self._subsample_asked() and not fallback
+
+    def _validate_rows(self, X):
+        X = super()._validate_rows(X)
+        self._centre_fallback = False
+        if self._subsample_asked():  # decided from n, d and the cost: public
+            n, d = X.shape
+            entries, _ = self._range_entries(self._privacy_total(), d)
+            cost = next(e.cost for e in entries if e.name == "subsample_centre")
+            fewest = winsorized_min_groups(self._centre_stages(cost).plan, d)
+            self._centre_fallback = n < fewest
+        return X
 
     def _location_known(self):
         # The coarse range does not search the location when subsample_centre
         # gives it (the scales are then searched on the pairs).
-        return super()._location_known() or self.initial_centre == "subsample"
+        return super()._location_known() or self._subsample_centre()
 
     def _range_names(self, d):
         names = super()._range_names(d)
@@ -309,30 +332,27 @@ class PrivateGaussianEstimator(
         return Stages(cost, winsorized_entries(cost))
 
     def _centre_groups(self, plan, n, d):
-        """``(k, k_min)``: the groups of ``subsample_centre`` and the fewest that
-        keep its searches on track (public: the cost, n, d). The fewest
-        groups are the largest, hence the tightest group means."""
+        """k: the groups of ``subsample_centre``, the fewest that keep its
+        searches on track (public: the cost and d; n is at least k, or the
+        fit falls back to the range step). The fewest groups are the largest,
+        hence the tightest group means."""
         fewest = winsorized_min_groups(
             self._centre_stages(plan.cost("subsample_centre")).plan, d
         )
-        return max(1, min(fewest, n)), fewest
+        return max(1, min(fewest, n))
 
     def _check_utility(self, plan, n, d):
-        super()._check_utility(plan, n, d)
-        if not self._subsample_centre():
-            return
-        k, fewest = self._centre_groups(plan, n, d)
-        if k < fewest:
+        if self._subsample_asked() and not self._subsample_centre():
             warnings.warn(
-                f"{type(self).__name__}: initial_centre='subsample' needs at least "
-                f"{fewest} groups (one row each at least) at {plan.total} with "
-                f"d={d}, and n={n}: its private median and radius searches may go "
-                "astray (a chance above 0.01), and the mean steps then start from "
-                "a wrong ball. Use initial_centre='range', a larger range_share or "
-                "budget, or more rows.",
+                f"{type(self).__name__}: n={n} rows are too few for "
+                f"initial_centre='subsample' at {plan.total} with d={d} (its private "
+                "median and radius searches would go astray with a chance above "
+                "0.01 and the mean steps start from a wrong ball); the range step "
+                "runs instead, at the same cost.",
                 UtilityWarning,
                 stacklevel=4,
             )
+        super()._check_utility(plan, n, d)
 
     def _subsample_start(self, X, frame, plan, rng):
         """The released center (in X's coordinates) and the first mean step's
@@ -349,7 +369,7 @@ class PrivateGaussianEstimator(
         is within about ``2 R / RADIUS_FACTOR`` of ``A mu``.
         """
         n, d = X.shape
-        k, _ = self._centre_groups(plan, n, d)
+        k = self._centre_groups(plan, n, d)
         size = n // k
         labels = np.full(n, -1, dtype=np.intp)
         labels[rng.permutation(n)[: k * size]] = np.repeat(np.arange(k), size)
@@ -385,7 +405,7 @@ class PrivateGaussianEstimator(
             for release in plan.releases():
                 name, cost = release.name, release.cost
                 if name == "subsample_centre":
-                    k, _ = self._centre_groups(plan, n, d)
+                    k = self._centre_groups(plan, n, d)
                     parts = self._centre_stages(cost).plan
                     QuantileSearch(parts.cost("centre"), d)
                     for radius in (MIN_RADIUS, MAX_RADIUS):

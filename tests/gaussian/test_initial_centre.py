@@ -17,19 +17,27 @@ def _names(budget):
     return [e.mechanism.split(":")[1] for e in budget.ledger()]
 
 
-@pytest.mark.parametrize("kind", ["rho", "epsilon"])
-def test_ledger_matches_the_plan(kind, rotated_gaussian):
+@pytest.mark.parametrize(
+    ("params", "spent"),
+    [
+        ({"rho": 1.0}, ZCDP(1.0)),
+        # Pure DP needs far more groups (Laplace count noise: 378,819 at epsilon
+        # 0.05, d = 3); a large range_share brings it to 4,736.
+        ({"epsilon": 10.0, "range_share": 0.4}, PureDP(10.0)),
+    ],
+)
+def test_ledger_matches_the_plan(params, spent, rotated_gaussian):
     # The centre takes range_location's place and cost; the nested releases
     # (median, radius, clipped mean) each draw once (the plan's finish checks).
     X, _, _ = rotated_gaussian(3, 6000, 1)
     budget = PrivacyBudget(rho=100.0)
     est = PrivateGaussianEstimator(
-        budget=budget, initial_centre="subsample", random_state=0, **{kind: 1.0}
+        budget=budget, initial_centre="subsample", random_state=0, **params
     ).fit(X)
     assert [e.cost for e in budget.ledger()] == est.planned_costs(3)
-    assert est.privacy_spent_ == (ZCDP(1.0) if kind == "rho" else PureDP(1.0))
+    assert est.privacy_spent_ == spent
     assert _names(budget)[:2] == ["subsample_centre", "range_scale"]
-    ranged = PrivateGaussianEstimator(**{kind: 1.0}).planned_costs(3)
+    ranged = PrivateGaussianEstimator(**params).planned_costs(3)
     assert est.planned_costs(3) == ranged  # same costs, release by release
 
 
@@ -86,20 +94,30 @@ def test_extreme_rows_complete_after_the_charge():
         assert np.linalg.eigvalsh(est.covariance_).min() > 0
 
 
-def test_warns_before_the_spend_when_too_few_rows_for_its_searches():
-    # At rho = 0.5 the centre's cost (0.025) needs 1,490 groups at d = 5.
+def test_too_few_rows_take_the_range_step_with_a_warning_before_the_spend():
+    # At rho = 0.5 the centre's cost (0.025) needs 1,490 groups at d = 5; with
+    # fewer rows its searches would go astray (bench_gaussian_centre: n = 3,000,
+    # d = 20, rho = 0.1 started the mean steps from radius 1e15, mean errors
+    # 1e58). The range step runs instead, at the same cost.
     X = np.random.default_rng(0).normal(size=(1000, 5))
     budget = PrivacyBudget(rho=1.0)
-    with pytest.warns(UtilityWarning, match="initial_centre='subsample' needs at"):
+    est = PrivateGaussianEstimator(
+        rho=0.5, initial_centre="subsample", budget=budget, random_state=0
+    )
+    with pytest.warns(UtilityWarning, match="the range step runs instead"):
+        est.fit(X)
+    assert _names(budget)[:2] == ["range_location", "range_scale"]
+    assert [e.cost for e in budget.ledger()] == est.planned_costs(5)
+    assert np.linalg.norm(est.mean_) < 0.3
+    assert "_centre_fallback" not in vars(est)  # transient
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UtilityWarning)
+        X = np.random.default_rng(0).normal(size=(1500, 5))
+        budget = PrivacyBudget(rho=1.0)
         PrivateGaussianEstimator(
             rho=0.5, initial_centre="subsample", budget=budget, random_state=0
         ).fit(X)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", UtilityWarning)
-        X = np.random.default_rng(0).normal(size=(5000, 5))
-        PrivateGaussianEstimator(
-            rho=0.5, initial_centre="subsample", random_state=0
-        ).fit(X)
+        assert _names(budget)[0] == "subsample_centre"
 
 
 def test_bad_option_is_refused_before_the_spend():
