@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from sklearn.base import BaseEstimator
 
-import dpgauss.ensemble._subsample as subsample_module
+import dpgauss.ensemble._winsorized as winsorized_module
 from dpgauss.accounting import zcdp_to_approx
 from dpgauss.ensemble import SubsampleAggregate
 from dpgauss.mechanisms._releases import mean_mechanism
@@ -91,6 +91,6 @@ def test_canary_with_a_twentieth_of_the_sensitivity_is_caught(monkeypatch, runs)
     def broken(cost, n, d, radius, n_partials=None):
         return mean_mechanism(cost, n, d, radius / 20.0, n_partials)
 
-    monkeypatch.setattr(subsample_module, "mean_mechanism", broken)
+    monkeypatch.setattr(winsorized_module, "mean_mechanism", broken)
     result = _audit(_runs(), runs)
     assert result.epsilon_lower > CLAIM, result
