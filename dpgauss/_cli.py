@@ -2,6 +2,7 @@
 
 import argparse
 import sys
+import time
 
 import numpy as np
 
@@ -22,6 +23,21 @@ DEMO_DELTA = 1e-6
 #: The budget per fit of every section after the first (five fits).
 GAUSSIAN_RHO = 0.5
 SECTION_FITS = 5
+N_SECTIONS = 5
+#: A covariance release is "within 10% of the non-private covariance" below this
+#: relative Frobenius error; the verdicts use the same 10% for the other ratios.
+CLOSE = 0.1
+#: The keys of every result row, in the order of the CSV's columns.
+ROW_FIELDS = (
+    "section",
+    "estimator",
+    "rho",
+    "metric",
+    "value",
+    "nonprivate",
+    "epsilon",
+    "seconds",
+)
 
 
 def _load_digits_public_scale():
@@ -36,7 +52,7 @@ def _load_digits_public_scale():
     return X, float(np.sqrt(X.shape[1]))
 
 
-def demo(seed=0, out=sys.stdout):
+def demo(seed=0, out=None, *, rhos=DEMO_RHOS, progress=None):
     """Fit the library's estimators at a few budgets and print error and privacy.
 
     Parameters
@@ -44,14 +60,34 @@ def demo(seed=0, out=sys.stdout):
     seed : int, default=0
         Seed for the noise, so that the printed numbers are reproducible (a real
         release uses ``random_state=None``).
-    out : file-like, default=sys.stdout
-        Where to print.
+    out : file-like, default=None
+        Where to print (``sys.stdout`` when None).
+    rhos : sequence of float, default=DEMO_RHOS
+        The budgets of the covariance sweep on digits: every covariance estimator
+        is fitted once at each, in increasing order. The later sections fit once
+        each at ``GAUSSIAN_RHO`` whatever ``rhos`` is.
+    progress : file-like, default=None
+        Where to write one short line as each section (and each budget of the
+        sweep) starts, and the total time at the end; nothing when None.
 
     Returns
     -------
     list of dict
-        One row per fit: estimator, rho, relative Frobenius error, epsilon.
+        One row per printed result, with the keys ``ROW_FIELDS``: the section,
+        the estimator, its rho (0 for a fit on public rows only), the metric's
+        name and value, the same metric for the non-private counterpart
+        (``None`` where the metric is measured against that counterpart), the
+        fit's epsilon at ``DEMO_DELTA`` and its wall time in seconds.
     """
+    out = sys.stdout if out is None else out
+    rhos = sorted(set(rhos))
+    started = time.perf_counter()
+
+    def note(text):
+        if progress is not None:
+            elapsed = time.perf_counter() - started
+            print(f"dpgauss demo [{elapsed:5.1f} s] {text}", file=progress, flush=True)
+
     X, data_norm = _load_digits_public_scale()
     n, d = X.shape
     exact = np.cov(X, rowvar=False, bias=True)
@@ -68,7 +104,7 @@ def demo(seed=0, out=sys.stdout):
         ),
     }
     budget = PrivacyBudget(
-        rho=len(estimators) * sum(DEMO_RHOS) + SECTION_FITS * GAUSSIAN_RHO
+        rho=len(estimators) * sum(rhos) + SECTION_FITS * GAUSSIAN_RHO
     )
     print(
         f"dpgauss {__version__} demo: sklearn digits, n={n} rows, d={d} features,",
@@ -89,31 +125,52 @@ def demo(seed=0, out=sys.stdout):
         file=out,
     )
     rows = []
-    for rho in DEMO_RHOS:
+    for i, rho in enumerate(rhos, 1):
+        note(
+            f"1/{N_SECTIONS} covariance on digits, rho={rho:g} "
+            f"({i} of {len(rhos)} budgets)"
+        )
         for label, make in estimators.items():
-            est = make(rho).set_params(budget=budget, random_state=seed).fit(X)
-            error = np.linalg.norm(est.covariance_ - exact) / exact_norm
-            eps = est.privacy_spent_.to_approx(DEMO_DELTA).epsilon
+            est = make(rho).set_params(budget=budget, random_state=seed)
+            seconds = _timed_fit(est, X)
+            error = float(np.linalg.norm(est.covariance_ - exact) / exact_norm)
+            eps = _epsilon(est)
             chosen = _describe(est)
             print(
                 f"{label:<34} {rho:>6g} {eps:>22.3f} {error:>11.3f}  {chosen}", file=out
             )
             rows.append(
-                {"estimator": label, "rho": rho, "epsilon": eps, "error": error}
+                _row(
+                    "covariance",
+                    label,
+                    rho,
+                    "rel_frobenius_error",
+                    error,
+                    None,
+                    eps,
+                    seconds,
+                )
             )
-    tail = [r["error"] for r in rows if r["estimator"].startswith("Tail")]
-    fixed = [r["error"] for r in rows if "auto" in r["estimator"]]
+    print(file=out)
+    for label in estimators:
+        print(f"Verdict: {label}: {_covariance_verdict(rows, label)}", file=out)
+    tail = [r["value"] for r in rows if r["estimator"].startswith("Tail")]
+    fixed = [r["value"] for r in rows if "auto" in r["estimator"]]
     ratio = float(np.mean(np.array(tail) / np.array(fixed)))
     print(
-        "\nWhich to use: TailSensitiveCovariance when you do not know the scale of "
+        "Which to use: TailSensitiveCovariance when you do not know the scale of "
         "your data, since it finds its clipping radius privately, so a loose "
         f"data_norm costs little (here {ratio:.2f}x the error of "
         "PrivateCovariance() at the same budget, on average).",
         file=out,
     )
+    note(f"2/{N_SECTIONS} Gaussians with no bounds")
     rows += _gaussian_section(budget, seed, out)
+    note(f"3/{N_SECTIONS} Gaussian mixture with public rows")
     rows += _mixture_section(budget, seed, out)
+    note(f"4/{N_SECTIONS} SubsampleAggregate(LinearRegression())")
     rows += _subsample_section(budget, seed, out)
+    note(f"5/{N_SECTIONS} product distribution on rare binary features")
     rows += _product_section(budget, seed, out)
     spent = budget.spent()
     print(
@@ -128,7 +185,67 @@ def demo(seed=0, out=sys.stdout):
         print(
             f"\nA further fit is refused before it reads the data:\n  {exc}", file=out
         )
+    note("done")
     return rows
+
+
+def _row(section, estimator, rho, metric, value, nonprivate, epsilon, seconds):
+    """One result row (the keys are ``ROW_FIELDS``)."""
+    values = (section, estimator, rho, metric, value, nonprivate, epsilon, seconds)
+    return dict(zip(ROW_FIELDS, values, strict=True))
+
+
+def _timed_fit(est, *args, **kwargs):
+    """Fit ``est`` and return the wall time in seconds."""
+    begin = time.perf_counter()
+    est.fit(*args, **kwargs)
+    return time.perf_counter() - begin
+
+
+def _epsilon(est):
+    """The fit's privacy as epsilon at the demo's delta."""
+    return float(est.privacy_spent_.to_approx(DEMO_DELTA).epsilon)
+
+
+def _versus(private, nonprivate, what="error"):
+    """'within 10% of the non-private error (1.03x)' or '1.47x the non-private ...'."""
+    if not nonprivate > 0:
+        return f"{private:.3g} (non-private {nonprivate:.3g})"
+    ratio = private / nonprivate
+    if ratio <= 1.0 + CLOSE:
+        return f"within 10% of the non-private {what} ({ratio:.2f}x)"
+    return f"{ratio:.2f}x the non-private {what}"
+
+
+def _covariance_verdict(rows, label):
+    """From which rho ``label`` is within 10%, and how it ranks, from the rows."""
+    rows = [row for row in rows if row["section"] == "covariance"]
+    mine = [row for row in rows if row["estimator"] == label]
+    best = {}
+    for row in rows:
+        best[row["rho"]] = min(best.get(row["rho"], np.inf), row["value"])
+    close_from = None
+    for row in reversed(mine):  # the rows are in increasing rho
+        if row["value"] >= CLOSE:
+            break
+        close_from = row["rho"]
+    if close_from is None:
+        lowest = min(mine, key=lambda row: row["value"])
+        reach = (
+            "not within 10% of the non-private covariance at any rho tried "
+            f"(at best {lowest['value']:.3f}, at rho = {lowest['rho']:g})"
+        )
+    else:
+        reach = f"within 10% of the non-private covariance from rho = {close_from:g}"
+    ratios = [row["value"] / best[row["rho"]] for row in mine]
+    low, high = f"{min(ratios):.1f}", f"{max(ratios):.1f}"
+    if max(ratios) == 1.0:
+        rank = "the lowest error at every rho"
+    elif low == high:
+        rank = f"{high}x the lowest error at the same rho"
+    else:
+        rank = f"{low}-{high}x the lowest error at the same rho"
+    return f"{reach}; {rank}."
 
 
 def _gaussian_section(budget, seed, out):
@@ -156,24 +273,67 @@ def _gaussian_section(budget, seed, out):
         file=out,
     )
     gauss = PrivateGaussianEstimator(rho=GAUSSIAN_RHO, budget=budget, random_state=seed)
-    gauss.fit(X)
+    gauss_seconds = _timed_fit(gauss, X)
     cov_error = float(np.linalg.norm(whiten @ gauss.covariance_ @ whiten.T - eye))
-    mean = PrivateMean(rho=GAUSSIAN_RHO, budget=budget, random_state=seed).fit(X)
+    mean = PrivateMean(rho=GAUSSIAN_RHO, budget=budget, random_state=seed)
+    mean_seconds = _timed_fit(mean, X)
+    gauss_label, mean_label = "PrivateGaussianEstimator()", "PrivateMean()"
     lines = [
-        ("PrivateGaussianEstimator() mean", maha(gauss.mean_), exact_mean),
-        ("PrivateGaussianEstimator() covariance", cov_error, exact_cov_error),
-        (f"PrivateMean()  [{mean.method_}]", maha(mean.mean_), exact_mean),
+        (
+            f"{gauss_label} mean",
+            gauss_label,
+            gauss,
+            gauss_seconds,
+            "mean_mahalanobis_error",
+            maha(gauss.mean_),
+            exact_mean,
+        ),
+        (
+            f"{gauss_label} covariance",
+            gauss_label,
+            gauss,
+            gauss_seconds,
+            "cov_whitened_frobenius_error",
+            cov_error,
+            exact_cov_error,
+        ),
+        (
+            f"{mean_label}  [{mean.method_}]",
+            mean_label,
+            mean,
+            mean_seconds,
+            "mean_mahalanobis_error",
+            maha(mean.mean_),
+            exact_mean,
+        ),
     ]
     rows = []
-    for label, private, exact in lines:
+    for printed, label, est, seconds, metric, private, exact in lines:
         print(
-            f"{label:<40} rho={GAUSSIAN_RHO:g}  private {private:.3f}  "
+            f"{printed:<40} rho={GAUSSIAN_RHO:g}  private {private:.3f}  "
             f"non-private {exact:.3f}",
             file=out,
         )
         rows.append(
-            {"estimator": label, "rho": GAUSSIAN_RHO, "error": private, "exact": exact}
+            _row(
+                "gaussian",
+                label,
+                GAUSSIAN_RHO,
+                metric,
+                private,
+                exact,
+                _epsilon(est),
+                seconds,
+            )
         )
+    g_mean, g_cov, m_mean = (row["value"] for row in rows)
+    print(
+        f"Verdict: {gauss_label}: mean {_versus(g_mean, exact_mean)}, covariance "
+        f"{_versus(g_cov, exact_cov_error)}, with no bounds given.\n"
+        f"Verdict: {mean_label}: mean {_versus(m_mean, exact_mean)}, with no "
+        "bounds given.",
+        file=out,
+    )
     return rows
 
 
@@ -192,27 +352,63 @@ def _mixture_section(budget, seed, out):
 
     X, public, test = draw(n), draw(120), draw(5000)
     gmm = PublicPrivateGMM(rho=GAUSSIAN_RHO, budget=budget, random_state=seed)
-    gmm.fit(X, X_public=public)
+    gmm_seconds = _timed_fit(gmm, X, X_public=public)
     exact = GaussianMixture(3, random_state=seed).fit(X).score(test)
-    only = GaussianMixture(3, reg_covar=1e-3, random_state=seed).fit(public)
+    only = GaussianMixture(3, reg_covar=1e-3, random_state=seed)
+    only_seconds = _timed_fit(only, public)
     print(
         f"\nA Gaussian mixture: n={n} private rows, d={d}, 3 components 12 sds "
         "apart, 1e4 from the origin, and 120 public rows (X_public). Test "
         "log-likelihood per point (higher is better):",
         file=out,
     )
+    label = "PublicPrivateGMM()"
     lines = [
-        (f"PublicPrivateGMM() [{gmm.n_components_} components, {gmm.regime_}]", gmm),
-        ("GaussianMixture on the 120 public rows", only),
+        (
+            f"{label} [{gmm.n_components_} components, {gmm.regime_}]",
+            label,
+            GAUSSIAN_RHO,
+            _epsilon(gmm),
+            gmm_seconds,
+            gmm,
+        ),
+        # no private row is read: no budget, no privacy loss
+        (
+            "GaussianMixture on the 120 public rows",
+            "GaussianMixture(public rows)",
+            0.0,
+            0.0,
+            only_seconds,
+            only,
+        ),
     ]
     rows = []
-    for label, model in lines:
+    for printed, name, rho, eps, seconds, model in lines:
         value = float(model.score(test))
         print(
-            f"{label:<46} {value:9.3f}   non-private on X {exact:9.3f}",
+            f"{printed:<46} {value:9.3f}   non-private on X {exact:9.3f}",
             file=out,
         )
-        rows.append({"estimator": label, "loglik": value, "exact_loglik": exact})
+        rows.append(
+            _row(
+                "mixture",
+                name,
+                rho,
+                "test_loglik_per_point",
+                value,
+                exact,
+                eps,
+                seconds,
+            )
+        )
+    ours, public_only = rows[0]["value"], rows[1]["value"]
+    gap = exact - ours
+    print(
+        f"Verdict: {label}: {abs(gap):.3f} nats per point "
+        f"{'below' if gap > 0 else 'above'} the non-private fit, "
+        f"{ours - public_only:.2f} above the public rows alone.",
+        file=out,
+    )
     return rows
 
 
@@ -228,7 +424,8 @@ def _subsample_section(budget, seed, out):
     full = LinearRegression().fit(X, y).coef_
     est = SubsampleAggregate(
         LinearRegression(), rho=GAUSSIAN_RHO, budget=budget, random_state=seed
-    ).fit(X, y)
+    )
+    seconds = _timed_fit(est, X, y)
     private = float(np.linalg.norm(est.statistic_ - beta))
     to_full = float(np.linalg.norm(est.statistic_ - full))
     exact = float(np.linalg.norm(full - beta))
@@ -246,19 +443,33 @@ def _subsample_section(budget, seed, out):
         file=out,
     )
     print(
-        f"Verdict: {private / exact:.2f}x the non-private fit's error to the "
-        "truth; any scikit-learn estimator with a vector result can be wrapped "
-        "(no bounds on X or y are needed).",
+        f"Verdict: {label}: {_versus(private, exact, 'error to the truth')}; any "
+        "scikit-learn estimator with a vector result can be wrapped (no bounds "
+        "on X or y are needed).",
         file=out,
     )
+    eps = _epsilon(est)
     return [
-        {
-            "estimator": label,
-            "rho": GAUSSIAN_RHO,
-            "error_truth": private,
-            "error_full": to_full,
-            "nonprivate_truth": exact,
-        }
+        _row(
+            "subsample",
+            label,
+            GAUSSIAN_RHO,
+            "coef_l2_error_to_truth",
+            private,
+            exact,
+            eps,
+            seconds,
+        ),
+        _row(
+            "subsample",
+            label,
+            GAUSSIAN_RHO,
+            "coef_l2_error_to_nonprivate",
+            to_full,
+            None,
+            eps,
+            seconds,
+        ),
     ]
 
 
@@ -274,9 +485,8 @@ def _product_section(budget, seed, out):
     d, n = 200, 20_000
     p = rng.uniform(0.0, 2.0 / d, d)
     X = (rng.random((n, d)) < p).astype(np.int8)
-    est = PrivateProductDistribution(
-        rho=GAUSSIAN_RHO, budget=budget, random_state=seed
-    ).fit(X)
+    est = PrivateProductDistribution(rho=GAUSSIAN_RHO, budget=budget, random_state=seed)
+    seconds = _timed_fit(est, X)
     private = _hellinger(est.probabilities_, p)
     # the empirical mean, floored as the estimator's output is
     exact = _hellinger(np.clip(X.mean(axis=0), 0.5 / n, 1.0 - 0.5 / n), p)
@@ -293,18 +503,22 @@ def _product_section(budget, seed, out):
         file=out,
     )
     print(
-        f"Verdict: {private / exact:.2f}x the non-private distance; the noise is "
+        f"Verdict: {label}: {_versus(private, exact, 'distance')}; the noise is "
         f"that of rows with few ones (about {d * p.mean():.1f} here, found "
         f"privately), not of rows with {d} (the plain Gaussian mechanism's).",
         file=out,
     )
     return [
-        {
-            "estimator": label,
-            "rho": GAUSSIAN_RHO,
-            "hellinger": private,
-            "exact_hellinger": exact,
-        }
+        _row(
+            "product",
+            label,
+            GAUSSIAN_RHO,
+            "hellinger_to_truth",
+            private,
+            exact,
+            _epsilon(est),
+            seconds,
+        )
     ]
 
 
