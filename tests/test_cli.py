@@ -1,10 +1,14 @@
 """The ``dpgauss`` command (the README's main job)."""
 
+import contextlib
 import io
 import subprocess
 import sys
+from types import SimpleNamespace
 
-from dpgauss import __version__
+import pytest
+
+from dpgauss import __version__, _cli
 from dpgauss._cli import DEMO_RHOS, ROW_FIELDS, _covariance_verdict, demo, main
 
 
@@ -109,3 +113,99 @@ def test_python_dash_m_runs_the_demo():
     )
     assert "dpgauss" in result.stdout
     assert "PrivateCovariance" in result.stdout
+    # stderr is a pipe, not a terminal: no progress lines
+    assert "dpgauss demo [" not in result.stderr
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """One ``dpgauss`` run with every demo option (shared: a demo takes seconds)."""
+    folder = tmp_path_factory.mktemp("demo")
+    argv = ["--rho", "5", "0.5", "5", "--progress"]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(argv)
+    return SimpleNamespace(
+        status=status, out=out.getvalue(), err=err.getvalue(), folder=folder
+    )
+
+
+def test_rho_sets_the_budgets_of_the_covariance_sweep(run):
+    assert run.status == 0
+    table = run.out.split("\n\n")[0].splitlines()[4:]
+    assert len(table) == 6  # 3 estimators at rho = 0.5 and 5 (sorted, no repeat)
+    assert [line.split()[1] for line in table if "Tail" in line] == ["0.5", "5"]
+    # the later sections keep rho = 0.5; the total is 3 * 5.5 + 5 * 0.5
+    assert "PrivateGaussianEstimator() mean          rho=0.5" in run.out
+    assert "Shared budget: spent rho=19 over" in run.out
+    assert run.out.count("Verdict: ") == 8
+
+
+def test_progress_lines_go_to_stderr_only(run):
+    lines = run.err.splitlines()
+    assert [line.split("] ")[1][:3] for line in lines] == [
+        "1/5",
+        "1/5",
+        *(f"{i}/5" for i in range(2, 6)),
+        "don",
+    ]
+    assert all(line.startswith("dpgauss demo [") for line in lines)
+    assert "dpgauss demo [" not in run.out
+
+
+@pytest.fixture
+def fake_demo(monkeypatch):
+    """Replace the demo by a stub that records its arguments (for parsing tests)."""
+    calls = []
+
+    def record(**kwargs):
+        calls.append(kwargs)
+        return []
+
+    monkeypatch.setattr(_cli, "demo", record)
+    return calls
+
+
+@pytest.mark.parametrize(
+    ("argv", "seed", "rhos"),
+    [
+        ([], 0, list(DEMO_RHOS)),
+        (["demo"], 0, list(DEMO_RHOS)),
+        (["--seed", "3"], 3, list(DEMO_RHOS)),  # options alone mean `demo`
+        (["--rho", "2", "1e-3"], 0, [2.0, 1e-3]),
+        (["demo", "--rho", "1e-12", "1e12"], 0, [1e-12, 1e12]),
+    ],
+)
+def test_demo_options_reach_the_demo(fake_demo, argv, seed, rhos):
+    assert main(argv) == 0
+    (call,) = fake_demo
+    assert call["seed"] == seed
+    assert call["rhos"] == rhos
+    assert call["progress"] is None  # stderr is not a terminal under pytest
+
+
+def test_progress_can_be_forced_either_way(fake_demo, monkeypatch):
+    main(["--progress"])
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    main([])
+    main(["--no-progress"])
+    assert [call["progress"] for call in fake_demo] == [sys.stderr, sys.stderr, None]
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("0", "a budget must be positive and finite, got '0'"),
+        ("-1", "a budget must be positive and finite, got '-1'"),
+        ("nan", "a budget must be positive and finite, got 'nan'"),
+        ("inf", "a budget must be positive and finite, got 'inf'"),
+        ("abc", "not a number: 'abc'"),
+        ("1e13", "1e13 is outside [1e-12, 1e+12]"),
+    ],
+)
+def test_bad_budgets_are_parse_errors(fake_demo, capsys, value, message):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["demo", "--rho", "1", value])
+    assert exit_info.value.code == 2
+    assert f"argument --rho: {message}" in capsys.readouterr().err
+    assert fake_demo == []
