@@ -1,6 +1,9 @@
 """The ``dpgauss`` command: ``dpgauss demo`` (the default) and ``dpgauss version``."""
 
 import argparse
+import contextlib
+import csv
+import os
 import sys
 import time
 
@@ -41,6 +44,8 @@ ROW_FIELDS = (
     "epsilon",
     "seconds",
 )
+#: The CSV's columns: the rows' keys, and the delta of their epsilon.
+CSV_FIELDS = (*ROW_FIELDS[:7], "delta", *ROW_FIELDS[7:])
 
 
 def _load_digits_public_scale():
@@ -99,7 +104,7 @@ def demo(seed=0, out=None, *, rhos=DEMO_RHOS, progress=None):
         "TailSensitiveCovariance()": lambda rho: TailSensitiveCovariance(
             rho=rho, data_norm=data_norm
         ),
-        "PrivateCovariance()  [auto]": lambda rho: PrivateCovariance(
+        "PrivateCovariance() [auto]": lambda rho: PrivateCovariance(
             rho=rho, data_norm=data_norm
         ),
         'PrivateCovariance(method="gauss")': lambda rho: PrivateCovariance(
@@ -554,6 +559,32 @@ def _budget(text):
     return value
 
 
+def _output_file(text):
+    """argparse type of ``--csv``: ``-`` (stdout) or a file in an existing folder."""
+    if text != "-":
+        folder = os.path.dirname(os.path.abspath(text))
+        if not os.path.isdir(folder):
+            raise argparse.ArgumentTypeError(f"no such directory: {folder}")
+    return text
+
+
+def write_csv(rows, path):
+    """Write the demo's result rows to ``path`` (``-``: stdout) as CSV.
+
+    The columns are ``CSV_FIELDS``; an empty ``nonprivate`` means the metric is
+    measured against the non-private result itself.
+    """
+    if path == "-":
+        stream = contextlib.nullcontext(sys.stdout)
+    else:
+        stream = open(path, "w", newline="", encoding="utf-8")
+    with stream as file:
+        writer = csv.DictWriter(file, fieldnames=CSV_FIELDS, lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({**row, "delta": DEMO_DELTA})
+
+
 def _parser():
     """The ``dpgauss`` argument parser (subcommands ``demo`` and ``version``)."""
     parser = argparse.ArgumentParser(
@@ -584,6 +615,14 @@ def _parser():
         f"mixture, subsample and aggregate, product) fit once each at "
         f"rho={GAUSSIAN_RHO:g} whatever R is, so their verdicts compare across "
         f"runs; the shared budget is 3 x sum(R) + {SECTION_FITS * GAUSSIAN_RHO:g}.",
+    )
+    demo_parser.add_argument(
+        "--csv",
+        type=_output_file,
+        metavar="FILE",
+        help="also write every result row to FILE as CSV (section, estimator, rho, "
+        "metric, value, the non-private value, epsilon, delta, seconds); with "
+        "'-' the CSV goes to stdout and the report to stderr",
     )
     demo_parser.add_argument(
         "--progress",
@@ -623,5 +662,15 @@ def main(argv=None):
     progress = args.progress
     if progress is None:
         progress = sys.stderr.isatty()
-    demo(seed=args.seed, rhos=args.rho, progress=sys.stderr if progress else None)
+    out = sys.stderr if args.csv == "-" else sys.stdout
+    rows = demo(
+        seed=args.seed,
+        out=out,
+        rhos=args.rho,
+        progress=sys.stderr if progress else None,
+    )
+    if args.csv is not None:
+        write_csv(rows, args.csv)
+        if args.csv != "-":
+            print(f"\nWrote {len(rows)} result rows to {args.csv}.", file=out)
     return 0

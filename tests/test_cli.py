@@ -1,6 +1,7 @@
 """The ``dpgauss`` command (the README's main job)."""
 
 import contextlib
+import csv
 import io
 import subprocess
 import sys
@@ -9,7 +10,14 @@ from types import SimpleNamespace
 import pytest
 
 from dpgauss import __version__, _cli
-from dpgauss._cli import DEMO_RHOS, ROW_FIELDS, _covariance_verdict, demo, main
+from dpgauss._cli import (
+    CSV_FIELDS,
+    DEMO_RHOS,
+    ROW_FIELDS,
+    _covariance_verdict,
+    demo,
+    main,
+)
 
 
 def test_demo_prints_error_and_privacy_per_budget():
@@ -122,6 +130,7 @@ def run(tmp_path_factory):
     """One ``dpgauss`` run with every demo option (shared: a demo takes seconds)."""
     folder = tmp_path_factory.mktemp("demo")
     argv = ["--rho", "5", "0.5", "5", "--progress"]
+    argv += ["--csv", str(folder / "rows.csv")]
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         status = main(argv)
@@ -153,6 +162,45 @@ def test_progress_lines_go_to_stderr_only(run):
     assert "dpgauss demo [" not in run.out
 
 
+def test_csv_has_one_row_per_printed_result(run):
+    with open(run.folder / "rows.csv", newline="", encoding="utf-8") as file:
+        reader = csv.DictReader(file)
+        rows = list(reader)
+    assert tuple(reader.fieldnames) == CSV_FIELDS
+    # 3 covariance estimators x 2 budgets, then 3 + 2 + 2 + 1 in later sections
+    assert len(rows) == 3 * 2 + 8
+    assert f"Wrote {len(rows)} result rows to " in run.out
+    first = rows[0]
+    assert first["section"] == "covariance"
+    assert first["estimator"] == "TailSensitiveCovariance()"
+    assert first["metric"] == "rel_frobenius_error"
+    assert float(first["rho"]) == 0.5
+    assert first["nonprivate"] == ""  # measured against the non-private result
+    assert all(float(row["delta"]) == 1e-6 for row in rows)
+    for row in rows:
+        for key in ("rho", "value", "epsilon", "seconds"):
+            float(row[key])
+    printed = [line for line in run.out.splitlines() if "private 0." in line]
+    gaussian = [row["value"] for row in rows if row["section"] == "gaussian"]
+    assert [f"{float(value):.3f}" for value in gaussian] == [
+        line.split("private ")[1].split()[0] for line in printed[:3]
+    ]
+
+
+def test_csv_dash_writes_the_rows_to_stdout_and_the_report_to_stderr(fake_demo, capsys):
+    assert main(["--csv", "-"]) == 0
+    assert fake_demo[0]["out"] is sys.stderr
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [",".join(CSV_FIELDS), "covariance,A,1.0,m,0.5,,2.0,1e-06,0.1"]
+
+
+def test_csv_into_a_missing_folder_is_a_parse_error(fake_demo, capsys, tmp_path):
+    with pytest.raises(SystemExit):
+        main(["--csv", str(tmp_path / "nowhere" / "rows.csv")])
+    assert "argument --csv: no such directory: " in capsys.readouterr().err
+    assert fake_demo == []
+
+
 @pytest.fixture
 def fake_demo(monkeypatch):
     """Replace the demo by a stub that records its arguments (for parsing tests)."""
@@ -160,7 +208,7 @@ def fake_demo(monkeypatch):
 
     def record(**kwargs):
         calls.append(kwargs)
-        return []
+        return [_cli._row("covariance", "A", 1.0, "m", 0.5, None, 2.0, 0.1)]
 
     monkeypatch.setattr(_cli, "demo", record)
     return calls
