@@ -46,6 +46,9 @@ ROW_FIELDS = (
 )
 #: The CSV's columns: the rows' keys, and the delta of their epsilon.
 CSV_FIELDS = (*ROW_FIELDS[:7], "delta", *ROW_FIELDS[7:])
+#: The figure formats of ``--plot``, chosen by the file's extension.
+PLOT_FORMATS = (".png", ".pdf", ".svg")
+PLOT_EXTRA = "pip install 'dpgauss[plot]' (or pip install matplotlib)"
 
 
 def _load_digits_public_scale():
@@ -585,6 +588,62 @@ def write_csv(rows, path):
             writer.writerow({**row, "delta": DEMO_DELTA})
 
 
+def _figure_file(text):
+    """argparse type of ``--plot``: a .png, .pdf or .svg file; needs matplotlib."""
+    if os.path.splitext(text)[1].lower() not in PLOT_FORMATS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} does not end in {', '.join(PLOT_FORMATS)} (the format is "
+            "chosen by the extension)"
+        )
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise argparse.ArgumentTypeError(
+            f"the figure needs matplotlib, which is not installed: {PLOT_EXTRA}"
+        ) from None
+    return _output_file(text)
+
+
+def plot_sweep(rows, path):
+    """Save the covariance sweep's error against rho (log-log) to ``path``.
+
+    One line per covariance estimator; the zero matrix, which reads no data,
+    scores 1.0 and is drawn as the reference (the non-private covariance scores 0,
+    off a log axis). The top axis gives each budget's epsilon at ``DEMO_DELTA``.
+    Drawn with matplotlib's Agg canvas, so no display is needed; the format is
+    the extension's (png, pdf or svg).
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import NullLocator
+
+    rows = [row for row in rows if row["section"] == "covariance"]
+    figure = Figure(figsize=(6.4, 4.4), layout="constrained")
+    FigureCanvasAgg(figure)
+    ax = figure.add_subplot()
+    for label in dict.fromkeys(row["estimator"] for row in rows):
+        mine = [row for row in rows if row["estimator"] == label]
+        rhos = [row["rho"] for row in mine]
+        ax.plot(rhos, [row["value"] for row in mine], marker="o", label=label)
+    ax.axhline(1.0, color="0.4", linestyle="--", label="zero matrix (reads no data)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("rho (zCDP budget of each fit)")
+    ax.set_ylabel(
+        "error relative to the non-private covariance\n"
+        "(Frobenius norm; the zero matrix scores 1)"
+    )
+    ax.set_title("dpgauss demo: covariance of scikit-learn's digits (n=1797, d=64)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    epsilons = {row["rho"]: row["epsilon"] for row in rows}
+    top = ax.secondary_xaxis("top")
+    top.set_xticks(list(epsilons), [f"{eps:.3g}" for eps in epsilons.values()])
+    top.xaxis.set_minor_locator(NullLocator())
+    top.set_xlabel(f"epsilon at delta={DEMO_DELTA:g}")
+    figure.savefig(path)
+
+
 def _parser():
     """The ``dpgauss`` argument parser (subcommands ``demo`` and ``version``)."""
     parser = argparse.ArgumentParser(
@@ -623,6 +682,14 @@ def _parser():
         help="also write every result row to FILE as CSV (section, estimator, rho, "
         "metric, value, the non-private value, epsilon, delta, seconds); with "
         "'-' the CSV goes to stdout and the report to stderr",
+    )
+    demo_parser.add_argument(
+        "--plot",
+        type=_figure_file,
+        metavar="FILE",
+        help="also save a utility-versus-budget figure of the covariance sweep "
+        "(error against rho, log axes, one line per estimator) to FILE, as png, "
+        f"pdf or svg by its extension; needs matplotlib: {PLOT_EXTRA}",
     )
     demo_parser.add_argument(
         "--progress",
@@ -673,4 +740,7 @@ def main(argv=None):
         write_csv(rows, args.csv)
         if args.csv != "-":
             print(f"\nWrote {len(rows)} result rows to {args.csv}.", file=out)
+    if args.plot is not None:
+        plot_sweep(rows, args.plot)
+        print(f"Wrote the utility-versus-budget figure to {args.plot}.", file=out)
     return 0

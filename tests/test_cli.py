@@ -2,6 +2,7 @@
 
 import contextlib
 import csv
+import importlib.util
 import io
 import subprocess
 import sys
@@ -131,6 +132,8 @@ def run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("demo")
     argv = ["--rho", "5", "0.5", "5", "--progress"]
     argv += ["--csv", str(folder / "rows.csv")]
+    if importlib.util.find_spec("matplotlib") is not None:  # an optional extra
+        argv += ["--plot", str(folder / "sweep.png")]
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         status = main(argv)
@@ -198,6 +201,48 @@ def test_csv_into_a_missing_folder_is_a_parse_error(fake_demo, capsys, tmp_path)
     with pytest.raises(SystemExit):
         main(["--csv", str(tmp_path / "nowhere" / "rows.csv")])
     assert "argument --csv: no such directory: " in capsys.readouterr().err
+    assert fake_demo == []
+
+
+def test_plot_saves_a_png(run):
+    pytest.importorskip("matplotlib")
+    figure = run.folder / "sweep.png"
+    assert figure.read_bytes().startswith(b"\x89PNG")
+    assert figure.stat().st_size > 10_000
+    assert f"Wrote the utility-versus-budget figure to {figure}." in run.out
+
+
+@pytest.mark.parametrize(("name", "magic"), [("f.svg", b"<?xml"), ("f.PDF", b"%PDF")])
+def test_plot_format_follows_the_extension(tmp_path, name, magic):
+    pytest.importorskip("matplotlib")
+    rows = [
+        _cli._row("covariance", label, rho, "m", error, None, 2 * rho, 0.1)
+        for label, errors in (("A", (0.5, 0.2)), ("B", (0.9, 0.4)))
+        for rho, error in zip((0.1, 1.0), errors, strict=True)
+    ]
+    rows.append(_cli._row("gaussian", "C", 0.5, "m", 0.1, 0.1, 1.0, 0.1))
+    _cli.plot_sweep(rows, tmp_path / name)
+    assert (tmp_path / name).read_bytes().startswith(magic)
+
+
+def test_plot_without_matplotlib_says_how_to_install_it(
+    fake_demo, capsys, monkeypatch, tmp_path
+):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import fails
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--plot", str(tmp_path / "sweep.png")])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --plot: the figure needs matplotlib" in err
+    assert "pip install 'dpgauss[plot]'" in err
+    assert fake_demo == []  # refused before the demo runs
+
+
+@pytest.mark.parametrize("name", ["sweep.jpg", "sweep", "-"])
+def test_plot_needs_a_known_extension(fake_demo, capsys, name):
+    with pytest.raises(SystemExit):
+        main(["--plot", name])
+    assert "does not end in .png, .pdf, .svg" in capsys.readouterr().err
     assert fake_demo == []
 
 
