@@ -1,4 +1,8 @@
-"""The ``dpgauss`` command: ``dpgauss demo`` (the default) and ``dpgauss version``."""
+"""The ``dpgauss`` command: ``dpgauss demo`` (the default), ``dpgauss version``.
+
+``dpgauss --version`` prints ``dpgauss <version>``; ``dpgauss demo -h`` lists the
+demo's options (``--rho``, ``--csv``, ``--plot``, ``--progress``, ``--seed``).
+"""
 
 import argparse
 import contextlib
@@ -651,6 +655,7 @@ def _parser():
         description="Differentially private Gaussian estimators. With no command "
         "(or only demo options) runs the demo; see `dpgauss demo -h`.",
     )
+    parser.add_argument("--version", action="version", version=f"dpgauss {__version__}")
     sub = parser.add_subparsers(dest="command")
     demo_parser = sub.add_parser(
         "demo",

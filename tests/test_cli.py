@@ -116,6 +116,13 @@ def test_main_version(capsys):
     assert capsys.readouterr().out.strip() == __version__
 
 
+def test_dash_dash_version(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out == f"dpgauss {__version__}\n"
+
+
 def test_python_dash_m_runs_the_demo():
     result = subprocess.run(
         [sys.executable, "-m", "dpgauss"], capture_output=True, text=True, check=True
