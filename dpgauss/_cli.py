@@ -548,7 +548,7 @@ def _describe(est):
 
 
 def _budget(text):
-    """argparse type of ``--rho``: a positive finite float."""
+    """argparse type of ``--rho``: a float within ``RHO_RANGE``."""
     try:
         value = float(text)
     except ValueError:
@@ -741,11 +741,14 @@ def main(argv=None):
         rhos=args.rho,
         progress=sys.stderr if progress else None,
     )
+    wrote = []
     if args.csv is not None:
         write_csv(rows, args.csv)
         if args.csv != "-":
-            print(f"\nWrote {len(rows)} result rows to {args.csv}.", file=out)
+            wrote.append(f"Wrote {len(rows)} result rows to {args.csv}.")
     if args.plot is not None:
         plot_sweep(rows, args.plot)
-        print(f"Wrote the utility-versus-budget figure to {args.plot}.", file=out)
+        wrote.append(f"Wrote the utility-versus-budget figure to {args.plot}.")
+    if wrote:
+        print("\n" + "\n".join(wrote), file=out)
     return 0
