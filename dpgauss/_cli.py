@@ -576,10 +576,16 @@ def _output_file(text):
 
 
 def write_csv(rows, path):
-    """Write the demo's result rows to ``path`` (``-``: stdout) as CSV.
+    """Write the demo's result rows to ``path`` as CSV.
 
-    The columns are ``CSV_FIELDS``; an empty ``nonprivate`` means the metric is
-    measured against the non-private result itself.
+    Parameters
+    ----------
+    rows : list of dict
+        The rows :func:`demo` returns.
+    path : str or path-like
+        The file, or ``-`` for stdout. The columns are ``CSV_FIELDS``; an empty
+        ``nonprivate`` means the metric is measured against the non-private
+        result itself.
     """
     if path == "-":
         stream = contextlib.nullcontext(sys.stdout)
@@ -614,8 +620,14 @@ def plot_sweep(rows, path):
     One line per covariance estimator; the zero matrix, which reads no data,
     scores 1.0 and is drawn as the reference (the non-private covariance scores 0,
     off a log axis). The top axis gives each budget's epsilon at ``DEMO_DELTA``.
-    Drawn with matplotlib's Agg canvas, so no display is needed; the format is
-    the extension's (png, pdf or svg).
+    Drawn with matplotlib's Agg canvas, so no display is needed.
+
+    Parameters
+    ----------
+    rows : list of dict
+        The rows :func:`demo` returns (only the covariance section's are drawn).
+    path : str or path-like
+        The file; its extension chooses the format (png, pdf or svg).
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
