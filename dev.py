@@ -54,8 +54,9 @@ def _run(cmd):
 
 
 def demo(args):
-    """Run the dpgauss demonstration."""
-    python = _ensure_installed("")
+    """Run the dpgauss demonstration (with matplotlib when --plot asks for it)."""
+    plot = any(arg == "--plot" or arg.startswith("--plot=") for arg in args)
+    python = _ensure_installed("plot" if plot else "")
     return _run([python, "-m", "dpgauss", "demo", *args])
 
 
