@@ -480,10 +480,14 @@ def frame_sums(X, center, radius, frame, with_outer=True):
 
 
 def _block_group_sums(block, labels, k):
-    block = np.asarray(block, dtype=np.float64)
-    sums = np.zeros((k, block.shape[1]))
-    keep = labels >= 0
-    with np.errstate(all="ignore"):  # a sum that overflows is a failed candidate
+    # Everything under errstate, the conversion included (it runs in a Dask
+    # worker, outside the fit's errstate): a longdouble row beyond float64's
+    # range overflows to inf there, a failed candidate, and no warning may
+    # depend on the data (helper-28's review).
+    with np.errstate(all="ignore"):
+        block = np.asarray(block, dtype=np.float64)
+        sums = np.zeros((k, block.shape[1]))
+        keep = labels >= 0
         np.add.at(sums, labels[keep], block[keep])
     return sums
 
