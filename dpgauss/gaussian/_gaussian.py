@@ -33,6 +33,7 @@ from dpgauss.covariance._coinpress import (
 from dpgauss.covariance._methods import kind_of, noise_variance
 from dpgauss.ensemble._winsorized import (
     RADIUS_FACTOR,
+    RADIUS_QUANTILE,
     winsorized_entries,
     winsorized_mean,
     winsorized_min_groups,
@@ -57,7 +58,12 @@ from dpgauss.mechanisms._range import QuantileSearch
 from dpgauss.mechanisms._releases import mean_mechanism, second_moment_mechanism
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
-from dpgauss.utils._sums import FramedRows, group_means, n_partial_sums
+from dpgauss.utils._sums import (
+    CHUNK_ROWS,
+    FramedRows,
+    group_means,
+    n_partial_sums,
+)
 from dpgauss.utils.validation import split_cost
 
 __all__ = ["PrivateGaussianEstimator"]
@@ -405,11 +411,18 @@ class PrivateGaussianEstimator(
             for release in plan.releases():
                 name, cost = release.name, release.cost
                 if name == "subsample_centre":
+                    # Every sub-release, as the fit calibrates it (k group
+                    # means summed in ceil(k / CHUNK_ROWS) chunks).
                     k = self._centre_groups(plan, n, d)
                     parts = self._centre_stages(cost).plan
-                    QuantileSearch(parts.cost("centre"), d)
+                    for search in (
+                        QuantileSearch(parts.cost("centre"), d),
+                        QuantileSearch(parts.cost("radius"), 1, RADIUS_QUANTILE),
+                    ):
+                        check_noise_scale(search.step, size=search.n_features)
+                    chunks = max(1, -(-k // CHUNK_ROWS))
                     for radius in (MIN_RADIUS, MAX_RADIUS):
-                        mech = mean_mechanism(parts.cost("mean"), k, d, radius, 1)
+                        mech = mean_mechanism(parts.cost("mean"), k, d, radius, chunks)
                         check_noise_scale(mech, size=d)
                 elif name.startswith("range_"):
                     for search in range_searches(name, cost, d):

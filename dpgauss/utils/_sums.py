@@ -270,8 +270,11 @@ def row_norms(X, center):
     Returns
     -------
     ndarray of shape (n_samples,)
-        The computed norms, in row order (rows that are not finite count as the
-        center; offsets too large for float64 have norm inf).
+        The computed norms, in row order. A row that is not finite, or whose
+        offset overflows float64 (1.7e308 against a center at -1.7e308), counts
+        as the center: norm 0, as :func:`clip_rows` maps it to the center; a
+        finite offset whose squared norm overflows keeps its (finite or inf)
+        scaled norm.
     """
     with np.errstate(all="ignore"):
         return np.concatenate(_over_blocks(X, _block_norms, center))
