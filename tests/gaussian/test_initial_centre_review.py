@@ -284,8 +284,13 @@ def test_audit_setup_is_the_intended_one():
     assert est._centre_groups(plan, AUDIT_K * AUDIT_SIZE, 2) == AUDIT_K
 
 
+# The default suite audits the center with the no-clipping canary (about 55 s
+# together); the start radius and the tenth-of-the-sensitivity canary run
+# under "slow" (the identity-frame audit of tests/audit covers the latter).
 @pytest.mark.audit
-@pytest.mark.parametrize("output", ["center", "radius"])
+@pytest.mark.parametrize(
+    "output", ["center", pytest.param("radius", marks=pytest.mark.slow)]
+)
 @pytest.mark.parametrize(
     "runs",
     [
@@ -301,7 +306,10 @@ def test_audit_far_row_in_a_group_of_three_real_frame(output, runs):
 @pytest.mark.audit
 @pytest.mark.parametrize(
     "canary",
-    ["tenth_of_the_sensitivity", "no_clipping"],
+    [
+        pytest.param("tenth_of_the_sensitivity", marks=pytest.mark.slow),
+        "no_clipping",
+    ],
 )
 def test_audit_canaries_are_caught(monkeypatch, canary):
     if canary == "tenth_of_the_sensitivity":
