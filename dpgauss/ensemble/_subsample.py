@@ -53,6 +53,7 @@ from dpgauss.base import (
 from dpgauss.ensemble import _populous as populous
 from dpgauss.ensemble import _psd as psd
 from dpgauss.ensemble._winsorized import (
+    _MAX_FLOAT,
     MIN_GROUPS,
     WINSOR_RISK,
     winsorized_entries,
@@ -99,7 +100,6 @@ PSD_GRID_LOW = 10
 #: Largest useful shape noise: sd times the matrix size q, in trace units (the
 #: average eigenvalue of the trace-normalised matrix is 1 / q).
 PSD_USEFUL = 0.5
-_MAX_FLOAT = float(np.finfo(np.float64).max)
 
 
 def _attribute_names(statistic):

@@ -49,6 +49,7 @@ from dpgauss.gaussian._steps import (
     coinpress_mean,
     frame_count,
     frame_pairs,
+    frame_point,
     mean_entries,
     mean_steps_for,
     pairs_frame,
@@ -320,8 +321,7 @@ class PrivateGaussianEstimator(
             n, d = X.shape
             entries, _ = self._range_entries(self._privacy_total(), d)
             cost = next(e.cost for e in entries if e.name == "subsample_centre")
-            fewest = winsorized_min_groups(self._centre_stages(cost).plan, d)
-            self._centre_fallback = n < fewest
+            self._centre_fallback = n < self._centre_fewest(cost, d)
         return X
 
     def _location_known(self):
@@ -337,15 +337,17 @@ class PrivateGaussianEstimator(
     def _centre_stages(cost):
         return Stages(cost, winsorized_entries(cost))
 
+    def _centre_fewest(self, cost, d):
+        """The fewest groups that keep ``subsample_centre``'s searches on track
+        at ``cost`` (public: the cost and d)."""
+        return winsorized_min_groups(self._centre_stages(cost).plan, d)
+
     def _centre_groups(self, plan, n, d):
         """k: the groups of ``subsample_centre``, the fewest that keep its
-        searches on track (public: the cost and d; n is at least k, or the
-        fit falls back to the range step). The fewest groups are the largest,
-        hence the tightest group means."""
-        fewest = winsorized_min_groups(
-            self._centre_stages(plan.cost("subsample_centre")).plan, d
-        )
-        return max(1, min(fewest, n))
+        searches on track (n is at least k, or the fit falls back to the
+        range step). The fewest groups are the largest, hence the tightest
+        group means."""
+        return max(1, min(self._centre_fewest(plan.cost("subsample_centre"), d), n))
 
     def _check_utility(self, plan, n, d):
         if self._subsample_asked() and not self._subsample_centre():
@@ -387,11 +389,7 @@ class PrivateGaussianEstimator(
         stages.finish()
         tail = math.sqrt(noise_variance(mech, d)) * tail_radius(d, MEAN_BETA)
         start = (1.0 + _SUBSAMPLE_SLACK) * radius + tail
-        inverse, f = frame_inverse(frame)
-        big = float(np.finfo(np.float64).max)
-        with np.errstate(all="ignore"):  # post-processing, kept finite
-            center = np.nan_to_num((inverse @ value) / f, nan=0.0)
-        center = np.clip(center, -big, big)
+        center = frame_point(*frame_inverse(frame), value)  # post-processing
         return center, min(start, MAX_MEAN_RADIUS)
 
     # -- the plan -----------------------------------------------------------------

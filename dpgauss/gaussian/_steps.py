@@ -624,7 +624,7 @@ def coinpress_mean(
             cost = plan.cost(f"mean_{k}")
             lam, gain = final_radius(cost, n, d, radius, gamma, n_partials)
         # w - c = A (x - A^-1 c): clip the rows' offsets from A^-1 c in the frame.
-        origin = _to_rows(inverse, scale, c)
+        origin = frame_point(inverse, scale, c)
         total = frame_sums(X, origin, lam, frame, with_outer=False)[0]
         mech = plan.calibrate(
             f"mean_{k}", lambda cost, r=lam: mean_mechanism(cost, n, d, r, n_partials)
@@ -636,11 +636,12 @@ def coinpress_mean(
         c = c + offset / gain
         variance = noise_variance(mech, d) / (gain * gain)
         radius = next_radius(gamma, noise_gamma, n, variance)
-    return _to_rows(inverse, scale, c), variance, radius
+    return frame_point(inverse, scale, c), variance, radius
 
 
-def _to_rows(inverse, scale, c):
-    """``A^-1 c`` from :func:`frame_inverse`'s ``(B, f)``, kept finite."""
+def frame_point(inverse, scale, c):
+    """``A^-1 c`` from :func:`~dpgauss.covariance._coinpress.frame_inverse`'s
+    ``(B, f)``, kept finite (post-processing of a point in the frame)."""
     big = float(np.finfo(np.float64).max)
     with np.errstate(all="ignore"):
         point = (inverse @ c) / scale
