@@ -8,6 +8,10 @@ optional shared :class:`PrivacyBudget` before it reads the data.
 from dpgauss._version import __version__
 from dpgauss.accounting import PrivacyBudget
 from dpgauss.covariance import PrivateCovariance, TailSensitiveCovariance
+from dpgauss.discriminant_analysis import (
+    PrivateLinearDiscriminantAnalysis,
+    PrivateQuadraticDiscriminantAnalysis,
+)
 from dpgauss.ensemble import SubsampleAggregate
 from dpgauss.gaussian import PrivateGaussianEstimator
 from dpgauss.mean import PrivateMean
@@ -19,8 +23,10 @@ __all__ = [
     "PrivacyBudget",
     "PrivateCovariance",
     "PrivateGaussianEstimator",
+    "PrivateLinearDiscriminantAnalysis",
     "PrivateMean",
     "PrivateProductDistribution",
+    "PrivateQuadraticDiscriminantAnalysis",
     "PrivateStandardScaler",
     "PublicPrivateGMM",
     "SubsampleAggregate",

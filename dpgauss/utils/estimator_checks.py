@@ -28,11 +28,11 @@ def _value(cost):
     return cost.rho if isinstance(cost, ZCDP) else cost.epsilon
 
 
-def check_budget_charged_exactly(estimator, X):
+def check_budget_charged_exactly(estimator, X, y=None):
     """The ledger grows by exactly the fit's plan; a second fit spends again."""
     budget = PrivacyBudget(rho=1e6)
     est = clone(estimator).set_params(budget=budget)
-    est.fit(X)
+    est.fit(X, y)
     first = [(e.cost, e.mechanism) for e in budget.ledger()]
     assert first, "a fit recorded nothing in its budget"
     plan = est._build_plan(est._privacy_total(), X.shape[1])
@@ -48,21 +48,21 @@ def check_budget_charged_exactly(estimator, X):
         rel_tol=1e-12,
     )
     assert est.planned_costs(X.shape[1]) == costs
-    est.fit(X)
+    est.fit(X, y)
     assert len(budget.ledger()) == 2 * len(first), "a refit did not spend again"
 
 
-def check_clone_shares_budget(estimator, X):
+def check_clone_shares_budget(estimator, X, y=None):
     """A clone charges the same ledger as the original."""
     budget = PrivacyBudget(rho=1e6)
     est = clone(estimator).set_params(budget=budget)
     twin = clone(est)
     assert twin.budget is budget
-    twin.fit(X)
+    twin.fit(X, y)
     assert budget.ledger(), "the clone's spend did not reach the shared ledger"
 
 
-def check_clones_draw_independent_noise(estimator, X, attribute):
+def check_clones_draw_independent_noise(estimator, X, attribute, y=None):
     """Two fits on one budget never share noise, whatever ``random_state`` is.
 
     ``clone`` deep-copies ``random_state``: with an int or a Generator, every
@@ -73,18 +73,20 @@ def check_clones_draw_independent_noise(estimator, X, attribute):
     for seed in (0, np.random.default_rng(0)):
         budget = PrivacyBudget(rho=1e6)
         est = clone(estimator).set_params(budget=budget, random_state=seed)
-        a = getattr(clone(est).fit(X), attribute)
-        b = getattr(clone(est).fit(X), attribute)
+        a = getattr(clone(est).fit(X, y), attribute)
+        b = getattr(clone(est).fit(X, y), attribute)
         assert not np.array_equal(a, b), f"two clones ({seed!r}) drew the same noise"
     first = [
         getattr(
-            clone(estimator).set_params(budget=budget, random_state=3).fit(X), attribute
+            clone(estimator).set_params(budget=budget, random_state=3).fit(X, y),
+            attribute,
         )
         for budget in [PrivacyBudget(rho=1e6)] * 2
     ]
     replay = [
         getattr(
-            clone(estimator).set_params(budget=budget, random_state=3).fit(X), attribute
+            clone(estimator).set_params(budget=budget, random_state=3).fit(X, y),
+            attribute,
         )
         for budget in [PrivacyBudget(rho=1e6)] * 2
     ]
@@ -92,25 +94,25 @@ def check_clones_draw_independent_noise(estimator, X, attribute):
         np.testing.assert_array_equal(a, b)
 
 
-def check_randomness(estimator, X, attribute):
+def check_randomness(estimator, X, attribute, y=None):
     """Without a budget: an int seed reproduces; other seeds and None differ."""
     est = clone(estimator).set_params(budget=None)
-    a = getattr(clone(est).set_params(random_state=0).fit(X), attribute)
-    b = getattr(clone(est).set_params(random_state=0).fit(X), attribute)
-    c = getattr(clone(est).set_params(random_state=1).fit(X), attribute)
-    d = getattr(clone(est).set_params(random_state=None).fit(X), attribute)
-    e = getattr(clone(est).set_params(random_state=None).fit(X), attribute)
+    a = getattr(clone(est).set_params(random_state=0).fit(X, y), attribute)
+    b = getattr(clone(est).set_params(random_state=0).fit(X, y), attribute)
+    c = getattr(clone(est).set_params(random_state=1).fit(X, y), attribute)
+    d = getattr(clone(est).set_params(random_state=None).fit(X, y), attribute)
+    e = getattr(clone(est).set_params(random_state=None).fit(X, y), attribute)
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(a, c), "different seeds gave the same release"
     assert not np.array_equal(d, e), "random_state=None repeated a release"
 
 
-def check_parameters_untouched(estimator, X):
+def check_parameters_untouched(estimator, X, y=None):
     """``fit`` leaves every parameter object as it was."""
     est = clone(estimator)
     before = est.get_params(deep=False)
     snapshot = copy.deepcopy({k: v for k, v in before.items() if k != "budget"})
-    est.fit(X)
+    est.fit(X, y)
     after = est.get_params(deep=False)
     assert all(before[k] is after[k] for k in before), "fit changed a parameter"
     for key, value in snapshot.items():
@@ -122,7 +124,7 @@ def check_parameters_untouched(estimator, X):
         np.testing.assert_equal(after[key], value)
 
 
-def check_refuses_bad_parameters_before_spending(estimator, X):
+def check_refuses_bad_parameters_before_spending(estimator, X, y=None):
     """A bad parameter is refused before any spend, even with validation off."""
     for skip in (False, True):
         for name, bad in (("random_state", "seed"), ("rho", -1.0), ("budget", 3)):
@@ -133,7 +135,7 @@ def check_refuses_bad_parameters_before_spending(estimator, X):
             est.set_params(**{name: bad})
             with config_context(skip_parameter_validation=skip):
                 try:
-                    est.fit(X)
+                    est.fit(X, y)
                 except (ValueError, TypeError):
                     pass
                 else:
@@ -142,14 +144,14 @@ def check_refuses_bad_parameters_before_spending(estimator, X):
                 assert budget.ledger() == [], f"{name}={bad!r} was refused too late"
 
 
-def check_failed_fit_is_not_fitted(estimator, X):
+def check_failed_fit_is_not_fitted(estimator, X, y=None):
     """A fit that fails leaves no fitted attribute behind (also after a good fit)."""
-    est = clone(estimator).fit(X)
+    est = clone(estimator).fit(X, y)
     check_is_fitted(est)
     bad = np.array(X, dtype=np.float64)
     bad[0, 0] = np.nan
     try:
-        est.fit(bad)
+        est.fit(bad, y)
     except ValueError:
         pass
     try:
@@ -161,7 +163,7 @@ def check_failed_fit_is_not_fitted(estimator, X):
     assert not [k for k in vars(est) if k.endswith("_") and not k.startswith("__")]
 
 
-def check_dp_estimator(estimator, X, attribute):
+def check_dp_estimator(estimator, X, attribute, y=None):
     """Run every DP check on ``estimator`` with data ``X``.
 
     Parameters
@@ -172,6 +174,8 @@ def check_dp_estimator(estimator, X, attribute):
         Data to fit.
     attribute : str
         A fitted attribute holding a private release (compared across seeds).
+    y : array-like of shape (n_samples,), default=None
+        Targets passed to every ``fit`` (labels for a classifier).
 
     Examples
     --------
@@ -181,10 +185,10 @@ def check_dp_estimator(estimator, X, attribute):
     >>> X = np.random.default_rng(0).normal(size=(50, 3))
     >>> check_dp_estimator(PrivateCovariance(rho=1.0, data_norm=3.0), X, "covariance_")
     """
-    check_budget_charged_exactly(estimator, X)
-    check_clone_shares_budget(estimator, X)
-    check_clones_draw_independent_noise(estimator, X, attribute)
-    check_randomness(estimator, X, attribute)
-    check_parameters_untouched(estimator, X)
-    check_refuses_bad_parameters_before_spending(estimator, X)
-    check_failed_fit_is_not_fitted(estimator, X)
+    check_budget_charged_exactly(estimator, X, y=y)
+    check_clone_shares_budget(estimator, X, y=y)
+    check_clones_draw_independent_noise(estimator, X, attribute, y=y)
+    check_randomness(estimator, X, attribute, y=y)
+    check_parameters_untouched(estimator, X, y=y)
+    check_refuses_bad_parameters_before_spending(estimator, X, y=y)
+    check_failed_fit_is_not_fitted(estimator, X, y=y)

@@ -7,6 +7,9 @@ fails ``tests/test_common.py``, so a new estimator cannot skip the common checks
 
 __all__ = ["INIT_PARAMS", "instance_id", "make_instances"]
 
+#: Public classes of the discriminant analyses' test instances.
+CLASSES = tuple(range(-20, 21))
+
 INIT_PARAMS = {
     "PrivateCovariance": [
         {"rho": 1.0, "data_norm": 10.0},
@@ -26,6 +29,20 @@ INIT_PARAMS = {
         {"epsilon": 1.0, "mean_bound": 10.0, "cov_bounds": (0.01, 100.0)},
         {"rho": 1.0, "mean_bound": 10.0, "budget": "fresh"},
     ],
+    # Public classes -20..20: scikit-learn's checks fit on y = int(X[:, 0])
+    # and on labels 0, 1, 2; the checks whose labels are strings or must equal
+    # np.unique(y) are expected failures (tests/test_common.py).
+    "PrivateLinearDiscriminantAnalysis": [
+        {"classes": CLASSES, "data_norm": 5.0, "rho": 1.0},
+        {"classes": CLASSES, "data_norm": 5.0, "epsilon": 1.0, "clipping": "fixed"},
+        {
+            "classes": CLASSES,
+            "data_norm": 5.0,
+            "epsilon": 1.0,
+            "delta": 1e-6,
+            "budget": "fresh",
+        },
+    ],
     "PrivateMean": [
         {"rho": 1.0},
         {"epsilon": 1.0, "mean_bound": 10.0, "method": "plan"},
@@ -38,6 +55,17 @@ INIT_PARAMS = {
     ],
     # Scalar bounds: the checks fit on 1 to 10 features. Box (-10, 10) holds
     # most of their rows; the far ones are clipped (as in a real fit).
+    "PrivateQuadraticDiscriminantAnalysis": [
+        {"classes": CLASSES, "data_norm": 5.0, "rho": 1.0},
+        {"classes": CLASSES, "data_norm": 5.0, "epsilon": 1.0, "clipping": "fixed"},
+        {
+            "classes": CLASSES,
+            "data_norm": 5.0,
+            "epsilon": 1.0,
+            "delta": 1e-6,
+            "budget": "fresh",
+        },
+    ],
     "PrivateStandardScaler": [
         {"bounds": (-10.0, 10.0), "rho": 1.0},
         {"bounds": [-10.0, 10.0], "epsilon": 1.0, "with_mean": False},

@@ -1,0 +1,551 @@
+"""What the private discriminant analyses share: labels, class statistics, releases.
+
+Both classifiers model each class k as a Gaussian N(mu_k, Sigma_k) (LDA: one
+pooled Sigma) with prior pi_k, and classify by the largest posterior. Their
+releases are sums over the rows of one class, so they are charged for the
+replace-one relation in which **one changed row can change its class as well
+as its features** (it leaves one class and joins another).
+
+**Labels.** The classes are a public constructor parameter: ``np.unique(y)``
+on private labels would publish which labels occur (in ``classes_``). Labels
+outside them are refused before any spend, like NaN in ``X`` (input
+validation, seen by the data holder, not released); a class absent from ``y``
+is not detected (its released count is noise around 0). Should validation be
+switched off (scikit-learn's ``assume_finite`` does not affect labels, but a
+caller may bypass ``fit``), a row with another label counts in no class and
+its offset is 0, so the sensitivities below still hold.
+
+**Rows into the ball.** With the public ``location`` c and radius
+``B = data_norm``, a row becomes ``y = clip(x - c, B)``
+(:func:`~dpgauss.utils._sums.clip_rows`: the offset first, then the scaling,
+so ``||y|| <= B`` as computed for every finite input and a row 1e12 radii away
+lies on the sphere like any other).
+
+**Sensitivities** (n, d, K and the classes public; ``e`` the summation's
+relative rounding bound, :func:`~dpgauss.utils._sums.summation_error`):
+
+* ``class_counts``: the K counts ``n_k`` (exact integers). A replaced row
+  lowers one count by 1 and raises another by 1, or changes none: l2 ``sqrt(2)``,
+  l1 2.
+* ``class_sums``: the K x d matrix of ``S_k / n``, ``S_k`` the sum of the
+  class's offsets, released as one vector. Same class: ``S_k`` moves by
+  ``y' - y``, of norm at most 2B; different classes: ``S_a`` by ``-y`` and
+  ``S_b`` by ``y'``, of joint norm ``sqrt(||y||^2 + ||y'||^2) <= sqrt(2) B``.
+  So l2 ``2B / n``; l1 ``2 sqrt(d) B / n`` (same class: ``sqrt(d)`` times the
+  l2 change; different classes: ``||y||_1 + ||y'||_1``). Rounding: each
+  computed ``S_k / n`` is within ``e B`` of the exact one (l2), for both
+  datasets, so the K computed sums differ from the exact difference by at most
+  ``2 e B sqrt(K)`` in l2 (``sqrt(K d)`` times that in l1), whatever the
+  order of summation.
+* ``second_moment`` (LDA): ``M = (1/n) sum_i y_i y_i^T`` pooled over the
+  rows of every class (ignored rows add 0): Frobenius ``sqrt(2) B^2 / n``
+  (:func:`~dpgauss.mechanisms._releases.second_moment_mechanism`, with its
+  rounding term).
+* ``class_second_moments`` (QDA): the K blocks ``M_k = (1/n) sum_{i in k}
+  y_i y_i^T`` released as one block-diagonal Kd x Kd symmetric matrix (the
+  off-diagonal blocks are 0 for every dataset and change by nothing). Same
+  class: ``M_k`` moves by ``(y'y'^T - y y^T) / n``, Frobenius at most
+  ``sqrt(2) B^2 / n``; different classes: ``M_a`` by ``-y y^T / n`` and
+  ``M_b`` by ``y'y'^T / n``, jointly ``sqrt(||y||^4 + ||y'||^4) / n <=
+  sqrt(2) B^2 / n``. l1 over the upper triangle: ``||y y^T||`` there is
+  ``((sum |y_j|)^2 + ||y||^2) / 2 <= (d + 1) B^2 / 2``, so at most
+  ``(d + 1) B^2 / n`` in both cases. Rounding: each block within ``e B^2``
+  (Frobenius) for both datasets, ``2 e B^2 sqrt(K)`` jointly
+  (``sqrt(K d (d + 1) / 2)`` times that in l1).
+
+Noise is the exact lattice Gaussian (zCDP) or Laplace (pure DP) of
+:mod:`dpgauss.mechanisms`; the costs are split once, in the plan. Everything
+after the releases (priors, means, covariances, the classifier) is
+post-processing.
+"""
+
+import math
+
+import numpy as np
+from sklearn.base import ClassifierMixin
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import (
+    _assert_all_finite,
+    check_consistent_length,
+    column_or_1d,
+)
+
+from dpgauss.accounting import ZCDP, PureDP
+from dpgauss.accounting._plan import Release, ReleasePlan
+from dpgauss.base import (
+    MIN_RADIUS,
+    PrivateEstimatorMixin,
+    calibration_error,
+    check_noise_scale,
+    check_radius,
+)
+from dpgauss.mechanisms import (
+    GaussianMechanism,
+    LaplaceMechanism,
+    QuantileMechanism,
+    SymmetricGaussianMechanism,
+    SymmetricLaplaceMechanism,
+)
+from dpgauss.mechanisms._releases import mean_mechanism
+from dpgauss.model_selection._leak import warn_if_scored_in_search
+from dpgauss.utils._sklearn_compat import StrOptions
+from dpgauss.utils._sums import (
+    clip_rows,
+    clipped_sums,
+    iter_chunks,
+    n_partial_sums,
+    row_norms,
+    summation_error,
+)
+from dpgauss.utils.validation import check_data_norm, split_cost
+
+#: Quantile of the rows' distances to the released centre that the adaptive
+#: clipping radius targets.
+RADIUS_QUANTILE = 0.9
+#: Candidates of the radius release: ``data_norm * j / (RADIUS_GRID - 1)``.
+RADIUS_GRID = 4097
+#: Share of the cost for the centre and the radius (each) with adaptive clipping.
+ADAPTIVE_SHARE = 0.05
+
+__all__ = [
+    "DiscriminantMixin",
+    "block_moment_mechanism",
+    "check_classes",
+    "class_statistics",
+    "class_sum_mechanism",
+    "count_mechanism",
+]
+
+
+def check_classes(classes, owner):
+    """The public classes as a sorted array of unique labels (at least two).
+
+    Raises
+    ------
+    ValueError
+        If ``classes`` is missing, not 1-D, has repeated labels, fewer than two
+        labels or labels that cannot be ordered.
+    """
+    if classes is None:
+        raise ValueError(
+            f"{owner}: classes is required: the public list of class labels. "
+            "dpgauss never reads them off y (np.unique(y) would publish which "
+            "labels occur in the private rows)."
+        )
+    if isinstance(classes, str | bytes):
+        raise ValueError(f"{owner}: classes must be a list of labels, not a string.")
+    labels = np.asarray(classes)
+    if labels.ndim != 1:
+        raise ValueError(f"{owner}: classes must be one-dimensional.")
+    try:
+        unique = np.unique(labels)
+    except TypeError as exc:
+        raise ValueError(f"{owner}: classes must be comparable ({exc}).") from exc
+    if unique.size != labels.size:
+        raise ValueError(f"{owner}: classes has repeated labels.")
+    if unique.size < 2:
+        raise ValueError(f"{owner}: classes needs at least two labels.")
+    return unique
+
+
+def encode_labels(y, classes):
+    """Each label's index in the sorted ``classes``, or -1 for another label.
+
+    Never raises on the values of ``y`` (which are private).
+    """
+    y = np.asarray(y)
+    codes = np.full(y.shape[0], -1, dtype=np.intp)
+    for k, label in enumerate(classes):
+        try:
+            hit = y == label
+        except (TypeError, ValueError):  # pragma: no cover - exotic labels
+            continue
+        hit = np.asarray(hit, dtype=bool)
+        if hit.shape == codes.shape:
+            codes[hit] = k
+    return codes
+
+
+def class_statistics(X, codes, n_classes, location, radius, outer):
+    """Counts, sums and second moments of the clipped rows of each class.
+
+    Parameters
+    ----------
+    X : ndarray or numpy.memmap of shape (n_samples, n_features)
+        The rows (read in chunks, not modified).
+    codes : ndarray of int of shape (n_samples,)
+        Each row's class index, -1 for an ignored row (offset 0).
+    n_classes : int
+        K.
+    location : ndarray of shape (n_features,)
+        The public centre c.
+    radius : float
+        The public radius B.
+    outer : {"pooled", "per_class", None}
+        Which second moments to sum.
+
+    Returns
+    -------
+    counts : ndarray of int64 of shape (K,)
+    sums : ndarray of shape (K, d)
+        Sums of the clipped offsets ``clip(x - c, B)`` of each class.
+    moments : ndarray of shape (d, d) or (K, d, d) or None
+        Sums of their outer products (pooled or per class), exactly symmetric.
+    """
+    d = X.shape[1]
+    counts = np.bincount(codes[codes >= 0], minlength=n_classes).astype(np.int64)
+    sums = np.zeros((n_classes, d))
+    if outer == "pooled":
+        moments = np.zeros((d, d))
+    elif outer == "per_class":
+        moments = np.zeros((n_classes, d, d))
+    else:
+        moments = None
+    start = 0
+    with np.errstate(all="ignore"):
+        for chunk in iter_chunks(X):
+            stop = start + chunk.shape[0]
+            labels = codes[start:stop]
+            y = clip_rows(chunk, location, radius)
+            y[labels < 0] = 0.0
+            for k in range(n_classes):
+                rows = y[labels == k]
+                if rows.shape[0]:
+                    sums[k] += rows.sum(axis=0)
+                    if outer == "per_class":
+                        moments[k] += rows.T @ rows
+            if outer == "pooled":
+                moments += y.T @ y
+            start = stop
+        if moments is not None:
+            moments = 0.5 * (moments + np.swapaxes(moments, -1, -2))
+    return counts, sums, moments
+
+
+def count_mechanism(cost):
+    """Noise for the K class counts: l2 sensitivity sqrt(2), l1 2 (module docstring)."""
+    if isinstance(cost, ZCDP):
+        return GaussianMechanism(sensitivity=math.sqrt(2.0), rho=cost.rho)
+    return LaplaceMechanism(sensitivity=2.0, epsilon=cost.epsilon)
+
+
+def class_sum_mechanism(cost, n, d, n_classes, radius, n_partials=None):
+    """Noise for the K x d class sums divided by n (module docstring).
+
+    l2 ``2B/n + 2 e B sqrt(K)``; l1 ``2 sqrt(d) B / n + 2 e B K sqrt(d)``.
+
+    Examples
+    --------
+    >>> from dpgauss.accounting import ZCDP
+    >>> from dpgauss.discriminant_analysis._base import class_sum_mechanism
+    >>> round(class_sum_mechanism(ZCDP(1.0), 100, 4, 3, 1.0).sensitivity, 9)
+    0.02
+    """
+    rounding = 2.0 * summation_error(n, n_partials) * radius * math.sqrt(n_classes)
+    if isinstance(cost, ZCDP):
+        return GaussianMechanism(sensitivity=2.0 * radius / n + rounding, rho=cost.rho)
+    l1 = 2.0 * math.sqrt(d) * radius / n + math.sqrt(n_classes * d) * rounding
+    return LaplaceMechanism(sensitivity=l1, epsilon=cost.epsilon)
+
+
+def block_moment_mechanism(cost, n, d, n_classes, radius, n_partials=None):
+    """Noise for the K per-class second moments as one block-diagonal matrix.
+
+    Frobenius ``sqrt(2) B^2 / n + 2 e B^2 sqrt(K)``; l1 over the upper triangle
+    ``(d + 1) B^2 / n`` plus ``sqrt(K d (d + 1) / 2)`` times the rounding.
+    """
+    r2 = radius * radius
+    rounding = 2.0 * summation_error(n, n_partials) * r2 * math.sqrt(n_classes)
+    if isinstance(cost, ZCDP):
+        return SymmetricGaussianMechanism(
+            sensitivity=math.sqrt(2.0) * r2 / n + rounding, rho=cost.rho
+        )
+    upper = n_classes * d * (d + 1) / 2.0
+    l1 = (d + 1.0) * r2 / n + math.sqrt(upper) * rounding
+    return SymmetricLaplaceMechanism(sensitivity=l1, epsilon=cost.epsilon)
+
+
+def _as_pure(cost):
+    """A pure cost as is; a zCDP cost as the epsilon whose epsilon^2/2 it equals."""
+    return cost if isinstance(cost, PureDP) else PureDP(math.sqrt(2.0 * cost.rho))
+
+
+def _radius_mechanism(cost, data_norm):
+    """The exponential-mechanism quantile of the distances (pure DP)."""
+    return QuantileMechanism(
+        RADIUS_QUANTILE,
+        bounds=(0.0, data_norm),
+        epsilon=_as_pure(cost).epsilon,
+        n_candidates=RADIUS_GRID,
+    )
+
+
+def noise_sd_of(mechanism):
+    """Standard deviation of one entry of an additive release (public)."""
+    if isinstance(mechanism, GaussianMechanism):
+        return float(mechanism.scale)
+    return math.sqrt(2.0) * float(mechanism.scale)
+
+
+def project_ball(offsets, radius):
+    """Rows scaled into the l2 ball of ``radius`` (released values: free)."""
+    with np.errstate(all="ignore"):
+        norms = np.linalg.norm(offsets, axis=1)
+        factor = np.where(norms > radius, radius / np.maximum(norms, 1e-300), 1.0)
+    return offsets * factor[:, None]
+
+
+class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
+    """Shared parameters, validation, the count and sum releases, and prediction.
+
+    Subclasses set ``_SHARES`` (the cost split over ``_RELEASES``), implement
+    ``_moment_release(...)`` and ``_joint_log_likelihood(X)``.
+    """
+
+    _parameter_constraints: dict = {
+        **PrivateEstimatorMixin._parameter_constraints,
+        "classes": ["array-like", None],
+        "data_norm": [float, int, None],
+        "location": ["array-like", float, int, None],
+        "clipping": [StrOptions({"adaptive", "fixed"})],
+        "priors": ["array-like", None],
+    }
+
+    # -- fit -----------------------------------------------------------------------
+    def _fit_labelled(self, X, y):
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y "
+                "is None."
+            )
+        self._y = y
+        return self._private_fit(X)
+
+    #: The fit's labels, kept for one fit only.
+    _TRANSIENT = (*PrivateEstimatorMixin._TRANSIENT, "_y")
+
+    def _validate_rows(self, X):
+        X = super()._validate_rows(X)
+        owner = type(self).__name__
+        y = column_or_1d(self._y, warn=True)
+        check_consistent_length(X, y)
+        if y.dtype.kind in "fc":
+            _assert_all_finite(y, input_name="y")
+        if type_of_target(y) == "continuous":
+            raise ValueError(
+                f"Unknown label type: continuous. {owner} is a classifier: y must "
+                "hold class labels (from classes)."
+            )
+        classes = check_classes(self.classes, owner)
+        if np.any(encode_labels(y, classes) < 0):
+            raise ValueError(
+                f"{owner}: y contains labels that are not in classes "
+                f"({classes.size} public labels); every label must be one of them."
+            )
+        self._y = y
+        return X
+
+    def _check_params(self):
+        owner = type(self).__name__
+        classes = check_classes(self.classes, owner)
+        check_radius(check_data_norm(self.data_norm, owner=owner))
+        if self.priors is not None:
+            priors = np.asarray(self.priors, dtype=np.float64)
+            if priors.shape != classes.shape:
+                raise ValueError(
+                    f"{owner}: priors needs one value per class ({classes.size})."
+                )
+            if not (np.all(np.isfinite(priors)) and np.all(priors > 0)):
+                raise ValueError(f"{owner}: priors must be positive and finite.")
+
+    def _location(self, d):
+        owner = type(self).__name__
+        if self.location is None:
+            return np.zeros(d)
+        location = np.asarray(self.location, dtype=np.float64)
+        if location.ndim == 0:
+            location = np.full(d, float(location))
+        if location.shape != (d,) or not np.all(np.isfinite(location)):
+            raise ValueError(
+                f"{owner}: location must be finite with one value per feature ({d})."
+            )
+        return location
+
+    def _release_names(self):
+        adaptive = ("centre", "radius") if self.clipping == "adaptive" else ()
+        return (*adaptive, *self._RELEASES)
+
+    def _build_plan(self, total, d):
+        self._location(d)
+        kind = "gaussian" if isinstance(total, ZCDP) else "laplace"
+        shares = list(self._SHARES)
+        if self.clipping == "adaptive":
+            rest = 1.0 - 2.0 * ADAPTIVE_SHARE
+            shares = [ADAPTIVE_SHARE, ADAPTIVE_SHARE, *(rest * s for s in shares)]
+        costs = split_cost(total, shares)
+        releases = []
+        for name, cost in zip(self._release_names(), costs, strict=True):
+            if name == "radius":  # exponential mechanism: pure, at the same rho
+                releases.append(Release(name, _as_pure(cost), "exponential"))
+            else:
+                releases.append(Release(name, cost, kind))
+        return ReleasePlan(total, releases)
+
+    def _makers(self, n, d, radius, partials=None):
+        K = check_classes(self.classes, type(self).__name__).size
+        makers = {
+            "class_counts": count_mechanism,
+            "class_sums": lambda c: class_sum_mechanism(c, n, d, K, radius, partials),
+        }
+        makers.update(self._moment_makers(n, d, K, radius, partials))
+        return makers
+
+    def _check_calibration(self, plan, n, d):
+        K = check_classes(self.classes, type(self).__name__).size
+        B = float(self.data_norm)
+        sizes = {"class_counts": K, "class_sums": K * d, "class_second_moments": K * d}
+        # Every radius the fit can use: data_norm, and with adaptive clipping
+        # the smallest positive candidate of the radius release.
+        radii = [B]
+        if self.clipping == "adaptive":
+            radii.append(max(B / (RADIUS_GRID - 1), MIN_RADIUS))
+        try:
+            if self.clipping == "adaptive":
+                check_noise_scale(mean_mechanism(plan.cost("centre"), n, d, B), size=d)
+                _radius_mechanism(plan.cost("radius"), B)
+            for radius in radii:
+                for name, make in self._makers(n, d, radius).items():
+                    check_noise_scale(make(plan.cost(name)), size=sizes.get(name, d))
+        except (ValueError, OverflowError, ZeroDivisionError) as exc:
+            raise calibration_error(type(self).__name__, "a noise scale", exc) from exc
+
+    def _clipping_ball(self, X, plan, rng, location):
+        """The centre and radius the class statistics are clipped to.
+
+        ``"fixed"``: the public ``location`` and ``data_norm``. ``"adaptive"``:
+        two releases. ``centre``: the mean of the rows clipped to ``data_norm``
+        around ``location`` (l2 sensitivity ``2B/n``,
+        :func:`~dpgauss.mechanisms._releases.mean_mechanism`), projected into
+        that ball. ``radius``: the RADIUS_QUANTILE quantile of the rows'
+        distances to that centre, chosen among the public grid ``B j / 4096``
+        by the exponential mechanism (:class:`~dpgauss.mechanisms.QuantileMechanism`:
+        replacing a row changes every count by at most 1); a choice of 0 is
+        raised to the first positive candidate. Both are released values, so
+        what is clipped to them is charged as in the module docstring.
+        """
+        n, d = X.shape
+        B = float(self.data_norm)
+        if self.clipping == "fixed":
+            return location, B
+        partials = n_partial_sums(X)
+        total, _ = clipped_sums(X, location, B, with_outer=False)
+        mech = plan.calibrate("centre", lambda c: mean_mechanism(c, n, d, B, partials))
+        offset = project_ball(mech.randomise(total / n, rng)[None, :], B)[0]
+        centre = location + offset
+        norms = row_norms(X, centre)
+        mech = plan.calibrate("radius", lambda c: _radius_mechanism(c, B))
+        radius = float(mech.release(norms, rng))
+        return centre, max(radius, B / (RADIUS_GRID - 1), MIN_RADIUS)
+
+    def _release_classes(self, X, plan, rng, outer):
+        """The centre, radius, count and sum releases; the exact moments."""
+        n, d = X.shape
+        classes = check_classes(self.classes, type(self).__name__)
+        K = classes.size
+        centre, radius = self._clipping_ball(X, plan, rng, self._location(d))
+        codes = encode_labels(self._y, classes)
+        counts, sums, moments = class_statistics(X, codes, K, centre, radius, outer)
+        makers = self._makers(n, d, radius, n_partial_sums(X))
+        mech = plan.calibrate("class_counts", makers["class_counts"])
+        noisy_counts = mech.randomise(counts.astype(np.float64), rng)
+        count_sd = noise_sd_of(mech)
+        mech = plan.calibrate("class_sums", makers["class_sums"])
+        noisy_sums = mech.randomise((sums / n).ravel(), rng).reshape(K, d)
+        # Post-processing. A count below max(1, its noise sd) is taken as that
+        # floor (a mean divided by a count near 0 is noise), and each mean
+        # offset is projected into the ball every clipped row lies in.
+        floor = max(1.0, count_sd)
+        sizes = np.clip(noisy_counts, floor, float(n))
+        offsets = project_ball(noisy_sums * (n / sizes)[:, None], radius)
+        if self.priors is None:
+            priors = sizes / np.sum(sizes)
+        else:
+            priors = np.asarray(self.priors, dtype=np.float64)
+            priors = priors / np.sum(priors)
+        return {
+            "classes": classes,
+            "centre": centre,
+            "radius": radius,
+            "sizes": sizes,
+            "offsets": offsets,
+            "priors": priors,
+            "moments": moments,
+            "makers": makers,
+        }
+
+    # -- prediction (post-processing) ----------------------------------------------
+    def predict_proba(self, X):
+        """Posterior probability of each class (free; not private on private X).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to classify.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Probabilities in the order of ``classes_``.
+        """
+        scores = self._joint_log_likelihood(X)
+        scores = scores - scores.max(axis=1, keepdims=True)
+        proba = np.exp(scores)
+        return proba / proba.sum(axis=1, keepdims=True)
+
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to classify.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Log-probabilities.
+        """
+        scores = self._joint_log_likelihood(X)
+        top = scores.max(axis=1, keepdims=True)
+        return scores - top - np.log(np.exp(scores - top).sum(axis=1, keepdims=True))
+
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy on ``X`` and ``y`` (not private: it reads them).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Test rows.
+        y : array-like of shape (n_samples,)
+            Their labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights.
+
+        Returns
+        -------
+        float
+            Accuracy of :meth:`predict`.
+
+        Warns
+        -----
+        PrivacyLeakWarning
+            When called by scikit-learn's cross-validation or search on a test
+            fold (the accuracy is published without noise and without a charge).
+        """
+        warn_if_scored_in_search(self)
+        return super().score(X, y, sample_weight=sample_weight)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = True
+        return tags
