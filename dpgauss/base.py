@@ -25,7 +25,10 @@ from sklearn.base import DensityMixin
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from dpgauss.accounting import PrivacyBudget
-from dpgauss.model_selection._leak import warn_if_scored_in_search
+from dpgauss.model_selection._leak import (
+    warn_if_fitted_after_leaky_step,
+    warn_if_scored_in_search,
+)
 from dpgauss.utils._random import (
     check_generator,
     check_random_state_param,
@@ -238,6 +241,7 @@ class PrivateEstimatorMixin:
         so ``clone`` and pickling never carry it.
         """
         self._clear_fitted()
+        warn_if_fitted_after_leaky_step(self)
         try:
             self._validate_all_params()
             total = self._privacy_total()

@@ -1,4 +1,10 @@
-"""Warn when an estimator's non-private ``score`` is used by model selection.
+"""Warn when privacy leaks around a private estimator.
+
+Two situations are detected from the call stack and public structure only:
+an estimator's non-private ``score`` used by model selection
+(:func:`warn_if_scored_in_search`), and a private estimator fitted in a
+``Pipeline`` after a step that learns from the same rows without noise
+(:func:`warn_if_fitted_after_leaky_step`).
 
 An estimator's ``score(X)`` reads ``X``. Inside ``cross_val_score``,
 ``cross_validate``, ``validation_curve`` or a ``GridSearchCV`` the rows it reads
@@ -20,7 +26,12 @@ import warnings
 
 from dpgauss.exceptions import PrivacyLeakWarning
 
-__all__ = ["private_scoring", "warn_if_scored_in_search"]
+__all__ = [
+    "learns_from_rows",
+    "private_scoring",
+    "warn_if_fitted_after_leaky_step",
+    "warn_if_scored_in_search",
+]
 
 #: The module whose functions (``_fit_and_score``, ``_score``) call scorers in
 #: every scikit-learn cross-validation and search.
@@ -110,3 +121,145 @@ def warn_if_scored_in_search(estimator):
         stacklevel=3,
     )
     return True
+
+
+# -- a non-private, data-dependent step before a private one in a Pipeline ----------
+#: The module whose ``Pipeline.fit`` / ``_fit`` fit the steps in order.
+_PIPELINE_MODULE = "sklearn.pipeline"
+#: Transformers that need ``fit`` but learn only the number of columns (public),
+#: so fitting them on private rows releases nothing.
+SHAPE_ONLY_STEPS = frozenset({"PolynomialFeatures"})
+
+
+def _is_private_step(step):
+    return not isinstance(step, type) and callable(getattr(step, "planned_costs", None))
+
+
+def learns_from_rows(step):
+    """Whether fitting ``step`` reads the values of the rows without noise.
+
+    False for ``None``/"passthrough", dpgauss's private estimators (they pay),
+    stateless transformers (scikit-learn's tag ``requires_fit=False``:
+    ``FunctionTransformer``, ``Normalizer``, ...) and :data:`SHAPE_ONLY_STEPS`;
+    a nested ``Pipeline`` learns from the rows when one of its steps does;
+    True for everything else (a ``StandardScaler``, ``PCA``, ``SimpleImputer``,
+    an encoder's categories, ...).
+
+    Parameters
+    ----------
+    step : object
+        A pipeline step.
+
+    Returns
+    -------
+    bool
+        True when its fit is a non-private function of the rows.
+
+    Examples
+    --------
+    >>> from sklearn.preprocessing import FunctionTransformer, StandardScaler
+    >>> from dpgauss.model_selection._leak import learns_from_rows
+    >>> learns_from_rows(StandardScaler()), learns_from_rows(FunctionTransformer())
+    (True, False)
+    """
+    if step is None or (isinstance(step, str) and step == "passthrough"):
+        return False
+    if _is_private_step(step):
+        return False
+    steps = getattr(step, "steps", None)
+    if isinstance(steps, list):
+        return any(learns_from_rows(s) for _, s in steps)
+    if type(step).__name__ in SHAPE_ONLY_STEPS:
+        return False
+    try:
+        return bool(step.__sklearn_tags__().requires_fit)
+    except Exception:  # not a scikit-learn estimator: assume it learns
+        return True
+
+
+def leaky_steps_before(pipeline, estimator):
+    """Names of the steps fitted on the rows before ``estimator`` that learn
+    from them without noise (nested pipelines searched); None when
+    ``estimator`` is not one of ``pipeline``'s steps (by identity)."""
+    leaky = []
+    for name, step in pipeline.steps:
+        if step is estimator:
+            return leaky
+        inner = getattr(step, "steps", None)
+        if isinstance(inner, list):
+            found = leaky_steps_before(step, estimator)
+            if found is not None:
+                return leaky + [f"{name}__{n}" for n in found]
+        if learns_from_rows(step):
+            leaky.append(name)
+    return None
+
+
+def _fitting_pipelines():
+    """The scikit-learn Pipelines whose ``fit`` is on the call stack, outermost last."""
+    getframe = getattr(sys, "_getframe", None)
+    if getframe is None:
+        return []
+    found, frame = [], getframe(1)
+    for _ in range(_MAX_DEPTH):
+        if frame is None:
+            break
+        if frame.f_globals.get("__name__") == _PIPELINE_MODULE:
+            owner = frame.f_locals.get("self")
+            if isinstance(getattr(owner, "steps", None), list) and all(
+                owner is not p for p in found
+            ):
+                found.append(owner)
+        frame = frame.f_back
+    return found
+
+
+def warn_if_fitted_after_leaky_step(estimator):
+    """Warn when ``estimator`` is fitted in a Pipeline after a non-private step.
+
+    Called by every private fit before it reads the data. A step such as
+    ``StandardScaler`` fitted on the same private rows publishes what it learnt
+    (its ``mean_``, ``scale_``) in the fitted pipeline, and hands the private
+    step rows transformed by it, so that one changed row moves every row the
+    private step sees: the private step's sensitivity no longer holds, and the
+    pipeline as a whole is not differentially private. Detected from the call
+    stack (scikit-learn's ``Pipeline.fit``) and the public structure of the
+    pipeline only; silent outside a pipeline, when the estimator is not found
+    among the steps (a pipeline with ``memory`` fits clones) and behind a
+    ``ColumnTransformer`` or ``FeatureUnion``.
+
+    Parameters
+    ----------
+    estimator : object
+        The private estimator about to be fitted.
+
+    Returns
+    -------
+    list of str
+        The names of the steps warned about (empty when none).
+
+    Examples
+    --------
+    >>> from dpgauss.model_selection._leak import warn_if_fitted_after_leaky_step
+    >>> warn_if_fitted_after_leaky_step(object())  # not inside a Pipeline
+    []
+    """
+    for pipeline in reversed(_fitting_pipelines()):  # outermost first
+        leaky = leaky_steps_before(pipeline, estimator)
+        if leaky is None:
+            continue
+        if leaky:
+            name = type(estimator).__name__
+            steps = ", ".join(repr(s) for s in leaky)
+            warnings.warn(
+                f"Pipeline step(s) {steps} before {name} learn from the private "
+                "rows without noise: what they learn is published in the fitted "
+                f"pipeline, and the rows they hand {name} each depend on every "
+                f"row, so {name}'s privacy guarantee does not hold for the "
+                "pipeline. Use private steps (dpgauss.PrivateStandardScaler, ...) "
+                "or steps fitted on public data only.",
+                PrivacyLeakWarning,
+                stacklevel=4,
+            )
+        return leaky
+    return []

@@ -27,8 +27,10 @@ def all_estimators():
     ...     print(name)
     PrivateCovariance
     PrivateGaussianEstimator
+    PrivateLinearDiscriminantAnalysis
     PrivateMean
     PrivateProductDistribution
+    PrivateQuadraticDiscriminantAnalysis
     PrivateStandardScaler
     PublicPrivateGMM
     SubsampleAggregate

@@ -23,7 +23,7 @@ from dpgauss.discriminant_analysis._base import (
     class_statistics,
     class_sum_mechanism,
 )
-from dpgauss.exceptions import PrivacyLeakWarning
+from dpgauss.exceptions import BudgetExceededError, PrivacyLeakWarning
 
 MODELS = [PrivateLinearDiscriminantAnalysis, PrivateQuadraticDiscriminantAnalysis]
 
@@ -37,7 +37,12 @@ def _three_gaussians(n_per_class=2000, d=5, seed=0, scales=(1.0, 1.0, 1.0)):
             [0.0, 2.0] + [0.0] * (d - 2),
         ]
     )
-    X = np.vstack([rng.normal(c, s, (n_per_class, d)) for c, s in zip(centres, scales)])
+    X = np.vstack(
+        [
+            rng.normal(c, s, (n_per_class, d))
+            for c, s in zip(centres, scales, strict=True)
+        ]
+    )
     y = np.repeat([0, 1, 2], n_per_class)
     return X, y
 
@@ -104,30 +109,23 @@ def test_ledger_equals_plan(cls, clipping, privacy):
     )
     clf.fit(X, y)
     events = budget.ledger()
-    names = [e.mechanism.split(":")[-1] for e in events]
+    names = [e.mechanism.split(":")[1] for e in events]
     moments = (
         "second_moment"
         if cls is PrivateLinearDiscriminantAnalysis
         else "class_second_moments"
     )
     expected = ["class_counts", "class_sums", moments]
-    if clipping == "adaptive":
-        expected = ["centre", "radius", *expected]
-    assert [n for n in names] == expected or all(
-        x in n for x, n in zip(expected, names)
-    )
-    total = ZCDP(0.7) if "rho" in privacy else PureDP(1.3)
-    assert clf.privacy_spent_ == total or math.isclose(
-        getattr(clf.privacy_spent_, "rho", getattr(clf.privacy_spent_, "epsilon", 0)),
-        getattr(total, "rho", getattr(total, "epsilon", 0)),
-        rel_tol=1e-12,
-    )
-    assert [e.cost for e in events] == clf.planned_costs(5)
     shares = list(cls._SHARES)
     if clipping == "adaptive":
+        expected = ["centre", "radius", *expected]
         shares = [0.05, 0.05, *(0.9 * s for s in shares)]
+    assert names == expected
+    assert [e.cost for e in events] == clf.planned_costs(5)
+    total = ZCDP(0.7) if "rho" in privacy else PureDP(1.3)
+    assert clf.privacy_spent_ == total
     value = 0.7 if "rho" in privacy else 1.3
-    for event, share in zip(events, shares):
+    for event, share in zip(events, shares, strict=True):
         cost = event.cost
         got = cost.rho if isinstance(cost, ZCDP) else cost.epsilon
         if "rho" in privacy and isinstance(cost, PureDP):  # the radius: eps^2/2
@@ -139,7 +137,7 @@ def test_ledger_equals_plan(cls, clipping, privacy):
 def test_bad_input_is_refused_before_any_spend(cls):
     X, y = _three_gaussians(100)
     budget = PrivacyBudget(rho=10.0)
-    good = dict(classes=[0, 1, 2], data_norm=10.0, rho=1.0, budget=budget)
+    good = {"classes": [0, 1, 2], "data_norm": 10.0, "rho": 1.0, "budget": budget}
     cases = [
         (dict(good), X, np.where(y == 2, 7, y), "not in classes"),
         (dict(good), X, y + 0.5, "continuous"),
@@ -160,7 +158,6 @@ def test_bad_input_is_refused_before_any_spend(cls):
         with pytest.raises(ValueError, match=message):
             cls(**params).fit(data, labels)
         np.testing.assert_array_equal(data, before)
-    assert budget.spent() == ZCDP(0.0) or budget.ledger() == []
     assert budget.ledger() == []
 
 
@@ -168,7 +165,7 @@ def test_bad_input_is_refused_before_any_spend(cls):
 def test_exhausted_budget_is_refused_before_reading(cls):
     X, y = _three_gaussians(100)
     budget = PrivacyBudget(rho=0.5)
-    with pytest.raises(Exception, match="budget|exceed"):
+    with pytest.raises(BudgetExceededError):
         cls(classes=[0, 1, 2], data_norm=10.0, rho=1.0, budget=budget).fit(X, y)
     assert budget.ledger() == []
 
