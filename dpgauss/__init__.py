@@ -7,7 +7,11 @@ optional shared :class:`PrivacyBudget` before it reads the data.
 
 from dpgauss._version import __version__
 from dpgauss.accounting import PrivacyBudget
-from dpgauss.covariance import PrivateCovariance, TailSensitiveCovariance
+from dpgauss.covariance import (
+    PrivateCovariance,
+    PrivateEllipticEnvelope,
+    TailSensitiveCovariance,
+)
 from dpgauss.ensemble import SubsampleAggregate
 from dpgauss.gaussian import PrivateGaussianEstimator
 from dpgauss.mean import PrivateMean
@@ -18,6 +22,7 @@ from dpgauss.product import PrivateProductDistribution
 __all__ = [
     "PrivacyBudget",
     "PrivateCovariance",
+    "PrivateEllipticEnvelope",
     "PrivateGaussianEstimator",
     "PrivateMean",
     "PrivateProductDistribution",
