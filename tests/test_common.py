@@ -84,7 +84,8 @@ _DATA_QUANTILE = (
     "chi-square quantile (public) by design. Everything else in the check "
     "passes: test_outlier_checks_apart_from_the_data_quantile in "
     "tests/covariance/test_elliptic_envelope.py runs it without that assertion, "
-    "and test_clean_gaussian_outlier_share the flagged share against contamination"
+    "and test_clean_gaussian_outlier_share_near_contamination the flagged share "
+    "against contamination"
 )
 #: Expected failures of scikit-learn's checks, each with its reason and the
 #: test that checks the same property another way.
