@@ -7,7 +7,11 @@ optional shared :class:`PrivacyBudget` before it reads the data.
 
 from dpgauss._version import __version__
 from dpgauss.accounting import PrivacyBudget
-from dpgauss.covariance import PrivateCovariance, TailSensitiveCovariance
+from dpgauss.covariance import (
+    PrivateCovariance,
+    PrivateEllipticEnvelope,
+    TailSensitiveCovariance,
+)
 from dpgauss.discriminant_analysis import (
     PrivateLinearDiscriminantAnalysis,
     PrivateQuadraticDiscriminantAnalysis,
@@ -22,6 +26,7 @@ from dpgauss.product import PrivateProductDistribution
 __all__ = [
     "PrivacyBudget",
     "PrivateCovariance",
+    "PrivateEllipticEnvelope",
     "PrivateGaussianEstimator",
     "PrivateLinearDiscriminantAnalysis",
     "PrivateMean",

@@ -26,6 +26,7 @@ def all_estimators():
     >>> for name, _ in all_estimators():
     ...     print(name)
     PrivateCovariance
+    PrivateEllipticEnvelope
     PrivateGaussianEstimator
     PrivateLinearDiscriminantAnalysis
     PrivateMean

@@ -24,6 +24,16 @@ INIT_PARAMS = {
         {"method": "coinpress", "rho": 1.0, "data_norm": 4.0},
         {"method": "coinpress", "epsilon": 50.0, "data_norm": 4.0, "center": False},
     ],
+    # data_norm 8: scikit-learn's outlier checks fit 300 rows of three blobs
+    # (norms up to 6.7). No instance with a budget: check_fit_idempotent
+    # and check_outliers_fit_predict compare two fits with one random_state,
+    # which on a shared budget draw independent noise by design (the DP
+    # checks fit it with a budget).
+    "PrivateEllipticEnvelope": [
+        {"rho": 1.0, "data_norm": 8.0},
+        {"epsilon": 1.0, "data_norm": 8.0, "center": False, "contamination": 0.25},
+        {"method": "separate", "epsilon": 1.0, "delta": 1e-6, "data_norm": 8.0},
+    ],
     "PrivateGaussianEstimator": [
         {"rho": 1.0},
         {"epsilon": 1.0, "mean_bound": 10.0, "cov_bounds": (0.01, 100.0)},
