@@ -141,12 +141,6 @@ _CLASSIFIER_FAILED = {
     "test_string_and_multiclass_labels checks the same with matching classes",
     "check_classifiers_train": _PUBLIC_CLASSES
     + "test_string_and_multiclass_labels and test_accuracy_near_sklearn",
-    "check_classifiers_one_label": (
-        "fits y with one label while the public classes are -20..20; the other "
-        "classes' released counts are noise around 0 (floored at max(1, noise sd)) "
-        "and a DP fit cannot tell an empty class from a small one, so "
-        "predictions need not be constant; test_absent_class_is_rarely_predicted"
-    ),
     "check_decision_proba_consistency": (
         "compares predict_proba[:, 1] with a one-column decision_function, which "
         "holds for a binary model; with the public classes -20..20 the model has "
@@ -208,8 +202,30 @@ def test_ids_are_deterministic():
     assert len(set(ids)) == len(ids)
 
 
+#: Checks whose outcome depends on the noise drawn (pass for some instances
+#: and seeds, fail for others), skipped with their reason rather than marked
+#: as expected failures (which scikit-learn makes strict).
+SKIPPED = {
+    ("PrivateLinearDiscriminantAnalysis", "check_classifiers_one_label"): (
+        "fits y with one label while the public classes are -20..20; the other "
+        "classes' released counts are noise around 0 (floored at max(1, noise "
+        "sd)) and a DP fit cannot tell an empty class from a small one, so "
+        "predictions are constant for some noise draws and not for others; "
+        "tests/discriminant_analysis/test_discriminant.py::"
+        "test_absent_class_is_rarely_predicted"
+    ),
+}
+SKIPPED[("PrivateQuadraticDiscriminantAnalysis", "check_classifiers_one_label")] = (
+    SKIPPED[("PrivateLinearDiscriminantAnalysis", "check_classifiers_one_label")]
+)
+
+
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failed_checks)
 def test_sklearn_compatible(estimator, check):
+    name = getattr(check, "func", check).__name__
+    reason = SKIPPED.get((type(estimator).__name__, name))
+    if reason is not None:
+        pytest.skip(reason)
     check(estimator)
 
 
