@@ -8,11 +8,12 @@ optional shared :class:`PrivacyBudget` before it reads the data.
 from dpgauss._version import __version__
 from dpgauss.accounting import PrivacyBudget
 from dpgauss.covariance import PrivateCovariance, TailSensitiveCovariance
+from dpgauss.decomposition import PrivatePCA
 from dpgauss.ensemble import SubsampleAggregate
 from dpgauss.gaussian import PrivateGaussianEstimator
 from dpgauss.mean import PrivateMean
 from dpgauss.mixture import PublicPrivateGMM
-from dpgauss.preprocessing import PrivateStandardScaler
+from dpgauss.preprocessing import PrivateStandardScaler, PrivateWhitener
 from dpgauss.product import PrivateProductDistribution
 
 __all__ = [
@@ -20,8 +21,10 @@ __all__ = [
     "PrivateCovariance",
     "PrivateGaussianEstimator",
     "PrivateMean",
+    "PrivatePCA",
     "PrivateProductDistribution",
     "PrivateStandardScaler",
+    "PrivateWhitener",
     "PublicPrivateGMM",
     "SubsampleAggregate",
     "TailSensitiveCovariance",

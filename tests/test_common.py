@@ -45,8 +45,10 @@ RELEASE = {
     "PrivateCovariance": "covariance_",
     "PrivateGaussianEstimator": "mean_",
     "PrivateMean": "mean_",
+    "PrivatePCA": "components_",
     "PrivateProductDistribution": "probabilities_",
     "PrivateStandardScaler": "mean_",
+    "PrivateWhitener": "whitening_",
     "PublicPrivateGMM": "means_",
     "SubsampleAggregate": "statistic_",
     "TailSensitiveCovariance": "covariance_",
@@ -115,7 +117,7 @@ EXPECTED_FAILED_WITH_BUDGET = {
     ),
 }
 #: Estimators with a ``transform`` (the methods check_fit_idempotent compares).
-TRANSFORMERS_WITH_BUDGET = {"PrivateStandardScaler"}
+TRANSFORMERS_WITH_BUDGET = {"PrivatePCA", "PrivateStandardScaler", "PrivateWhitener"}
 
 
 def _expected_failed_checks(estimator):

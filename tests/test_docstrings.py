@@ -81,18 +81,29 @@ def test_classes_and_functions_have_examples():
 def test_estimators_state_their_privacy_in_notes():
     from dpgauss import (
         PrivateCovariance,
+        PrivatePCA,
         PrivateStandardScaler,
+        PrivateWhitener,
         TailSensitiveCovariance,
     )
 
-    for cls in [PrivateCovariance, PrivateStandardScaler, TailSensitiveCovariance]:
+    for cls in [
+        PrivateCovariance,
+        PrivatePCA,
+        PrivateStandardScaler,
+        PrivateWhitener,
+        TailSensitiveCovariance,
+    ]:
         notes = inspect.getdoc(cls).split("Notes\n-----", 1)[1]
         assert "**Privacy.**" in notes
         for phrase in ("replacing one row", "public", "zCDP"):
             assert phrase in notes, f"{cls.__name__} Notes do not mention {phrase!r}"
 
 
-@pytest.mark.parametrize("name", ["PrivateCovariance", "TailSensitiveCovariance"])
+@pytest.mark.parametrize(
+    "name",
+    ["PrivateCovariance", "PrivatePCA", "PrivateWhitener", "TailSensitiveCovariance"],
+)
 def test_documented_attributes_are_the_fitted_ones(name):
     # The Attributes section is the list of releases: nothing more is stored.
     import dpgauss

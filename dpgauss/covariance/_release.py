@@ -61,6 +61,7 @@ __all__ = [
     "release_spectrum",
     "release_trace",
     "useless_release_message",
+    "whitening_floor",
 ]
 
 #: Share of the fit's privacy cost spent on the mean when ``center=True``. The
@@ -315,6 +316,44 @@ def release_spectrum(X, center, shift, radius, method, plan, rng):
     return Spectrum(values, vectors, float(sd), float(cap), method)
 
 
+def whitening_floor(spectrum):
+    """The smallest eigenvalue whitening divides by (post-processing, finite).
+
+    ``max(noise_sd, d 2^-52 max(values), 4 / max float)``: the standard deviation
+    of one noise entry of the final release (public: a function of n, d,
+    ``data_norm`` and the cost), so a direction whose released variance is below
+    the noise is scaled by ``noise_sd^(-1/2)`` rather than blown up; the second
+    term keeps the floored spectrum's condition number within float64's reach
+    (``V diag(values) V^T`` stays positive definite as computed), the third keeps
+    ``floor^(-1/2)`` finite. Unlike
+    :func:`~dpgauss.covariance._base.eigenvalue_floor` it never falls below the
+    noise when the released spectrum is small: whitening amplifies, a density
+    does not.
+
+    Parameters
+    ----------
+    spectrum : Spectrum
+        A released spectrum.
+
+    Returns
+    -------
+    float
+        A positive finite floor, in the units of ``spectrum.values``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpgauss.covariance._release import Spectrum, whitening_floor
+    >>> whitening_floor(Spectrum(np.zeros(2), np.eye(2), 0.5, 1.0, "gauss"))
+    0.5
+    """
+    values = spectrum.values
+    top = float(np.max(values)) if values.size else 0.0
+    tiny = 4.0 / np.finfo(np.float64).max
+    floor = max(float(spectrum.noise_sd), values.size * 2.0**-52 * top, tiny)
+    return floor if math.isfinite(floor) else tiny
+
+
 class SpectrumReleaseMixin:
     """Plan, calibration and releases of an estimator built on a released spectrum.
 
@@ -359,10 +398,24 @@ class SpectrumReleaseMixin:
             warnings.warn(message, UtilityWarning, stacklevel=4)
 
     def _release_spectrum(self, X, plan, rng):
-        """The released mean (zeros without ``center``) and spectrum of ``X``."""
+        """The released mean (zeros without ``center``) and spectrum of ``X``.
+
+        The spectrum is returned sorted by decreasing eigenvalue (a stable
+        sort: ties keep the release's order), its eigenvectors with it.
+        """
         radius = float(self.data_norm)
         center, shift = release_center(
             X, np.zeros(X.shape[1]), radius, self.center, plan, rng
         )
         spectrum = release_spectrum(X, center, shift, radius, self.method, plan, rng)
-        return center, spectrum
+        values = np.nan_to_num(spectrum.values, nan=0.0, posinf=0.0)
+        values = np.maximum(values, 0.0)
+        order = np.argsort(-values, kind="stable")
+        sorted_spectrum = Spectrum(
+            values[order],
+            spectrum.vectors[:, order],
+            spectrum.noise_sd,
+            spectrum.cap,
+            spectrum.method,
+        )
+        return center, sorted_spectrum

@@ -28,8 +28,10 @@ def all_estimators():
     PrivateCovariance
     PrivateGaussianEstimator
     PrivateMean
+    PrivatePCA
     PrivateProductDistribution
     PrivateStandardScaler
+    PrivateWhitener
     PublicPrivateGMM
     SubsampleAggregate
     TailSensitiveCovariance
