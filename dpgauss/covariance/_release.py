@@ -375,9 +375,14 @@ class SpectrumReleaseMixin:
     def _check_params(self):
         check_data_norm(self.data_norm, owner=type(self).__name__)
 
+    def _method(self):
+        """The covariance method the releases use (``method``; an estimator
+        may resolve ``"auto"`` to a fixed method, from public reasons only)."""
+        return self.method
+
     def _build_plan(self, total, d):
         return ReleasePlan(
-            total, covariance_plan_entries(total, d, self.method, self.center)
+            total, covariance_plan_entries(total, d, self._method(), self.center)
         )
 
     def _check_calibration(self, plan, n, d):
@@ -392,7 +397,7 @@ class SpectrumReleaseMixin:
 
     def _check_utility(self, plan, n, d):
         message = useless_release_message(
-            type(self).__name__, plan, self.method, n, d, float(self.data_norm)
+            type(self).__name__, plan, self._method(), n, d, float(self.data_norm)
         )
         if message is not None:
             warnings.warn(message, UtilityWarning, stacklevel=4)
@@ -407,7 +412,7 @@ class SpectrumReleaseMixin:
         center, shift = release_center(
             X, np.zeros(X.shape[1]), radius, self.center, plan, rng
         )
-        spectrum = release_spectrum(X, center, shift, radius, self.method, plan, rng)
+        spectrum = release_spectrum(X, center, shift, radius, self._method(), plan, rng)
         values = np.nan_to_num(spectrum.values, nan=0.0, posinf=0.0)
         values = np.maximum(values, 0.0)
         order = np.argsort(-values, kind="stable")

@@ -129,9 +129,13 @@ class PrivatePCA(
         - ``"eigen"``: EMCov (Amin et al. 2019), the components one at a time
           by the exponential mechanism; a baseline, O(d^4) and slow beyond
           d = 100 (see the user guide's benchmark).
-        - ``"auto"``: a sixteenth of the cost releases the trace, which
-          chooses ``"gauss"`` or ``"separate"`` by their predicted covariance
-          error.
+        - ``"auto"``: ``"gauss"``. The components of SeparateCov are the
+          eigenvectors of a GaussCov release at half the cost, so GaussCov's
+          are better for PCA whatever the data; ``PrivateCovariance``'s
+          ``"auto"`` (a sixteenth of the cost on a trace that picks GaussCov
+          or SeparateCov by their predicted covariance error) would spend
+          budget on a choice whose answer for the components is known (see
+          the user guide's benchmark).
     whiten : bool, default=False
         Divide each projected component by the square root of its explained
         variance (floored at ``eigenvalue_floor_``), as scikit-learn does.
@@ -199,22 +203,20 @@ class PrivatePCA(
     number of rows n, d, ``data_norm`` and every parameter are public. The
     releases are exactly those of
     ``PrivateCovariance(method=method, data_norm=data_norm, center=center)``
-    (same code, same plan): with B = ``data_norm``, the clipped mean
-    (sensitivity 2B/n in l2), for ``"auto"`` the clipped trace (B^2/n), and
-    the covariance about the released mean by GaussCov (second moment,
-    sqrt(2) B^2/n in Frobenius norm), SeparateCov (sorted eigenvalues,
-    sqrt(2) B^2/n in l2, and a noisy copy of the second moment) or EMCov
-    (eigenvalues, and d - 1 exponential-mechanism steps of utility
-    sensitivity B^2). Rows are clipped as offsets from the center, so the
-    bounds hold in floating point for any finite rows (1e12 radii away,
-    overflowing offsets included); the summation's rounding is added to each
-    sensitivity. Budget split: a tenth to the mean (``center=True``), a
-    sixteenth of the rest to the trace (``"auto"``), the rest to the
-    covariance (SeparateCov and EMCov halve it between eigenvalues and
-    eigenvectors). The plan is charged before any noise is drawn; a private
-    choice (``"auto"``) is charged at its dearer option. The components, their
-    number (also for a float ``n_components``), signs, explained variances,
-    ratios, ``noise_variance_`` and the floor are post-processing, as are
+    (same code, same plan; ``"auto"`` is ``"gauss"`` here): with B =
+    ``data_norm``, the clipped mean (sensitivity 2B/n in l2) and the
+    covariance about the released mean by GaussCov (second moment, sqrt(2)
+    B^2/n in Frobenius norm), SeparateCov (sorted eigenvalues, sqrt(2) B^2/n in
+    l2, and a noisy copy of the second moment) or EMCov (eigenvalues, and
+    d - 1 exponential-mechanism steps of utility sensitivity B^2). Rows are
+    clipped as offsets from the center, so the bounds hold in floating point
+    for any finite rows (1e12 radii away, overflowing offsets included); the
+    summation's rounding is added to each sensitivity. Budget split: a tenth
+    to the mean (``center=True``), the rest to the covariance (SeparateCov and
+    EMCov halve it between eigenvalues and eigenvectors). The plan is charged
+    before any noise is drawn. The components, their number (also for a float
+    ``n_components``), signs, explained variances, ratios,
+    ``noise_variance_`` and the floor are post-processing, as are
     ``transform`` and ``inverse_transform`` (applied to private rows, their
     output is of course not private). EMCov's sampler assumes ideal real
     arithmetic; the other noise is drawn exactly on a lattice.
@@ -349,6 +351,12 @@ class PrivatePCA(
         return np.sqrt(np.maximum(self.explained_variance_, self.eigenvalue_floor_))
 
     # -- parameters and plan --------------------------------------------------------
+    def _method(self):
+        # Public reason (the class docstring): for the components, GaussCov at
+        # the full cost dominates SeparateCov, whose eigenvectors come from a
+        # GaussCov release at half the cost.
+        return "gauss" if self.method == "auto" else self.method
+
     def _build_plan(self, total, d):
         k = self.n_components
         if isinstance(k, numbers.Integral) and k > d:
