@@ -144,22 +144,22 @@ class PrivatePCA(
 
     Attributes
     ----------
-    components_ : ndarray of shape (n_components_, n_features)
+    components_ : ndarray of shape (`n_components_`, n_features)
         Principal axes: orthonormal rows (for every noise draw), eigenvectors of
         the released covariance by decreasing released eigenvalue, each signed
         so that its largest-magnitude entry is positive (scikit-learn's
         convention).
-    explained_variance_ : ndarray of shape (n_components_,)
+    explained_variance_ : ndarray of shape (`n_components_`,)
         The released eigenvalues of the kept components (>= 0, decreasing),
         rescaled by ``n / (n - 1)`` to match scikit-learn's unbiased
         normalisation. With ``"gauss"`` they are the denoised eigenvalues of the
         noisy matrix; with ``"separate"`` and ``"eigen"`` the separately
         released eigenvalues of the covariance.
-    explained_variance_ratio_ : ndarray of shape (n_components_,)
+    explained_variance_ratio_ : ndarray of shape (`n_components_`,)
         ``explained_variance_`` divided by the released total variance (the
         sum of all ``n_features`` released eigenvalues, not the data's true
         total variance); all 0 when every released eigenvalue is 0.
-    singular_values_ : ndarray of shape (n_components_,)
+    singular_values_ : ndarray of shape (`n_components_`,)
         ``sqrt((n - 1) explained_variance_)``: the singular values a centred
         data matrix with the released covariance would have (scikit-learn's
         relation); computed from released values and n, not from the rows.
@@ -304,7 +304,7 @@ class PrivatePCA(
 
         Returns
         -------
-        ndarray of shape (n_samples, n_components_)
+        ndarray of shape (n_samples, `n_components_`)
             ``(X - mean_) @ components_.T``, each column divided by
             ``sqrt(max(explained_variance_, eigenvalue_floor_))`` when
             ``whiten``.
@@ -321,7 +321,7 @@ class PrivatePCA(
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_components_)
+        X : array-like of shape (n_samples, `n_components_`)
             Projected (and, with ``whiten``, whitened) data. Not modified.
 
         Returns
