@@ -12,6 +12,7 @@ from dpgauss.covariance import (
     PrivateEllipticEnvelope,
     TailSensitiveCovariance,
 )
+from dpgauss.decomposition import PrivatePCA
 from dpgauss.discriminant_analysis import (
     PrivateLinearDiscriminantAnalysis,
     PrivateQuadraticDiscriminantAnalysis,
@@ -20,7 +21,7 @@ from dpgauss.ensemble import SubsampleAggregate
 from dpgauss.gaussian import PrivateGaussianEstimator
 from dpgauss.mean import PrivateMean
 from dpgauss.mixture import PublicPrivateGMM
-from dpgauss.preprocessing import PrivateStandardScaler
+from dpgauss.preprocessing import PrivateStandardScaler, PrivateWhitener
 from dpgauss.product import PrivateProductDistribution
 
 __all__ = [
@@ -30,9 +31,11 @@ __all__ = [
     "PrivateGaussianEstimator",
     "PrivateLinearDiscriminantAnalysis",
     "PrivateMean",
+    "PrivatePCA",
     "PrivateProductDistribution",
     "PrivateQuadraticDiscriminantAnalysis",
     "PrivateStandardScaler",
+    "PrivateWhitener",
     "PublicPrivateGMM",
     "SubsampleAggregate",
     "TailSensitiveCovariance",

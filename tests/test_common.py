@@ -52,9 +52,11 @@ RELEASE = {
     "PrivateGaussianEstimator": "mean_",
     "PrivateLinearDiscriminantAnalysis": "means_",
     "PrivateMean": "mean_",
+    "PrivatePCA": "components_",
     "PrivateProductDistribution": "probabilities_",
     "PrivateQuadraticDiscriminantAnalysis": "means_",
     "PrivateStandardScaler": "mean_",
+    "PrivateWhitener": "whitening_",
     "PublicPrivateGMM": "means_",
     "SubsampleAggregate": "statistic_",
     "TailSensitiveCovariance": "covariance_",
@@ -174,7 +176,9 @@ for _check in ("check_supervised_y_2d", "check_classifier_data_not_an_array"):
 #: Estimators whose fitted methods (transform, predict) check_fit_idempotent
 #: and the checks above compare after two fits.
 TRANSFORMERS_WITH_BUDGET = {
+    "PrivatePCA",
     "PrivateStandardScaler",
+    "PrivateWhitener",
     "PrivateLinearDiscriminantAnalysis",
     "PrivateQuadraticDiscriminantAnalysis",
 }

@@ -82,14 +82,18 @@ def test_estimators_state_their_privacy_in_notes():
     from dpgauss import (
         PrivateCovariance,
         PrivateEllipticEnvelope,
+        PrivatePCA,
         PrivateStandardScaler,
+        PrivateWhitener,
         TailSensitiveCovariance,
     )
 
     for cls in [
         PrivateCovariance,
         PrivateEllipticEnvelope,
+        PrivatePCA,
         PrivateStandardScaler,
+        PrivateWhitener,
         TailSensitiveCovariance,
     ]:
         notes = inspect.getdoc(cls).split("Notes\n-----", 1)[1]
@@ -99,7 +103,14 @@ def test_estimators_state_their_privacy_in_notes():
 
 
 @pytest.mark.parametrize(
-    "name", ["PrivateCovariance", "PrivateEllipticEnvelope", "TailSensitiveCovariance"]
+    "name",
+    [
+        "PrivateCovariance",
+        "PrivateEllipticEnvelope",
+        "PrivatePCA",
+        "PrivateWhitener",
+        "TailSensitiveCovariance",
+    ],
 )
 def test_documented_attributes_are_the_fitted_ones(name):
     # The Attributes section is the list of releases: nothing more is stored.

@@ -1,32 +1,28 @@
 """Shared base of the private covariance estimators (not an estimator module).
 
-The public bound ``data_norm``, the center (``center``, ``location``), the
-release of the clipped mean and of the trace, and the model assembly live here;
-each estimator adds its own plan and releases.
+The public bound ``data_norm``, the center (``center``, ``location``) and the
+model assembly live here; the release of the clipped mean and of the trace are
+in :mod:`dpgauss.covariance._release` (shared with the estimators that use a
+covariance release without being covariance estimators); each estimator adds
+its own plan and releases.
 """
 
-import math
 import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from dpgauss.accounting._plan import Release
 from dpgauss.base import GaussianDensityMixin, PrivateEstimatorMixin
-from dpgauss.covariance._denoise import shrink_mean
-from dpgauss.covariance._methods import kind_of, noise_variance
-from dpgauss.mechanisms import GaussianMechanism
-from dpgauss.mechanisms._releases import mean_mechanism, sum_mechanism
+from dpgauss.covariance._release import (
+    MEAN_SHARE,
+    mean_entries,
+    release_mean,
+    release_trace,
+)
 from dpgauss.utils._sklearn_compat import Interval
-from dpgauss.utils._sums import clipped_sums, n_partial_sums
-from dpgauss.utils.validation import check_data_norm, split_cost
+from dpgauss.utils.validation import check_data_norm
 
-__all__ = ["BasePrivateCovariance", "eigenvalue_floor"]
-
-#: Share of the fit's privacy cost spent on the mean when ``center=True``. The
-#: covariance is then estimated around the released mean, so the mean's error
-#: enters only quadratically (see ``benchmarks/bench_centering.py``).
-MEAN_SHARE = 0.1
+__all__ = ["MEAN_SHARE", "BasePrivateCovariance", "eigenvalue_floor"]
 
 
 class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEstimator):
@@ -59,78 +55,14 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
         return location
 
     def _mean_entries(self, total):
-        """The mean's release (if ``center``) and the cost left for the rest.
+        """The mean's release (if ``center``) and the cost left for the rest
+        (:func:`~dpgauss.covariance._release.mean_entries`)."""
+        return mean_entries(total, self.center)
 
-        ``MEAN_SHARE`` of ``total`` goes to the mean; the split is made once, here.
-        """
-        if not self.center:
-            return [], total
-        mean, rest = split_cost(total, [MEAN_SHARE, 1.0 - MEAN_SHARE])
-        return [Release("mean", mean, kind_of(total))], rest
-
-    @staticmethod
-    def _release_mean(X, center, radius, plan, rng):
-        """Release the mean of the rows clipped to ``radius`` around ``center``.
-
-        Sensitivity in :func:`dpgauss.mechanisms._releases.mean_mechanism`.
-        Post-processing: a Gaussian release is shrunk towards ``center``
-        (:func:`~dpgauss.covariance._denoise.shrink_mean`, whose risk estimate
-        assumes the unprojected Gaussian release, so it comes first), then
-        projected onto the ball of radius r, where the exact clipped mean lies
-        (never farther from it).
-
-        Returns
-        -------
-        raw : ndarray of shape (d,)
-            The release (an offset from ``center``).
-        variance : float
-            The public variance of one coordinate of its noise.
-        offset : ndarray of shape (d,)
-            The shrunk, projected offset: the new center is ``center + offset``.
-        error : float
-            The estimated squared error of ``offset`` (at most ``d variance``).
-        """
-        n, d = X.shape
-        sum_y = clipped_sums(X, center, radius, with_outer=False)[0]
-        mech = plan.calibrate(
-            "mean", lambda c: mean_mechanism(c, n, d, radius, n_partial_sums(X))
-        )
-        raw = mech.randomise(sum_y / n, rng)
-        variance = noise_variance(mech, d)
-        if isinstance(mech, GaussianMechanism):
-            offset, error = shrink_mean(raw, variance)
-        else:  # Stein's lemma needs Gaussian noise: Laplace releases stay as they are
-            offset, error = raw, d * variance
-        norm = float(np.linalg.norm(offset))
-        if not norm <= radius:  # also inf
-            offset = offset * (radius / norm) if math.isfinite(norm) else np.zeros(d)
-        return raw, variance, offset, error
-
-    @staticmethod
-    def _release_trace(units, bits, n, radius, plan, rng, beta=1e-3):
-        """Release the mean squared clipped norm and a high-probability upper bound.
-
-        ``units`` is the exact fixed-point sum of ``min(|y|^2, r^2) / r^2`` on the
-        ``2^-bits`` grid (each row adds an integer in [0, 2^bits]; see
-        :func:`dpgauss.utils._sums.fixed_point_sums`). It is released with
-        sensitivity 2^bits, then scaled (post-processing). The upper bound adds a
-        one-sided tail shift (Gaussian: sigma sqrt(2 log(1/beta)); Laplace:
-        b log(1/(2 beta))), so it fails with probability at most beta. Both are
-        clipped to [0, r^2]. Returns the estimate, the upper bound and the public
-        variance of the estimate's noise (before clipping).
-        """
-        r2 = radius * radius
-        unit = float(2**bits)
-        mech = plan.calibrate("trace", lambda c: sum_mechanism(c, unit))
-        noisy = float(mech.randomise(float(units), rng))
-        if isinstance(mech, GaussianMechanism):
-            shift = mech.scale * math.sqrt(2.0 * math.log(1.0 / beta))
-        else:
-            shift = mech.scale * math.log(1.0 / (2.0 * beta))
-        to_trace = r2 / (n * unit)
-        estimate = min(max(noisy * to_trace, 0.0), r2)
-        upper = min(max((noisy + shift) * to_trace, 0.0), r2)
-        return estimate, upper, noise_variance(mech, 1) * to_trace * to_trace
+    #: The mean and trace releases (shared with the other estimators built on
+    #: a covariance release: :mod:`dpgauss.covariance._release`).
+    _release_mean = staticmethod(release_mean)
+    _release_trace = staticmethod(release_trace)
 
     def _model_attributes(self, center, values, vectors, noise_sd, cap):
         """The fitted Gaussian, with the documented eigenvalue floor.

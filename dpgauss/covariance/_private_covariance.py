@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from dpgauss.accounting._plan import Release, ReleasePlan
+from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.base import calibration_error, check_noise_scale, check_radius
 from dpgauss.covariance._base import BasePrivateCovariance
 from dpgauss.covariance._coinpress import (
@@ -22,29 +22,21 @@ from dpgauss.covariance._coinpress import (
     release_in_frame,
     tail_radius,
 )
-from dpgauss.covariance._methods import (
-    choose_method,
-    covariance_entries,
-    kind_of,
-    mechanism_factory,
-    predicted_filled_error,
-    release_covariance,
+from dpgauss.covariance._methods import mechanism_factory
+from dpgauss.covariance._release import (
+    calibrate_release,
+    covariance_plan_entries,
+    release_center,
+    release_spectrum,
+    useless_release_message,
 )
 from dpgauss.exceptions import UtilityWarning
-from dpgauss.mechanisms._releases import (
-    mean_mechanism,
-    second_moment_mechanism,
-    sum_mechanism,
-)
+from dpgauss.mechanisms._releases import second_moment_mechanism
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
-from dpgauss.utils._sums import clipped_sums, fixed_point_bits, n_partial_sums
-from dpgauss.utils.validation import split_cost
+from dpgauss.utils._sums import n_partial_sums
 
 __all__ = ["PrivateCovariance"]
-
-#: Share of the (non-mean) cost that ``method="auto"`` spends on the trace.
-AUTO_TRACE_SHARE = 1.0 / 16.0
 
 
 @fill_doc
@@ -223,14 +215,12 @@ class PrivateCovariance(BasePrivateCovariance):
         return self._private_fit(X)
 
     def _build_plan(self, total, d):
+        if self.method != "coinpress":
+            return ReleasePlan(
+                total, covariance_plan_entries(total, d, self.method, self.center)
+            )
         entries, rest = self._mean_entries(total)
-        if self.method == "coinpress":
-            return ReleasePlan(total, entries + coinpress_entries(rest, self._steps))
-        if self.method == "auto":
-            trace, rest = split_cost(rest, [AUTO_TRACE_SHARE, 1 - AUTO_TRACE_SHARE])
-            entries.append(Release("trace", trace, kind_of(total)))
-        entries += covariance_entries(self.method, rest, d)
-        return ReleasePlan(total, entries)
+        return ReleasePlan(total, entries + coinpress_entries(rest, self._steps))
 
     def _check_calibration(self, plan, n, d):
         radius = float(self.data_norm)
@@ -245,19 +235,11 @@ class PrivateCovariance(BasePrivateCovariance):
 
     def _check_utility(self, plan, n, d):
         """Warn (UtilityWarning) when public values predict no better than zero."""
-        radius = float(self.data_norm)
-        predicted, zero = predicted_filled_error(plan, self.method, n, d, radius)
-        if predicted is not None and predicted >= zero:
-            warnings.warn(
-                f"{type(self).__name__}: with n={n}, d={d}, {plan.total} and "
-                f"data_norm={radius:g}, the release is predicted to be no better "
-                "than the zero matrix for data spread evenly over the data_norm "
-                f"ball (Frobenius error {predicted:.3g} against {zero:.3g}); only "
-                "data concentrated in a few directions fare better. Use a larger "
-                "budget, more rows or a tighter data_norm.",
-                UtilityWarning,
-                stacklevel=4,
-            )
+        message = useless_release_message(
+            type(self).__name__, plan, self.method, n, d, float(self.data_norm)
+        )
+        if message is not None:
+            warnings.warn(message, UtilityWarning, stacklevel=4)
 
     def _calibrate_one(self, release, make, n, d, radius):
         if self.method == "coinpress" and release.name != "mean":
@@ -266,43 +248,22 @@ class PrivateCovariance(BasePrivateCovariance):
             first = release.name == "precondition_1" or self._steps == 1
             r = 1.0 if first else tail_radius(d, STEP_BETA)
             check_noise_scale(second_moment_mechanism(release.cost, n, d, r), size=d)
-        elif release.name == "mean":
-            mech = mean_mechanism(release.cost, n, d, radius, n)
-            check_noise_scale(mech, size=d)
-        elif release.name == "trace":
-            unit = float(2 ** fixed_point_bits(n))
-            check_noise_scale(sum_mechanism(release.cost, unit), bounded=False)
         else:
-            check_noise_scale(make(release.name)(release.cost), size=d)
+            calibrate_release(release, n, d, radius, make)
 
     def _fit_releases(self, X, plan, rng):
-        n, d = X.shape
         radius = float(self.data_norm)
-        center, shift = self._location(d), 0.0
-        if self.center:
-            _, _, offset, error = self._release_mean(X, center, radius, plan, rng)
-            # The expected rank-one bias of M along the identity: error / d.
-            center, shift = center + offset, error / d
+        center, shift = release_center(
+            X, self._location(X.shape[1]), radius, self.center, plan, rng
+        )
         if self.method == "coinpress":
             return self._coinpress(X, center, plan, rng, shift)
-        cap, method, bits = radius * radius, self.method, fixed_point_bits(n)
-        # One pass: the second moment and the exact fixed-point trace.
-        _, S, units = clipped_sums(X, center, radius, trace_bits=bits)
-        M = S / n
-        trace = None
-        if method == "auto":
-            estimate, cap, variance = self._release_trace(
-                units, bits, n, radius, plan, rng
-            )
-            trace = (estimate, variance)
-            method = choose_method(plan, n, d, radius, estimate)
-            plan.choose("covariance", method)
-        make = mechanism_factory(n, d, radius, n_partial_sums(X))
-        values, vectors, sd = release_covariance(
-            method, M, n, plan, make, rng, cap, trace=trace, shift=shift
+        spectrum = release_spectrum(X, center, shift, radius, self.method, plan, rng)
+        values, vectors = spectrum.values, spectrum.vectors
+        fitted = self._model_attributes(
+            center, values, vectors, spectrum.noise_sd, radius * radius
         )
-        fitted = self._model_attributes(center, values, vectors, sd, radius * radius)
-        fitted["method_"] = method
+        fitted["method_"] = spectrum.method
         return fitted
 
     @property

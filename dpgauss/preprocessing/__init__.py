@@ -1,5 +1,6 @@
-"""Private preprocessing: standardisation within public bounds."""
+"""Private preprocessing: standardisation within public bounds, ZCA whitening."""
 
 from dpgauss.preprocessing._scaler import PrivateStandardScaler
+from dpgauss.preprocessing._whitener import PrivateWhitener
 
-__all__ = ["PrivateStandardScaler"]
+__all__ = ["PrivateStandardScaler", "PrivateWhitener"]

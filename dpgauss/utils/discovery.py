@@ -30,9 +30,11 @@ def all_estimators():
     PrivateGaussianEstimator
     PrivateLinearDiscriminantAnalysis
     PrivateMean
+    PrivatePCA
     PrivateProductDistribution
     PrivateQuadraticDiscriminantAnalysis
     PrivateStandardScaler
+    PrivateWhitener
     PublicPrivateGMM
     SubsampleAggregate
     TailSensitiveCovariance

@@ -14,7 +14,7 @@ caught.
 import numpy as np
 import pytest
 
-import dpgauss.covariance._base as base_module
+import dpgauss.covariance._release as release_module
 from dpgauss.accounting import ZCDP, zcdp_to_approx
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.covariance._base import BasePrivateCovariance
@@ -81,7 +81,7 @@ def test_mean_keeps_its_claim_with_far_rows(ratio):
 
 
 def test_canary_cancelling_shortcut_is_caught(monkeypatch):
-    monkeypatch.setattr(base_module, "clipped_sums", _shortcut_sums)
+    monkeypatch.setattr(release_module, "clipped_sums", _shortcut_sums)
     result = _audit(_mean_runner, 1e12, n=4000)
     assert result.epsilon_lower > CLAIM, result
 

@@ -58,6 +58,15 @@ INIT_PARAMS = {
         {"epsilon": 1.0, "mean_bound": 10.0, "method": "plan"},
         {"rho": 1.0, "method": "coinpress", "cov_bounds": (0.01, 100.0)},
     ],
+    # The common checks fit on 1 to 10 features, so n_components is None
+    # (all) or a ratio; data_norm=10 holds most of their standard normal rows.
+    "PrivatePCA": [
+        {"data_norm": 10.0, "rho": 1.0},
+        {"data_norm": 10.0, "epsilon": 1.0, "method": "separate", "whiten": True},
+        {"data_norm": 10.0, "rho": 1.0, "method": "gauss", "n_components": 0.9},
+        {"data_norm": 10.0, "epsilon": 2.0, "method": "eigen", "center": False},
+        {"data_norm": 10.0, "epsilon": 1.0, "delta": 1e-6, "budget": "fresh"},
+    ],
     "PrivateProductDistribution": [
         {"rho": 1.0},
         {"epsilon": 1.0, "flip": False},
@@ -80,6 +89,12 @@ INIT_PARAMS = {
         {"bounds": (-10.0, 10.0), "rho": 1.0},
         {"bounds": [-10.0, 10.0], "epsilon": 1.0, "with_mean": False},
         {"bounds": (-100.0, 100.0), "epsilon": 1.0, "delta": 1e-6, "budget": "fresh"},
+    ],
+    "PrivateWhitener": [
+        {"data_norm": 10.0, "rho": 1.0},
+        {"data_norm": 10.0, "epsilon": 1.0, "method": "separate"},
+        {"data_norm": 10.0, "epsilon": 2.0, "method": "eigen", "center": False},
+        {"data_norm": 10.0, "epsilon": 1.0, "delta": 1e-6, "budget": "fresh"},
     ],
     "PublicPrivateGMM": [
         {"rho": 1.0},  # without X_public: one component

@@ -1,0 +1,426 @@
+"""The covariance release shared by PrivateCovariance, PrivatePCA and PrivateWhitener.
+
+A helper module, not an estimator module: it holds the releases that
+:class:`~dpgauss.covariance.PrivateCovariance` makes for its methods
+``"gauss"``, ``"separate"``, ``"eigen"`` and ``"auto"`` (CoinPress stays in
+that estimator), so that every estimator built on a private covariance makes
+exactly the same releases, with the same sensitivities and the same
+post-processing, instead of a copy of them:
+
+1. ``mean`` (``center=True``): the mean of the rows clipped to the ball of
+   radius B around a public location (:func:`release_mean`), ``MEAN_SHARE``
+   of the cost;
+2. ``trace`` (``method="auto"``): the mean squared clipped norm
+   (:func:`release_trace`), ``AUTO_TRACE_SHARE`` of the rest, which chooses
+   between GaussCov and SeparateCov;
+3. the covariance method's releases
+   (:func:`~dpgauss.covariance._methods.release_covariance`) on the second
+   moment of the rows clipped to the ball of radius B around the released mean.
+
+:class:`SpectrumReleaseMixin` puts the three behind the fit template of
+:class:`~dpgauss.base.PrivateEstimatorMixin` for estimators that use only the
+released spectrum (eigenvalues and eigenvectors): PCA and whitening.
+"""
+
+import math
+import numbers
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpgauss.accounting._plan import Release, ReleasePlan
+from dpgauss.base import calibration_error, check_noise_scale, check_radius
+from dpgauss.covariance._denoise import shrink_mean
+from dpgauss.covariance._methods import (
+    choose_method,
+    covariance_entries,
+    kind_of,
+    mechanism_factory,
+    noise_variance,
+    predicted_filled_error,
+    release_covariance,
+)
+from dpgauss.exceptions import UtilityWarning
+from dpgauss.mechanisms import GaussianMechanism
+from dpgauss.mechanisms._releases import mean_mechanism, sum_mechanism
+from dpgauss.utils._sklearn_compat import Interval, StrOptions
+from dpgauss.utils._sums import clipped_sums, fixed_point_bits, n_partial_sums
+from dpgauss.utils.validation import check_data_norm, split_cost
+
+__all__ = [
+    "AUTO_TRACE_SHARE",
+    "MEAN_SHARE",
+    "Spectrum",
+    "SpectrumReleaseMixin",
+    "calibrate_release",
+    "covariance_plan_entries",
+    "mean_entries",
+    "release_center",
+    "release_mean",
+    "release_spectrum",
+    "release_trace",
+    "useless_release_message",
+    "whitening_floor",
+]
+
+#: Share of the fit's privacy cost spent on the mean when ``center=True``. The
+#: covariance is then estimated around the released mean, so the mean's error
+#: enters only quadratically (see ``benchmarks/bench_centering.py``).
+MEAN_SHARE = 0.1
+
+#: Share of the (non-mean) cost that ``method="auto"`` spends on the trace.
+AUTO_TRACE_SHARE = 1.0 / 16.0
+
+
+def mean_entries(total, center):
+    """The mean's release (if ``center``) and the cost left for the rest.
+
+    ``MEAN_SHARE`` of ``total`` goes to the mean; the split is made once, here.
+
+    Parameters
+    ----------
+    total : ZCDP or PureDP
+        The fit's cost.
+    center : bool
+        Whether a mean is released.
+
+    Returns
+    -------
+    entries : list of Release
+        ``[Release("mean", ...)]`` or ``[]``.
+    rest : ZCDP or PureDP
+        What the other releases may spend.
+    """
+    if not center:
+        return [], total
+    mean, rest = split_cost(total, [MEAN_SHARE, 1.0 - MEAN_SHARE])
+    return [Release("mean", mean, kind_of(total))], rest
+
+
+def covariance_plan_entries(total, d, method, center):
+    """Every release of a centred (or not) covariance fit by ``method``.
+
+    Parameters
+    ----------
+    total : ZCDP or PureDP
+        The fit's cost.
+    d : int
+        Number of features.
+    method : {"auto", "gauss", "separate", "eigen"}
+        The covariance method.
+    center : bool
+        Release the mean first.
+
+    Returns
+    -------
+    list of Release or Choice
+        ``mean`` (if ``center``), ``trace`` (if ``"auto"``), then the method's
+        releases (a choice between GaussCov and SeparateCov for ``"auto"``).
+
+    Examples
+    --------
+    >>> from dpgauss.accounting import ZCDP
+    >>> from dpgauss.covariance._release import covariance_plan_entries
+    >>> [r.name for r in covariance_plan_entries(ZCDP(1.0), 3, "gauss", True)]
+    ['mean', 'second_moment']
+    """
+    entries, rest = mean_entries(total, center)
+    if method == "auto":
+        trace, rest = split_cost(rest, [AUTO_TRACE_SHARE, 1 - AUTO_TRACE_SHARE])
+        entries.append(Release("trace", trace, kind_of(total)))
+    return entries + covariance_entries(method, rest, d)
+
+
+def calibrate_release(release, n, d, radius, make):
+    """Build the mechanism of one planned release and check its noise scale.
+
+    Raises ValueError (or OverflowError, ZeroDivisionError) when float64 cannot
+    hold it; the caller turns that into a clear error before any spend.
+
+    Parameters
+    ----------
+    release : Release
+        A release of :func:`covariance_plan_entries`.
+    n, d : int
+        Rows and features (public).
+    radius : float
+        The public clipping radius B.
+    make : callable
+        ``make(name)(cost)`` (see
+        :func:`~dpgauss.covariance._methods.mechanism_factory`).
+    """
+    if release.name == "mean":
+        check_noise_scale(mean_mechanism(release.cost, n, d, radius, n), size=d)
+    elif release.name == "trace":
+        unit = float(2 ** fixed_point_bits(n))
+        check_noise_scale(sum_mechanism(release.cost, unit), bounded=False)
+    else:
+        check_noise_scale(make(release.name)(release.cost), size=d)
+
+
+def useless_release_message(owner, plan, method, n, d, radius):
+    """The UtilityWarning's text when public values predict no better than zero.
+
+    Returns None when the release is predicted useful (or, for ``"eigen"``,
+    when there is no prediction). Public values only.
+    """
+    predicted, zero = predicted_filled_error(plan, method, n, d, radius)
+    if predicted is None or predicted < zero:
+        return None
+    return (
+        f"{owner}: with n={n}, d={d}, {plan.total} and "
+        f"data_norm={radius:g}, the release is predicted to be no better "
+        "than the zero matrix for data spread evenly over the data_norm "
+        f"ball (Frobenius error {predicted:.3g} against {zero:.3g}); only "
+        "data concentrated in a few directions fare better. Use a larger "
+        "budget, more rows or a tighter data_norm."
+    )
+
+
+def release_mean(X, center, radius, plan, rng):
+    """Release the mean of the rows clipped to ``radius`` around ``center``.
+
+    Sensitivity in :func:`dpgauss.mechanisms._releases.mean_mechanism`.
+    Post-processing: a Gaussian release is shrunk towards ``center``
+    (:func:`~dpgauss.covariance._denoise.shrink_mean`, whose risk estimate
+    assumes the unprojected Gaussian release, so it comes first), then
+    projected onto the ball of radius r, where the exact clipped mean lies
+    (never farther from it).
+
+    Returns
+    -------
+    raw : ndarray of shape (d,)
+        The release (an offset from ``center``).
+    variance : float
+        The public variance of one coordinate of its noise.
+    offset : ndarray of shape (d,)
+        The shrunk, projected offset: the new center is ``center + offset``.
+    error : float
+        The estimated squared error of ``offset`` (at most ``d variance``).
+    """
+    n, d = X.shape
+    sum_y = clipped_sums(X, center, radius, with_outer=False)[0]
+    mech = plan.calibrate(
+        "mean", lambda c: mean_mechanism(c, n, d, radius, n_partial_sums(X))
+    )
+    raw = mech.randomise(sum_y / n, rng)
+    variance = noise_variance(mech, d)
+    if isinstance(mech, GaussianMechanism):
+        offset, error = shrink_mean(raw, variance)
+    else:  # Stein's lemma needs Gaussian noise: Laplace releases stay as they are
+        offset, error = raw, d * variance
+    norm = float(np.linalg.norm(offset))
+    if not norm <= radius:  # also inf
+        offset = offset * (radius / norm) if math.isfinite(norm) else np.zeros(d)
+    return raw, variance, offset, error
+
+
+def release_trace(units, bits, n, radius, plan, rng, beta=1e-3):
+    """Release the mean squared clipped norm and a high-probability upper bound.
+
+    ``units`` is the exact fixed-point sum of ``min(|y|^2, r^2) / r^2`` on the
+    ``2^-bits`` grid (each row adds an integer in [0, 2^bits]; see
+    :func:`dpgauss.utils._sums.fixed_point_sums`). It is released with
+    sensitivity 2^bits, then scaled (post-processing). The upper bound adds a
+    one-sided tail shift (Gaussian: sigma sqrt(2 log(1/beta)); Laplace:
+    b log(1/(2 beta))), so it fails with probability at most beta. Both are
+    clipped to [0, r^2]. Returns the estimate, the upper bound and the public
+    variance of the estimate's noise (before clipping).
+    """
+    r2 = radius * radius
+    unit = float(2**bits)
+    mech = plan.calibrate("trace", lambda c: sum_mechanism(c, unit))
+    noisy = float(mech.randomise(float(units), rng))
+    if isinstance(mech, GaussianMechanism):
+        shift = mech.scale * math.sqrt(2.0 * math.log(1.0 / beta))
+    else:
+        shift = mech.scale * math.log(1.0 / (2.0 * beta))
+    to_trace = r2 / (n * unit)
+    estimate = min(max(noisy * to_trace, 0.0), r2)
+    upper = min(max((noisy + shift) * to_trace, 0.0), r2)
+    return estimate, upper, noise_variance(mech, 1) * to_trace * to_trace
+
+
+def release_center(X, location, radius, center, plan, rng):
+    """The center of the covariance pass: ``location``, or the released mean.
+
+    Returns
+    -------
+    center : ndarray of shape (d,)
+        ``location`` plus the released (shrunk, projected) offset, or
+        ``location`` when ``center`` is False.
+    shift : float
+        The expected rank-one bias of the second moment about it, along the
+        identity: the mean's estimated squared error divided by d (0 without a
+        mean).
+    """
+    if not center:
+        return location, 0.0
+    _, _, offset, error = release_mean(X, location, radius, plan, rng)
+    return location + offset, error / X.shape[1]
+
+
+@dataclass(frozen=True)
+class Spectrum:
+    """A released covariance as an eigendecomposition (post-processing of releases).
+
+    Attributes
+    ----------
+    values : ndarray of shape (d,)
+        Eigenvalues, >= 0, summing to at most ``cap``.
+    vectors : ndarray of shape (d, d)
+        Orthonormal eigenvectors, one per column, paired with ``values``.
+    noise_sd : float
+        Standard deviation of one noise entry of the final release (public).
+    cap : float
+        The bound on the trace used (``radius^2`` or the private upper bound).
+    method : str
+        The method used (``"auto"`` resolved).
+    """
+
+    values: np.ndarray
+    vectors: np.ndarray
+    noise_sd: float
+    cap: float
+    method: str
+
+
+def release_spectrum(X, center, shift, radius, method, plan, rng):
+    """Release the covariance of ``X`` about ``center`` by ``method``.
+
+    One pass gives the second moment of the rows clipped to the ball of radius
+    ``radius`` around ``center`` and its exact fixed-point trace; ``"auto"``
+    releases the trace and chooses GaussCov or SeparateCov from it; the method's
+    releases follow (:func:`~dpgauss.covariance._methods.release_covariance`).
+
+    Returns
+    -------
+    Spectrum
+        The released eigenvalues and eigenvectors.
+    """
+    n, d = X.shape
+    cap, bits = radius * radius, fixed_point_bits(n)
+    _, S, units = clipped_sums(X, center, radius, trace_bits=bits)
+    M = S / n
+    trace = None
+    if method == "auto":
+        estimate, cap, variance = release_trace(units, bits, n, radius, plan, rng)
+        trace = (estimate, variance)
+        method = choose_method(plan, n, d, radius, estimate)
+        plan.choose("covariance", method)
+    make = mechanism_factory(n, d, radius, n_partial_sums(X))
+    values, vectors, sd = release_covariance(
+        method, M, n, plan, make, rng, cap, trace=trace, shift=shift
+    )
+    return Spectrum(values, vectors, float(sd), float(cap), method)
+
+
+def whitening_floor(spectrum):
+    """The smallest eigenvalue whitening divides by (post-processing, finite).
+
+    ``max(noise_sd, d 2^-52 max(values), 4 / max float)``: the standard deviation
+    of one noise entry of the final release (public: a function of n, d,
+    ``data_norm`` and the cost), so a direction whose released variance is below
+    the noise is scaled by ``noise_sd^(-1/2)`` rather than blown up; the second
+    term keeps the floored spectrum's condition number within float64's reach
+    (``V diag(values) V^T`` stays positive definite as computed), the third keeps
+    ``floor^(-1/2)`` finite. Unlike
+    :func:`~dpgauss.covariance._base.eigenvalue_floor` it never falls below the
+    noise when the released spectrum is small: whitening amplifies, a density
+    does not.
+
+    Parameters
+    ----------
+    spectrum : Spectrum
+        A released spectrum.
+
+    Returns
+    -------
+    float
+        A positive finite floor, in the units of ``spectrum.values``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpgauss.covariance._release import Spectrum, whitening_floor
+    >>> whitening_floor(Spectrum(np.zeros(2), np.eye(2), 0.5, 1.0, "gauss"))
+    0.5
+    """
+    values = spectrum.values
+    top = float(np.max(values)) if values.size else 0.0
+    tiny = 4.0 / np.finfo(np.float64).max
+    floor = max(float(spectrum.noise_sd), values.size * 2.0**-52 * top, tiny)
+    return floor if math.isfinite(floor) else tiny
+
+
+class SpectrumReleaseMixin:
+    """Plan, calibration and releases of an estimator built on a released spectrum.
+
+    For estimators with the parameters ``data_norm``, ``center`` and ``method``
+    (one of ``"auto"``, ``"gauss"``, ``"separate"``, ``"eigen"``) that need
+    only the released eigendecomposition (PCA, whitening). They implement the
+    hooks of :class:`~dpgauss.base.PrivateEstimatorMixin` with the releases of
+    this module, and call :meth:`_release_spectrum` from ``_fit_releases``.
+    Rows are clipped around the origin (the mean pass) and around the released
+    mean (the covariance pass).
+    """
+
+    _spectrum_constraints: dict = {
+        "data_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "center": ["boolean"],
+        "method": [StrOptions({"auto", "gauss", "separate", "eigen"})],
+    }
+
+    def _check_params(self):
+        check_data_norm(self.data_norm, owner=type(self).__name__)
+
+    def _method(self):
+        """The covariance method the releases use (``method``; an estimator
+        may resolve ``"auto"`` to a fixed method, from public reasons only)."""
+        return self.method
+
+    def _build_plan(self, total, d):
+        return ReleasePlan(
+            total, covariance_plan_entries(total, d, self._method(), self.center)
+        )
+
+    def _check_calibration(self, plan, n, d):
+        radius = float(self.data_norm)
+        make = mechanism_factory(n, d, radius, n)
+        try:
+            check_radius(radius)
+            for release in plan.releases():
+                calibrate_release(release, n, d, radius, make)
+        except (ValueError, OverflowError, ZeroDivisionError) as exc:
+            raise calibration_error(type(self).__name__, "a noise scale", exc) from exc
+
+    def _check_utility(self, plan, n, d):
+        message = useless_release_message(
+            type(self).__name__, plan, self._method(), n, d, float(self.data_norm)
+        )
+        if message is not None:
+            warnings.warn(message, UtilityWarning, stacklevel=4)
+
+    def _release_spectrum(self, X, plan, rng):
+        """The released mean (zeros without ``center``) and spectrum of ``X``.
+
+        The spectrum is returned sorted by decreasing eigenvalue (a stable
+        sort: ties keep the release's order), its eigenvectors with it.
+        """
+        radius = float(self.data_norm)
+        center, shift = release_center(
+            X, np.zeros(X.shape[1]), radius, self.center, plan, rng
+        )
+        spectrum = release_spectrum(X, center, shift, radius, self._method(), plan, rng)
+        values = np.nan_to_num(spectrum.values, nan=0.0, posinf=0.0)
+        values = np.maximum(values, 0.0)
+        order = np.argsort(-values, kind="stable")
+        sorted_spectrum = Spectrum(
+            values[order],
+            spectrum.vectors[:, order],
+            spectrum.noise_sd,
+            spectrum.cap,
+            spectrum.method,
+        )
+        return center, sorted_spectrum

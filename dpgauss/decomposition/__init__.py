@@ -1,0 +1,5 @@
+"""Private matrix decompositions: principal components of a private covariance."""
+
+from dpgauss.decomposition._pca import PrivatePCA
+
+__all__ = ["PrivatePCA"]

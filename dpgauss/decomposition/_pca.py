@@ -1,0 +1,391 @@
+"""PrivatePCA: principal components of a privately released covariance.
+
+scikit-learn's ``PCA`` publishes the exact top eigenvectors of the training
+rows' covariance (and its mean, and its spectrum) in every fitted ``Pipeline``.
+This estimator makes exactly the releases of
+:class:`~dpgauss.covariance.PrivateCovariance` (methods ``"auto"``,
+``"gauss"``, ``"separate"`` and ``"eigen"``; the code is the same,
+:mod:`dpgauss.covariance._release`): the mean of the rows clipped to the public
+ball of radius B (``center=True``), then the covariance of the rows clipped to
+the ball of radius B around that mean. Everything PCA needs afterwards (the
+eigendecomposition, the choice of components, their signs, the explained
+variances and their ratios, the projections) is a function of the released
+values and public ones: post-processing, free.
+
+No new mechanism: the sensitivities, their floating-point argument and the
+audits are those of the covariance releases (see
+:mod:`dpgauss.covariance._private_covariance` and ``tests/audit/``).
+"""
+
+import numbers
+
+import numpy as np
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+)
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+
+from dpgauss.base import PrivateEstimatorMixin
+from dpgauss.covariance._release import SpectrumReleaseMixin, whitening_floor
+from dpgauss.utils._docstring import fill_doc
+from dpgauss.utils._sklearn_compat import Interval, _fit_context
+
+__all__ = ["PrivatePCA"]
+
+
+def flip_signs(components):
+    """Make the largest-magnitude entry of every row positive (post-processing).
+
+    scikit-learn's ``svd_flip`` convention for ``components_`` (an eigenvector's
+    sign is arbitrary); ties go to the first such entry.
+
+    Parameters
+    ----------
+    components : ndarray of shape (k, d)
+        Orthonormal rows.
+
+    Returns
+    -------
+    ndarray of shape (k, d)
+        The rows, some negated.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpgauss.decomposition._pca import flip_signs
+    >>> flip_signs(np.array([[0.6, -0.8], [0.8, 0.6]]))
+    array([[-0.6,  0.8],
+           [ 0.8,  0.6]])
+    """
+    if components.size == 0:
+        return components
+    top = np.argmax(np.abs(components), axis=1)
+    signs = np.sign(components[np.arange(components.shape[0]), top])
+    signs[signs == 0] = 1.0
+    return components * signs[:, np.newaxis]
+
+
+def select_n_components(n_components, ratio, d):
+    """The number of components kept (post-processing of released ratios).
+
+    ``None``: all d. An int: itself. A float in (0, 1): the fewest components
+    whose released explained-variance ratios add up to at least it (all d when
+    they never do, as when every released eigenvalue is 0).
+    """
+    if n_components is None:
+        return d
+    if isinstance(n_components, numbers.Integral):
+        return int(n_components)
+    reached = np.flatnonzero(np.cumsum(ratio) >= float(n_components))
+    return int(reached[0]) + 1 if reached.size else d
+
+
+@fill_doc
+class PrivatePCA(
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+    SpectrumReleaseMixin,
+    PrivateEstimatorMixin,
+    BaseEstimator,
+):
+    """Principal component analysis from a differentially private covariance.
+
+    The private counterpart of :class:`sklearn.decomposition.PCA`: the mean and
+    the covariance of the rows (clipped to a public l2 ball) are released with
+    calibrated noise, exactly as :class:`~dpgauss.covariance.PrivateCovariance`
+    releases them, and the principal axes are the eigenvectors of the released
+    covariance. ``transform`` projects onto them, ``inverse_transform`` maps
+    back; both are free (post-processing).
+
+    Parameters
+    ----------
+    n_components : int, float or None, default=None
+        Number of components to keep. ``None``: all ``n_features``. An int in
+        ``[1, n_features]``. A float in (0, 1): the fewest components whose
+        released explained-variance ratios (see ``explained_variance_ratio_``)
+        add up to at least it; chosen from released values, so free, but noisy.
+        The releases never depend on it (every fit releases the whole
+        covariance), so changing it costs a new fit but not a different plan.
+    data_norm : float, default=None
+        Required. Public l2 radius B: each row is clipped to the ball of radius
+        B around the origin for the mean, and around the released mean for the
+        covariance. Never taken from the data; choose it from domain knowledge
+        (a bound on ``|x|``). The noise grows with B^2.
+    center : bool, default=True
+        Release the mean (a tenth of the cost) and analyse the covariance about
+        it, as PCA does. If False, the components are those of the second
+        moment about the origin (data known to be centred) and ``mean_`` is 0.
+    method : {"auto", "gauss", "separate", "eigen"}, default="auto"
+        The covariance release (as in
+        :class:`~dpgauss.covariance.PrivateCovariance`):
+
+        - ``"gauss"``: GaussCov, noise on the whole covariance; the components
+          are the eigenvectors of the noisy matrix, at the full cost.
+        - ``"separate"``: SeparateCov; the eigenvalues are released at half
+          the cost (accurate ``explained_variance_``), the components are the
+          eigenvectors of a noisy copy at the other half.
+        - ``"eigen"``: EMCov (Amin et al. 2019), the components one at a time
+          by the exponential mechanism; a baseline, O(d^4) and slow beyond
+          d = 100 (see the user guide's benchmark).
+        - ``"auto"``: ``"gauss"``. The components of SeparateCov are the
+          eigenvectors of a GaussCov release at half the cost, so GaussCov's
+          are better for PCA whatever the data; ``PrivateCovariance``'s
+          ``"auto"`` (a sixteenth of the cost on a trace that picks GaussCov
+          or SeparateCov by their predicted covariance error) would spend
+          budget on a choice whose answer for the components is known (see
+          the user guide's benchmark).
+    whiten : bool, default=False
+        Divide each projected component by the square root of its explained
+        variance (floored at ``eigenvalue_floor_``), as scikit-learn does.
+    {privacy_parameters}
+    {random_state}
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (`n_components_`, n_features)
+        Principal axes: orthonormal rows (for every noise draw), eigenvectors of
+        the released covariance by decreasing released eigenvalue, each signed
+        so that its largest-magnitude entry is positive (scikit-learn's
+        convention).
+    explained_variance_ : ndarray of shape (`n_components_`,)
+        The released eigenvalues of the kept components (>= 0, decreasing),
+        rescaled by ``n / (n - 1)`` to match scikit-learn's unbiased
+        normalisation. With ``"gauss"`` they are the denoised eigenvalues of the
+        noisy matrix; with ``"separate"`` and ``"eigen"`` the separately
+        released eigenvalues of the covariance.
+    explained_variance_ratio_ : ndarray of shape (`n_components_`,)
+        ``explained_variance_`` divided by the released total variance (the
+        sum of all ``n_features`` released eigenvalues, not the data's true
+        total variance); all 0 when every released eigenvalue is 0.
+    singular_values_ : ndarray of shape (`n_components_`,)
+        ``sqrt((n - 1) explained_variance_)``: the singular values a centred
+        data matrix with the released covariance would have (scikit-learn's
+        relation); computed from released values and n, not from the rows.
+    mean_ : ndarray of shape (n_features,)
+        The released mean (shrunk and projected as in ``PrivateCovariance``),
+        or zeros when ``center=False``.
+    n_components_ : int
+        The number of components kept.
+    noise_variance_ : float
+        The mean of the released eigenvalues (rescaled like
+        ``explained_variance_``) of the components not kept (0 when all are
+        kept): scikit-learn's probabilistic-PCA noise estimate, from released
+        values.
+    eigenvalue_floor_ : float
+        The smallest variance ``whiten`` divides by (in the units of
+        ``explained_variance_``): the standard deviation of one noise entry of
+        the final covariance release (public), at least ``d 2^-52`` times the
+        largest released eigenvalue, so whitening is finite for every draw.
+    method_ : str
+        The covariance release used (``"auto"`` resolved).
+    n_samples_ : int
+        The number of rows n (public in dpgauss's privacy model).
+    privacy_spent_ : ZCDP or PureDP
+        What the fit cost (what was charged to ``budget``).
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during fit, when ``X`` has string column names.
+
+    See Also
+    --------
+    sklearn.decomposition.PCA : The non-private estimator.
+    PrivateCovariance : The covariance release underneath.
+    PrivateWhitener : ZCA whitening from the same release.
+
+    Notes
+    -----
+    **Privacy.** The fit is rho-zCDP (``rho``, or ``epsilon`` and ``delta``
+    through the largest rho that implies them) or epsilon-DP (``epsilon``
+    alone, Laplace noise) with respect to replacing one row of ``X``. The
+    number of rows n, d, ``data_norm`` and every parameter are public. The
+    releases are exactly those of
+    ``PrivateCovariance(method=method, data_norm=data_norm, center=center)``
+    (same code, same plan; ``"auto"`` is ``"gauss"`` here): with B =
+    ``data_norm``, the clipped mean (sensitivity 2B/n in l2) and the
+    covariance about the released mean by GaussCov (second moment, sqrt(2)
+    B^2/n in Frobenius norm), SeparateCov (sorted eigenvalues, sqrt(2) B^2/n in
+    l2, and a noisy copy of the second moment) or EMCov (eigenvalues, and
+    d - 1 exponential-mechanism steps of utility sensitivity B^2). Rows are
+    clipped as offsets from the center, so the bounds hold in floating point
+    for any finite rows (1e12 radii away, overflowing offsets included); the
+    summation's rounding is added to each sensitivity. Budget split: a tenth
+    to the mean (``center=True``), the rest to the covariance (SeparateCov and
+    EMCov halve it between eigenvalues and eigenvectors). The plan is charged
+    before any noise is drawn. The components, their number (also for a float
+    ``n_components``), signs, explained variances, ratios,
+    ``noise_variance_`` and the floor are post-processing, as are
+    ``transform`` and ``inverse_transform`` (applied to private rows, their
+    output is of course not private). EMCov's sampler assumes ideal real
+    arithmetic; the other noise is drawn exactly on a lattice.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpgauss.decomposition import PrivatePCA
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(20_000, 3)) * [3.0, 1.0, 0.3]
+    >>> pca = PrivatePCA(n_components=2, data_norm=12.0, rho=1.0, random_state=0)
+    >>> Z = pca.fit_transform(X)
+    >>> Z.shape, pca.privacy_spent_
+    ((20000, 2), ZCDP(rho=1.0))
+    >>> np.round(np.abs(pca.components_), 1)
+    array([[1., 0., 0.],
+           [0., 1., 0.]])
+    >>> np.round(pca.explained_variance_, 1)
+    array([9., 1.])
+    >>> pca.get_feature_names_out()
+    array(['privatepca0', 'privatepca1'], dtype=object)
+    """
+
+    _parameter_constraints: dict = {
+        **PrivateEstimatorMixin._parameter_constraints,
+        **SpectrumReleaseMixin._spectrum_constraints,
+        "n_components": [
+            Interval(numbers.Integral, 1, None, closed="left"),
+            Interval(numbers.Real, 0, 1, closed="neither"),
+            None,
+        ],
+        "whiten": ["boolean"],
+    }
+
+    def __init__(
+        self,
+        n_components=None,
+        *,
+        data_norm=None,
+        center=True,
+        method="auto",
+        whiten=False,
+        rho=None,
+        epsilon=None,
+        delta=None,
+        budget=None,
+        random_state=None,
+    ):
+        self.n_components = n_components
+        self.data_norm = data_norm
+        self.center = center
+        self.method = method
+        self.whiten = whiten
+        self.rho = rho
+        self.epsilon = epsilon
+        self.delta = delta
+        self.budget = budget
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Release the mean and covariance of ``X``, charging ``budget`` first.
+
+        Parameters
+        ----------
+        X : array-like or dask array of shape (n_samples, n_features)
+            Training data; at least 2 rows, finite. Not modified.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : PrivatePCA
+            The fitted estimator.
+        """
+        return self._private_fit(X)
+
+    def transform(self, X):
+        """Project ``X`` onto the principal axes (free).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Data. Not modified.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, `n_components_`)
+            ``(X - mean_) @ components_.T``, each column divided by
+            ``sqrt(max(explained_variance_, eigenvalue_floor_))`` when
+            ``whiten``.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        Z = (X - self.mean_) @ self.components_.T
+        if self.whiten:
+            Z /= self._whitening_scale()
+        return Z
+
+    def inverse_transform(self, X):
+        """Map projected data back to the feature space (free).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, `n_components_`)
+            Projected (and, with ``whiten``, whitened) data. Not modified.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features)
+            ``X @ components_ + mean_`` (columns first multiplied back by the
+            whitening scale when ``whiten``); exact for rows in the span of the
+            components.
+        """
+        check_is_fitted(self)
+        Z = check_array(X, dtype=np.float64)
+        if Z.shape[1] != self.n_components_:
+            raise ValueError(
+                f"X has {Z.shape[1]} features, but {type(self).__name__} has "
+                f"n_components_={self.n_components_}."
+            )
+        if self.whiten:
+            Z = Z * self._whitening_scale()
+        return Z @ self.components_ + self.mean_
+
+    @property
+    def _n_features_out(self):
+        """Number of output features, for ``get_feature_names_out``."""
+        return self.n_components_
+
+    def _whitening_scale(self):
+        return np.sqrt(np.maximum(self.explained_variance_, self.eigenvalue_floor_))
+
+    # -- parameters and plan --------------------------------------------------------
+    def _method(self):
+        # Public reason (the class docstring): for the components, GaussCov at
+        # the full cost dominates SeparateCov, whose eigenvectors come from a
+        # GaussCov release at half the cost.
+        return "gauss" if self.method == "auto" else self.method
+
+    def _build_plan(self, total, d):
+        k = self.n_components
+        if isinstance(k, numbers.Integral) and k > d:
+            raise ValueError(
+                f"{type(self).__name__}: n_components={k} must be between 1 and "
+                f"n_features={d}."
+            )
+        return super()._build_plan(total, d)
+
+    # -- the fit --------------------------------------------------------------------
+    def _fit_releases(self, X, plan, rng):
+        n, d = X.shape
+        mean, spectrum = self._release_spectrum(X, plan, rng)
+        # Everything below reads released values and public ones only.
+        unbiased = n / (n - 1.0)
+        variances = spectrum.values * unbiased
+        total = float(np.sum(variances))
+        ratio = variances / total if total > 0 else np.zeros(d)
+        k = select_n_components(self.n_components, ratio, d)
+        rest = variances[k:]
+        return {
+            "components_": flip_signs(spectrum.vectors[:, :k].T.copy()),
+            "explained_variance_": variances[:k].copy(),
+            "explained_variance_ratio_": ratio[:k].copy(),
+            "singular_values_": np.sqrt(spectrum.values[:k] * n),
+            "mean_": np.asarray(mean, dtype=np.float64).copy(),
+            "n_components_": k,
+            "noise_variance_": float(np.mean(rest)) if rest.size else 0.0,
+            "eigenvalue_floor_": whitening_floor(spectrum) * unbiased,
+            "method_": spectrum.method,
+            "n_samples_": n,
+        }
