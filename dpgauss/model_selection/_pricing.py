@@ -15,7 +15,7 @@ import warnings
 from collections import defaultdict
 
 import numpy as np
-from sklearn.base import clone, is_classifier
+from sklearn.base import OneToOneFeatureMixin, clone, is_classifier
 from sklearn.model_selection import (
     GridSearchCV,
     ParameterGrid,
@@ -233,6 +233,10 @@ def _probe_width(step, width):
     the probe reads nothing private). A step with a private part is never fitted
     (it would spend). Returns None when the width cannot be learnt this way.
     """
+    if isinstance(step, OneToOneFeatureMixin):
+        # One output column per input column, whatever it learns (a private
+        # scaler or whitener included): known without fitting anything.
+        return width
     rows = max(2 * width, 20)
     if _contains_private(step) or rows * width > _MAX_STAND_IN:
         return None

@@ -447,3 +447,22 @@ def test_repr_summarises_the_price(X):
     text = repr(cross_validation_cost(est, X, cv=2, scoring=scorer))
     assert text.startswith("SearchCost(cross-validation: 1 candidates x 2 splits")
     assert math.isclose(float(text.rsplit("rho=", 1)[1].rstrip(")")), 0.3)
+
+
+def test_one_to_one_private_steps_keep_the_width():
+    # A private scaler before a private covariance: the covariance gets as many
+    # columns as X, known without fitting the scaler (which would spend).
+    from sklearn.pipeline import make_pipeline
+
+    from dpgauss import PrivateCovariance, PrivateStandardScaler
+
+    budget = PrivacyBudget(rho=10.0)
+    pipe = make_pipeline(
+        PrivateStandardScaler((-5.0, 5.0), rho=0.5, budget=budget),
+        PrivateCovariance(rho=1.0, data_norm=4.0, budget=budget),
+    )
+    scorer = make_private_scorer(budget=budget, rho=0.05, bounds=(-1e3, 0.0))
+    X = np.zeros((40, 4))
+    cost = cross_validation_cost(pipe, X, cv=2, scoring=scorer)  # no n_features
+    assert cost.total(budget).rho == pytest.approx(2 * (0.5 + 1.0 + 0.05))
+    assert budget.ledger() == []
