@@ -325,3 +325,20 @@ def test_adaptive_radius_is_a_public_grid_point_at_most_data_norm():
     exact = LinearDiscriminantAnalysis().fit(X, y).means_
     assert np.abs(clf.means_ - exact).max() < np.abs(fixed.means_ - exact).max()
     assert RADIUS_GRID == 4097
+
+
+@pytest.mark.parametrize("cls", MODELS)
+def test_memmap_and_dask_inputs_give_the_same_fit(cls, tmp_path):
+    da = pytest.importorskip("dask.array")
+    X, y = _three_gaussians(400)
+    path = tmp_path / "rows.dat"
+    mapped = np.memmap(path, dtype=np.float64, mode="w+", shape=X.shape)
+    mapped[:] = X
+    mapped.flush()
+    mapped = np.memmap(path, dtype=np.float64, mode="r", shape=X.shape)
+    params = {"classes": [0, 1, 2], "data_norm": 10.0, "rho": 1.0}
+    expected = cls(**params, random_state=0).fit(X, y).means_
+    for data in (mapped, da.from_array(X, chunks=300)):
+        np.testing.assert_allclose(
+            cls(**params, random_state=0).fit(data, y).means_, expected, atol=1e-9
+        )
