@@ -1,9 +1,10 @@
 """The Sphinx site, gallery included, builds offline with warnings as errors.
 
 Needs the docs extra (sphinx, numpydoc, sphinx-gallery, matplotlib). The build
-runs on a copy of ``docs/``, ``examples/`` and the changelog in a temporary
-directory, so every example is executed afresh (sphinx-gallery skips examples
-whose generated copy is up to date) and the checkout is left untouched.
+runs on a copy of ``docs/``, ``examples/``, the changelog and the benchmarks'
+figures in a temporary directory, so every example is executed afresh
+(sphinx-gallery skips examples whose generated copy is up to date) and the
+checkout is left untouched.
 """
 
 import os
@@ -45,6 +46,11 @@ def test_sphinx_build(tmp_path):
     )
     shutil.copytree(ROOT / "examples", source / "examples")
     shutil.copy(ROOT / "CHANGELOG.md", source / "CHANGELOG.md")
+    # The benchmarks' figures that user-guide pages show (``.. image::``).
+    results = source / "benchmarks" / "results"
+    results.mkdir(parents=True)
+    for figure in (ROOT / "benchmarks" / "results").glob("*.png"):
+        shutil.copy(figure, results / figure.name)
     out = tmp_path / "html"
     result = subprocess.run(
         [
