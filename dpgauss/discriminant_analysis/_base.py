@@ -60,6 +60,7 @@ post-processing.
 """
 
 import math
+import numbers
 
 import numpy as np
 from sklearn.base import ClassifierMixin
@@ -88,7 +89,7 @@ from dpgauss.mechanisms import (
 )
 from dpgauss.mechanisms._releases import mean_mechanism
 from dpgauss.model_selection._leak import warn_if_scored_in_search
-from dpgauss.utils._sklearn_compat import StrOptions
+from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from dpgauss.utils._sums import (
     clip_rows,
     clipped_sums,
@@ -309,7 +310,30 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         "location": ["array-like", float, int, None],
         "clipping": [StrOptions({"adaptive", "fixed"})],
         "priors": ["array-like", None],
+        "shrinkage": [
+            StrOptions({"auto"}),
+            Interval(numbers.Real, 0, 1, closed="both"),
+            None,
+        ],
     }
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Release the private class statistics and build the classifier.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows; at least 2, finite. Not modified.
+        y : array-like of shape (n_samples,)
+            Class labels, each one of ``classes`` (checked before any spend).
+
+        Returns
+        -------
+        self
+            The fitted classifier.
+        """
+        return self._fit_labelled(X, y)
 
     # -- fit -----------------------------------------------------------------------
     def _fit_labelled(self, X, y):

@@ -17,8 +17,6 @@ and :func:`~dpgauss.mechanisms._releases.second_moment_mechanism` (the pooled
    decision rule.
 """
 
-import numbers
-
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.linear_model._base import LinearClassifierMixin
@@ -28,7 +26,6 @@ from dpgauss.covariance._methods import gauss_spectrum
 from dpgauss.discriminant_analysis._base import DiscriminantMixin, noise_sd_of
 from dpgauss.mechanisms._releases import second_moment_mechanism
 from dpgauss.utils._docstring import fill_doc
-from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
 
 __all__ = ["PrivateLinearDiscriminantAnalysis", "shrink_spectrum"]
 
@@ -191,15 +188,6 @@ class PrivateLinearDiscriminantAnalysis(
     _RELEASES = ("class_counts", "class_sums", "second_moment")
     _SHARES = (0.05, 0.55, 0.4)
 
-    _parameter_constraints: dict = {
-        **DiscriminantMixin._parameter_constraints,
-        "shrinkage": [
-            StrOptions({"auto"}),
-            Interval(numbers.Real, 0, 1, closed="both"),
-            None,
-        ],
-    }
-
     def __init__(
         self,
         classes=None,
@@ -226,24 +214,6 @@ class PrivateLinearDiscriminantAnalysis(
         self.delta = delta
         self.budget = budget
         self.random_state = random_state
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Release the private class statistics and build the classifier.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training rows; at least 2, finite. Not modified.
-        y : array-like of shape (n_samples,)
-            Class labels, each one of ``classes`` (checked before any spend).
-
-        Returns
-        -------
-        self : PrivateLinearDiscriminantAnalysis
-            The fitted classifier.
-        """
-        return self._fit_labelled(X, y)
 
     def _moment_makers(self, n, d, K, B, partials):
         return {

@@ -15,7 +15,6 @@ largest ``log pi_k - log|Sigma_k| / 2 - (x - mu_k)^T Sigma_k^-1 (x - mu_k) / 2``
 """
 
 import math
-import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -29,7 +28,6 @@ from dpgauss.discriminant_analysis._base import (
 )
 from dpgauss.discriminant_analysis._lda import shrink_spectrum
 from dpgauss.utils._docstring import fill_doc
-from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
 
 __all__ = ["PrivateQuadraticDiscriminantAnalysis"]
 
@@ -149,15 +147,6 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
     _RELEASES = ("class_counts", "class_sums", "class_second_moments")
     _SHARES = (0.05, 0.45, 0.5)
 
-    _parameter_constraints: dict = {
-        **DiscriminantMixin._parameter_constraints,
-        "shrinkage": [
-            StrOptions({"auto"}),
-            Interval(numbers.Real, 0, 1, closed="both"),
-            None,
-        ],
-    }
-
     def __init__(
         self,
         classes=None,
@@ -184,24 +173,6 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
         self.delta = delta
         self.budget = budget
         self.random_state = random_state
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Release the private class statistics and build the classifier.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training rows; at least 2, finite. Not modified.
-        y : array-like of shape (n_samples,)
-            Class labels, each one of ``classes`` (checked before any spend).
-
-        Returns
-        -------
-        self : PrivateQuadraticDiscriminantAnalysis
-            The fitted classifier.
-        """
-        return self._fit_labelled(X, y)
 
     def _moment_makers(self, n, d, K, B, partials):
         return {
