@@ -10,10 +10,13 @@ as its features** (it leaves one class and joins another).
 on private labels would publish which labels occur (in ``classes_``). Labels
 outside them are refused before any spend, like NaN in ``X`` (input
 validation, seen by the data holder, not released); a class absent from ``y``
-is not detected (its released count is noise around 0). Should validation be
-switched off (scikit-learn's ``assume_finite`` does not affect labels, but a
-caller may bypass ``fit``), a row with another label counts in no class and
-its offset is 0, so the sensitivities below still hold.
+is not detected (its released count is noise around 0). The check does not
+depend on scikit-learn's configuration (with ``assume_finite`` a NaN or
+infinite label is refused as continuous or as outside the classes). Each
+row's class index is computed once, before the spend, from its own label only
+(:func:`encode_labels`); should a row with another label reach the releases
+(``class_statistics`` called directly), it counts in no class and its offset
+is 0, so the sensitivities below still hold.
 
 **Rows into the ball.** With the public ``location`` c and radius
 ``B = data_norm``, a row becomes ``y = clip(x - c, B)``
@@ -60,6 +63,7 @@ post-processing.
 """
 
 import math
+import warnings
 
 import numpy as np
 from sklearn.base import ClassifierMixin
@@ -152,19 +156,36 @@ def check_classes(classes, owner):
 def encode_labels(y, classes):
     """Each label's index in the sorted ``classes``, or -1 for another label.
 
-    Never raises on the values of ``y`` (which are private).
+    Never raises or warns on the values of ``y`` (which are private), and each
+    row's code depends on its own label only: where numpy cannot compare the
+    whole array with a class (an object array holding an array, say), the
+    labels are compared one by one, and one that cannot be compared matches
+    no class.
     """
     y = np.asarray(y)
     codes = np.full(y.shape[0], -1, dtype=np.intp)
     for k, label in enumerate(classes):
-        try:
-            hit = y == label
-        except (TypeError, ValueError):  # pragma: no cover - exotic labels
-            continue
-        hit = np.asarray(hit, dtype=bool)
-        if hit.shape == codes.shape:
-            codes[hit] = k
+        codes[_matches(y, label)] = k
     return codes
+
+
+def _matches(y, label):
+    """Boolean mask of the rows of ``y`` equal to ``label`` (row by row)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            hit = np.asarray(y == label, dtype=bool)
+            if hit.shape == (y.shape[0],):
+                return hit
+        except (TypeError, ValueError):
+            pass
+        hit = np.zeros(y.shape[0], dtype=bool)
+        for i, value in enumerate(y):
+            try:
+                hit[i] = bool(value == label)
+            except (TypeError, ValueError):
+                pass
+        return hit
 
 
 def class_statistics(X, codes, n_classes, location, radius, outer):
@@ -358,8 +379,8 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         self._y = y
         return self._private_fit(X)
 
-    #: The fit's labels and the number of chunk sums its passes add, kept for
-    #: one fit only.
+    #: The fit's labels (then their codes) and the number of chunk sums its
+    #: passes add, kept for one fit only.
     _TRANSIENT = (*PrivateEstimatorMixin._TRANSIENT, "_y", "_partials")
 
     def _validate_rows(self, X):
@@ -375,12 +396,16 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
                 "hold class labels (from classes)."
             )
         classes = check_classes(self.classes, owner)
-        if np.any(encode_labels(y, classes) < 0):
+        codes = encode_labels(y, classes)
+        if np.any(codes < 0):
             raise ValueError(
                 f"{owner}: y contains labels that are not in classes "
                 f"({classes.size} public labels); every label must be one of them."
             )
-        self._y = y
+        # The labels are compared with the classes once, here, before the
+        # spend: after it only these integer codes are read (a comparison that
+        # warns, as numpy's may on mixed types, would be a release).
+        self._y = codes
         self._partials = n_partial_sums(X)
         return X
 
@@ -518,8 +543,7 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         classes = check_classes(self.classes, type(self).__name__)
         K = classes.size
         centre, radius = self._clipping_ball(X, plan, rng, self._location(d))
-        codes = encode_labels(self._y, classes)
-        counts, sums, moments = class_statistics(X, codes, K, centre, radius, outer)
+        counts, sums, moments = class_statistics(X, self._y, K, centre, radius, outer)
         makers = self._makers(n, d, radius, n_partial_sums(X))
         mech = plan.calibrate("class_counts", makers["class_counts"])
         noisy_counts = mech.randomise(counts.astype(np.float64), rng)

@@ -18,6 +18,7 @@ from dpgauss.discriminant_analysis import (
 from dpgauss.discriminant_analysis._base import (
     RADIUS_GRID,
     class_statistics,
+    encode_labels,
 )
 
 MODELS = [PrivateLinearDiscriminantAnalysis, PrivateQuadraticDiscriminantAnalysis]
@@ -66,7 +67,44 @@ def test_fit_completes_where_an_intermediate_radius_cannot_calibrate(cls, K, d, 
         assert np.all(np.isfinite(fitted.means_))
 
 
-# -- transient state ---------------------------------------------------------------
+# -- labels: compared once, before the spend, row by row --------------------------
+
+
+def test_labels_are_encoded_row_by_row_even_when_numpy_cannot_compare():
+    # An object array holding an array: numpy's y == label raises for the
+    # whole array. Each row must still get the code of its own label (before,
+    # the whole class was dropped, so one row's label changed every row's code).
+    y = np.empty(4, dtype=object)
+    y[:] = [0, 1, np.array([0, 1]), 1]
+    np.testing.assert_array_equal(encode_labels(y, np.array([0, 1])), [0, 1, -1, 1])
+    words = np.array(["a", "b", "a"])
+    np.testing.assert_array_equal(encode_labels(words, np.array([b"a", b"b"])), -1)
+
+
+@pytest.mark.parametrize("cls", MODELS)
+def test_no_label_is_read_after_the_spend(cls, monkeypatch):
+    # The codes computed during validation are what the releases use: the
+    # labels are not compared again after the charge (a comparison may warn).
+    import dpgauss.discriminant_analysis._base as module
+
+    X, y = _blobs()
+    calls = []
+    original = module.encode_labels
+    monkeypatch.setattr(
+        module, "encode_labels", lambda *a: calls.append(1) or original(*a)
+    )
+    budget = PrivacyBudget(rho=10.0)
+    est = cls(classes=[0, 1, 2], data_norm=3.0, rho=1.0, budget=budget)
+    spends = []
+    spend = budget.spend_many
+    monkeypatch.setattr(
+        budget,
+        "spend_many",
+        lambda *a, **k: spends.append(len(calls)) or spend(*a, **k),
+    )
+    est.fit(X, y)
+    assert spends == [1]  # validation encoded once, before the spend
+    assert len(calls) == 1  # and nothing after it
 
 
 @pytest.mark.parametrize("cls", MODELS)
