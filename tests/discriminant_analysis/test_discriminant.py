@@ -37,7 +37,12 @@ def _three_gaussians(n_per_class=2000, d=5, seed=0, scales=(1.0, 1.0, 1.0)):
             [0.0, 2.0] + [0.0] * (d - 2),
         ]
     )
-    X = np.vstack([rng.normal(c, s, (n_per_class, d)) for c, s in zip(centres, scales)])
+    X = np.vstack(
+        [
+            rng.normal(c, s, (n_per_class, d))
+            for c, s in zip(centres, scales, strict=True)
+        ]
+    )
     y = np.repeat([0, 1, 2], n_per_class)
     return X, y
 
@@ -113,8 +118,8 @@ def test_ledger_equals_plan(cls, clipping, privacy):
     expected = ["class_counts", "class_sums", moments]
     if clipping == "adaptive":
         expected = ["centre", "radius", *expected]
-    assert [n for n in names] == expected or all(
-        x in n for x, n in zip(expected, names)
+    assert list(names) == expected or all(
+        x in n for x, n in zip(expected, names, strict=True)
     )
     total = ZCDP(0.7) if "rho" in privacy else PureDP(1.3)
     assert clf.privacy_spent_ == total or math.isclose(
@@ -127,7 +132,7 @@ def test_ledger_equals_plan(cls, clipping, privacy):
     if clipping == "adaptive":
         shares = [0.05, 0.05, *(0.9 * s for s in shares)]
     value = 0.7 if "rho" in privacy else 1.3
-    for event, share in zip(events, shares):
+    for event, share in zip(events, shares, strict=True):
         cost = event.cost
         got = cost.rho if isinstance(cost, ZCDP) else cost.epsilon
         if "rho" in privacy and isinstance(cost, PureDP):  # the radius: eps^2/2
@@ -139,7 +144,7 @@ def test_ledger_equals_plan(cls, clipping, privacy):
 def test_bad_input_is_refused_before_any_spend(cls):
     X, y = _three_gaussians(100)
     budget = PrivacyBudget(rho=10.0)
-    good = dict(classes=[0, 1, 2], data_norm=10.0, rho=1.0, budget=budget)
+    good = {"classes": [0, 1, 2], "data_norm": 10.0, "rho": 1.0, "budget": budget}
     cases = [
         (dict(good), X, np.where(y == 2, 7, y), "not in classes"),
         (dict(good), X, y + 0.5, "continuous"),
@@ -168,7 +173,7 @@ def test_bad_input_is_refused_before_any_spend(cls):
 def test_exhausted_budget_is_refused_before_reading(cls):
     X, y = _three_gaussians(100)
     budget = PrivacyBudget(rho=0.5)
-    with pytest.raises(Exception, match="budget|exceed"):
+    with pytest.raises(Exception, match=r"budget|exceed"):
         cls(classes=[0, 1, 2], data_norm=10.0, rho=1.0, budget=budget).fit(X, y)
     assert budget.ledger() == []
 
