@@ -10,10 +10,13 @@ as its features** (it leaves one class and joins another).
 on private labels would publish which labels occur (in ``classes_``). Labels
 outside them are refused before any spend, like NaN in ``X`` (input
 validation, seen by the data holder, not released); a class absent from ``y``
-is not detected (its released count is noise around 0). Should validation be
-switched off (scikit-learn's ``assume_finite`` does not affect labels, but a
-caller may bypass ``fit``), a row with another label counts in no class and
-its offset is 0, so the sensitivities below still hold.
+is not detected (its released count is noise around 0). The check does not
+depend on scikit-learn's configuration (with ``assume_finite`` a NaN or
+infinite label is refused as continuous or as outside the classes). Each
+row's class index is computed once, before the spend, from its own label only
+(:func:`encode_labels`); should a row with another label reach the releases
+(``class_statistics`` called directly), it counts in no class and its offset
+is 0, so the sensitivities below still hold.
 
 **Rows into the ball.** With the public ``location`` c and radius
 ``B = data_norm``, a row becomes ``y = clip(x - c, B)``
@@ -61,6 +64,7 @@ post-processing.
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.base import ClassifierMixin
@@ -93,6 +97,7 @@ from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from dpgauss.utils._sums import (
     clip_rows,
     clipped_sums,
+    is_dask_array,
     iter_chunks,
     n_partial_sums,
     row_norms,
@@ -152,19 +157,36 @@ def check_classes(classes, owner):
 def encode_labels(y, classes):
     """Each label's index in the sorted ``classes``, or -1 for another label.
 
-    Never raises on the values of ``y`` (which are private).
+    Never raises or warns on the values of ``y`` (which are private), and each
+    row's code depends on its own label only: where numpy cannot compare the
+    whole array with a class (an object array holding an array, say), the
+    labels are compared one by one, and one that cannot be compared matches
+    no class.
     """
     y = np.asarray(y)
     codes = np.full(y.shape[0], -1, dtype=np.intp)
     for k, label in enumerate(classes):
-        try:
-            hit = y == label
-        except (TypeError, ValueError):  # pragma: no cover - exotic labels
-            continue
-        hit = np.asarray(hit, dtype=bool)
-        if hit.shape == codes.shape:
-            codes[hit] = k
+        codes[_matches(y, label)] = k
     return codes
+
+
+def _matches(y, label):
+    """Boolean mask of the rows of ``y`` equal to ``label`` (row by row)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            hit = np.asarray(y == label, dtype=bool)
+            if hit.shape == (y.shape[0],):
+                return hit
+        except (TypeError, ValueError):
+            pass
+        hit = np.zeros(y.shape[0], dtype=bool)
+        for i, value in enumerate(y):
+            try:
+                hit[i] = bool(value == label)
+            except (TypeError, ValueError):
+                pass
+        return hit
 
 
 def class_statistics(X, codes, n_classes, location, radius, outer):
@@ -172,8 +194,9 @@ def class_statistics(X, codes, n_classes, location, radius, outer):
 
     Parameters
     ----------
-    X : ndarray or numpy.memmap of shape (n_samples, n_features)
-        The rows (read in chunks, not modified).
+    X : ndarray, numpy.memmap or dask array of shape (n_samples, n_features)
+        The rows (read in chunks, a Dask array block by block in its workers;
+        not modified).
     codes : ndarray of int of shape (n_samples,)
         Each row's class index, -1 for an ignored row (offset 0).
     n_classes : int
@@ -192,9 +215,46 @@ def class_statistics(X, codes, n_classes, location, radius, outer):
         Sums of the clipped offsets ``clip(x - c, B)`` of each class.
     moments : ndarray of shape (d, d) or (K, d, d) or None
         Sums of their outer products (pooled or per class), exactly symmetric.
+
+    Notes
+    -----
+    Each block adds its chunk sums (at most CHUNK_ROWS rows each) and the
+    blocks' sums are then added: ``n_partial_sums(X)`` partial sums in all,
+    the count the mechanisms' rounding term is calibrated for.
+    """
+    codes = np.asarray(codes)
+    counts = np.bincount(codes[codes >= 0], minlength=n_classes).astype(np.int64)
+    if is_dask_array(X):
+        import dask
+
+        blocks = X.rechunk({1: -1}).to_delayed().ravel()
+        starts = np.cumsum([0, *X.chunks[0]])
+        parts = dask.compute(
+            *[
+                dask.delayed(_block_class_statistics)(
+                    b, codes[a:z], n_classes, location, radius, outer
+                )
+                for b, a, z in zip(blocks, starts[:-1], starts[1:], strict=True)
+            ]
+        )
+    else:
+        parts = [_block_class_statistics(X, codes, n_classes, location, radius, outer)]
+    with np.errstate(all="ignore"):
+        sums = np.sum([p[0] for p in parts], axis=0)
+        moments = None
+        if outer is not None:
+            moments = np.sum([p[1] for p in parts], axis=0)
+            moments = 0.5 * (moments + np.swapaxes(moments, -1, -2))
+    return counts, sums, moments
+
+
+def _block_class_statistics(X, codes, n_classes, location, radius, outer):
+    """The class sums (and moments) of one block of rows, chunk by chunk.
+
+    Everything under errstate, in a Dask worker too (outside the fit's):
+    no floating-point warning may depend on the rows.
     """
     d = X.shape[1]
-    counts = np.bincount(codes[codes >= 0], minlength=n_classes).astype(np.int64)
     sums = np.zeros((n_classes, d))
     if outer == "pooled":
         moments = np.zeros((d, d))
@@ -218,9 +278,7 @@ def class_statistics(X, codes, n_classes, location, radius, outer):
             if outer == "pooled":
                 moments += y.T @ y
             start = stop
-        if moments is not None:
-            moments = 0.5 * (moments + np.swapaxes(moments, -1, -2))
-    return counts, sums, moments
+    return sums, moments
 
 
 def count_mechanism(cost):
@@ -345,8 +403,9 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         self._y = y
         return self._private_fit(X)
 
-    #: The fit's labels, kept for one fit only.
-    _TRANSIENT = (*PrivateEstimatorMixin._TRANSIENT, "_y")
+    #: The fit's labels (then their codes) and the number of chunk sums its
+    #: passes add, kept for one fit only.
+    _TRANSIENT = (*PrivateEstimatorMixin._TRANSIENT, "_y", "_partials")
 
     def _validate_rows(self, X):
         X = super()._validate_rows(X)
@@ -361,12 +420,17 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
                 "hold class labels (from classes)."
             )
         classes = check_classes(self.classes, owner)
-        if np.any(encode_labels(y, classes) < 0):
+        codes = encode_labels(y, classes)
+        if np.any(codes < 0):
             raise ValueError(
                 f"{owner}: y contains labels that are not in classes "
                 f"({classes.size} public labels); every label must be one of them."
             )
-        self._y = y
+        # The labels are compared with the classes once, here, before the
+        # spend: after it only these integer codes are read (a comparison that
+        # warns, as numpy's may on mixed types, would be a release).
+        self._y = codes
+        self._partials = n_partial_sums(X)
         return X
 
     def _check_params(self):
@@ -424,22 +488,36 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         makers.update(self._moment_makers(n, d, K, radius, partials))
         return makers
 
-    def _check_calibration(self, plan, n, d):
+    def _check_makers(self, plan, n, d, radius, partials):
+        """Build every class-statistic mechanism at ``radius`` and check it
+        (raises ValueError, OverflowError or ZeroDivisionError)."""
         K = check_classes(self.classes, type(self).__name__).size
-        B = float(self.data_norm)
         sizes = {"class_counts": K, "class_sums": K * d, "class_second_moments": K * d}
-        # Every radius the fit can use: data_norm, and with adaptive clipping
-        # the smallest positive candidate of the radius release.
+        for name, make in self._makers(n, d, radius, partials).items():
+            check_noise_scale(make(plan.cost(name)), size=sizes.get(name, d))
+
+    def _check_calibration(self, plan, n, d):
+        B = float(self.data_norm)
+        # The chunk sums the fit's passes add (more than ceil(n / CHUNK_ROWS)
+        # for a Dask array of many blocks): the mechanisms checked here are
+        # the ones the fit builds, to the last bit of their sensitivity.
+        partials = self.__dict__.get("_partials")
+        # data_norm, and with adaptive clipping the smallest positive candidate
+        # of the radius release. The lattice calibration is not monotone in
+        # the radius (its grid is a power of two near the noise scale), so a
+        # radius in between can still fail: the fit then clips to data_norm
+        # (see _clipping_ball), which is checked here.
         radii = [B]
         if self.clipping == "adaptive":
             radii.append(max(B / (RADIUS_GRID - 1), MIN_RADIUS))
         try:
             if self.clipping == "adaptive":
-                check_noise_scale(mean_mechanism(plan.cost("centre"), n, d, B), size=d)
+                check_noise_scale(
+                    mean_mechanism(plan.cost("centre"), n, d, B, partials), size=d
+                )
                 _radius_mechanism(plan.cost("radius"), B)
             for radius in radii:
-                for name, make in self._makers(n, d, radius).items():
-                    check_noise_scale(make(plan.cost(name)), size=sizes.get(name, d))
+                self._check_makers(plan, n, d, radius, partials)
         except (ValueError, OverflowError, ZeroDivisionError) as exc:
             raise calibration_error(type(self).__name__, "a noise scale", exc) from exc
 
@@ -456,6 +534,13 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         replacing a row changes every count by at most 1); a choice of 0 is
         raised to the first positive candidate. Both are released values, so
         what is clipped to them is charged as in the module docstring.
+
+        Should the class-statistic mechanisms not calibrate at the released
+        radius (the exact samplers' integer limits, reached only at budgets
+        near 1e-16, are not monotone in the radius), ``data_norm`` is used
+        instead: it was checked before the spend, and the switch reads
+        released and public values only, so the fit completes for every
+        noise draw at the same privacy.
         """
         n, d = X.shape
         B = float(self.data_norm)
@@ -469,7 +554,12 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         norms = row_norms(X, centre)
         mech = plan.calibrate("radius", lambda c: _radius_mechanism(c, B))
         radius = float(mech.release(norms, rng))
-        return centre, max(radius, B / (RADIUS_GRID - 1), MIN_RADIUS)
+        radius = max(radius, B / (RADIUS_GRID - 1), MIN_RADIUS)
+        try:
+            self._check_makers(plan, n, d, radius, partials)
+        except (ValueError, OverflowError, ZeroDivisionError):
+            radius = B
+        return centre, radius
 
     def _release_classes(self, X, plan, rng, outer):
         """The centre, radius, count and sum releases; the exact moments."""
@@ -477,8 +567,7 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         classes = check_classes(self.classes, type(self).__name__)
         K = classes.size
         centre, radius = self._clipping_ball(X, plan, rng, self._location(d))
-        codes = encode_labels(self._y, classes)
-        counts, sums, moments = class_statistics(X, codes, K, centre, radius, outer)
+        counts, sums, moments = class_statistics(X, self._y, K, centre, radius, outer)
         makers = self._makers(n, d, radius, n_partial_sums(X))
         mech = plan.calibrate("class_counts", makers["class_counts"])
         noisy_counts = mech.randomise(counts.astype(np.float64), rng)
