@@ -46,7 +46,9 @@ relative rounding bound, :func:`~dpgauss.utils._sums.summation_error`):
   rounding term).
 * ``class_second_moments`` (QDA): the K blocks ``M_k = (1/n) sum_{i in k}
   y_i y_i^T`` released as one block-diagonal Kd x Kd symmetric matrix (the
-  off-diagonal blocks are 0 for every dataset and change by nothing). Same
+  off-diagonal blocks are 0 for every dataset and change by nothing; only the
+  diagonal blocks' noise is drawn, ``randomise_blocks``, which is the
+  marginal of the full release: post-processing). Same
   class: ``M_k`` moves by ``(y'y'^T - y y^T) / n``, Frobenius at most
   ``sqrt(2) B^2 / n``; different classes: ``M_a`` by ``-y y^T / n`` and
   ``M_b`` by ``y'y'^T / n``, jointly ``sqrt(||y||^4 + ||y'||^4) / n <=

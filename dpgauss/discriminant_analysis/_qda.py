@@ -189,14 +189,13 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
         mech = plan.calibrate(
             "class_second_moments", parts["makers"]["class_second_moments"]
         )
-        block = np.zeros((K * d, K * d))
-        for k in range(K):
-            block[k * d : (k + 1) * d, k * d : (k + 1) * d] = parts["moments"][k] / n
-        released = mech.randomise(block, rng)
+        # The diagonal blocks of the block-diagonal release, drawn without
+        # forming the (K d) x (K d) matrix (randomise_blocks).
+        released = mech.randomise_blocks(parts["moments"] / n, rng)
         sd = noise_sd_of(mech)
         covariances, rotations, scalings = [], [], []
         for k in range(K):
-            own = released[k * d : (k + 1) * d, k * d : (k + 1) * d]
+            own = released[k]
             values, vectors, _ = gauss_spectrum(mech, own, B * B)
             scale = n / parts["sizes"][k]
             second = (vectors * (values * scale)) @ vectors.T

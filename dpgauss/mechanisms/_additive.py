@@ -539,6 +539,63 @@ class SymmetricGaussianMechanism(GaussianMechanism):
         )
         return _mirror(diagonal, upper, dim)
 
+    def randomise_blocks(self, blocks, random_state=None):
+        """The diagonal blocks of :meth:`randomise` on a block-diagonal matrix.
+
+        For K symmetric d x d blocks, returns exactly the diagonal blocks of
+        ``randomise(block_diag(*blocks))`` in distribution (one release, with
+        the lattice calibrated for the full ``K d`` dimension), without
+        forming the ``K d x K d`` matrix or drawing the noise of its zero
+        off-diagonal blocks: the entries' noises are independent, so dropping
+        those entries is post-processing of the full release.
+
+        Parameters
+        ----------
+        blocks : array-like of shape (K, d, d)
+            The exact symmetric blocks.
+        random_state : None, int or Generator, default=None
+            Source of randomness.
+
+        Returns
+        -------
+        ndarray of shape (K, d, d)
+            The noisy blocks (each exactly symmetric).
+        """
+        blocks = [_as_symmetric(b) for b in np.asarray(blocks, dtype=np.float64)]
+        rng = self._start(random_state)
+        if not blocks:
+            return np.zeros((0, 0, 0))
+        dim = blocks[0].shape[0]
+        full = len(blocks) * dim
+        rows, cols = _upper_indices(dim)
+        diag = np.concatenate([np.diagonal(b) for b in blocks])
+        upper = np.concatenate([b[rows, cols] for b in blocks])
+        if not self.exact:
+            diag = diag + _noise.draw_gaussian(self.scale, diag.size, rng)
+            off = self.scale / math.sqrt(2.0)
+            upper = upper + _noise.draw_gaussian(off, upper.size, rng)
+        else:
+            t, u = self.lattice_variance(full)
+            t_off, u_off = _noise.halve_variance(t, u)
+            g = self.grid
+            diag = _noise.from_lattice(
+                _noise.to_lattice(diag, g),
+                _noise.lattice_gaussian(t, u, diag.size, rng),
+                g,
+            )
+            upper = _noise.from_lattice(
+                _noise.to_lattice(upper, g),
+                _noise.lattice_gaussian(t_off, u_off, upper.size, rng),
+                g,
+            )
+        m = rows.size
+        return np.array(
+            [
+                _mirror(diag[k * dim : (k + 1) * dim], upper[k * m : (k + 1) * m], dim)
+                for k in range(len(blocks))
+            ]
+        )
+
 
 class SymmetricLaplaceMechanism(LaplaceMechanism):
     """The Laplace mechanism for a symmetric matrix, noise on the upper triangle.
@@ -646,3 +703,52 @@ class SymmetricLaplaceMechanism(LaplaceMechanism):
         )
         diagonal = released[rows == cols]
         return _mirror(diagonal, released[rows != cols], dim)
+
+    def randomise_blocks(self, blocks, random_state=None):
+        """The diagonal blocks of :meth:`randomise` on a block-diagonal matrix.
+
+        As :meth:`SymmetricGaussianMechanism.randomise_blocks`: one release,
+        the lattice scale that of the full ``K d`` dimension, only the blocks'
+        upper entries drawn (the rest of the full release is independent noise
+        on zeros, dropped: post-processing).
+
+        Parameters
+        ----------
+        blocks : array-like of shape (K, d, d)
+            The exact symmetric blocks.
+        random_state : None, int or Generator, default=None
+            Source of randomness.
+
+        Returns
+        -------
+        ndarray of shape (K, d, d)
+            The noisy blocks (each exactly symmetric).
+        """
+        blocks = [_as_symmetric(b) for b in np.asarray(blocks, dtype=np.float64)]
+        rng = self._start(random_state)
+        if not blocks:
+            return np.zeros((0, 0, 0))
+        dim = blocks[0].shape[0]
+        full = len(blocks) * dim
+        rows, cols = np.triu_indices(dim)
+        values = np.concatenate([b[rows, cols] for b in blocks])
+        if not self.exact:
+            released = values + _noise.draw_laplace(self.scale, values.size, rng)
+        else:
+            released = _noise.from_lattice(
+                _noise.to_lattice(values, self.grid),
+                _noise.lattice_laplace(self.lattice_scale(full), values.size, rng),
+                self.grid,
+            )
+        m = rows.size
+        on_diagonal = rows == cols
+        return np.array(
+            [
+                _mirror(
+                    released[k * m : (k + 1) * m][on_diagonal],
+                    released[k * m : (k + 1) * m][~on_diagonal],
+                    dim,
+                )
+                for k in range(len(blocks))
+            ]
+        )

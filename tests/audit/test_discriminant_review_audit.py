@@ -32,6 +32,7 @@ calibrates the audited release to a fraction of its sensitivity (the radius:
 
 import numpy as np
 import pytest
+from scipy.linalg import block_diag
 
 import dpgauss.discriminant_analysis._base as base
 import dpgauss.discriminant_analysis._lda as lda
@@ -56,13 +57,17 @@ def _spy(monkeypatch):
 
     def spying(self, name, make):
         mech = calibrate(self, name, make)
-        for method in ("randomise", "release"):
+        for method in ("randomise", "release", "randomise_blocks"):
             inner = getattr(mech, method, None)
             if inner is not None:
 
-                def wrapped(*args, _inner=inner, _name=name, **kwargs):
+                def wrapped(*args, _inner=inner, _name=name, _m=method, **kwargs):
                     out = _inner(*args, **kwargs)
-                    record[_name] = out
+                    # Blocks are recorded as the block-diagonal matrix they are
+                    # the diagonal blocks of (the off-diagonal blocks: exact 0).
+                    record[_name] = (
+                        block_diag(*out) if _m == "randomise_blocks" else out
+                    )
                     return out
 
                 setattr(mech, method, wrapped)

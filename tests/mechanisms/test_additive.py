@@ -362,3 +362,47 @@ def test_symmetry_check_raises_no_float_error_on_tiny_entries():
     with np.errstate(all="raise"):
         out = mech.randomise(M, np.random.default_rng(0))
     assert out.shape == (3, 3)
+
+
+@pytest.mark.parametrize("exact", [True, False])
+@pytest.mark.parametrize("kind", ["gaussian", "laplace"])
+def test_randomise_blocks_is_the_block_diagonal_release(kind, exact):
+    # The blocks get the noise of the diagonal blocks of randomise() on the
+    # block-diagonal matrix: the lattice calibrated for K d (effective_scale(K d)),
+    # diagonal variance s^2 (Gaussian) or 2 s^2 (Laplace), off-diagonal s^2 / 2
+    # (Gaussian) or 2 s^2, one draw counted per call. 4,000 draws give 48,000
+    # diagonal and 72,000 off-diagonal values: the relative standard error of a
+    # sample variance is sqrt((kurtosis - 1) / N) <= sqrt(5 / 48,000) = 1%, so
+    # rel=0.05 is 5 standard errors.
+    from dpgauss.mechanisms import SymmetricGaussianMechanism as SG
+    from dpgauss.mechanisms import SymmetricLaplaceMechanism as SL
+
+    K, d = 3, 4
+    if kind == "gaussian":
+        mech = SG(sensitivity=1.0, rho=1.0, exact=exact)
+    else:
+        mech = SL(sensitivity=1.0, epsilon=1.0, exact=exact)
+    rng = np.random.default_rng(0)
+    draws = np.array(
+        [mech.randomise_blocks(np.zeros((K, d, d)), rng) for _ in range(4000)]
+    )
+    assert mech.draws == 4000
+    assert draws.shape == (4000, K, d, d)
+    assert np.array_equal(draws, np.swapaxes(draws, -1, -2))
+    scale = mech.effective_scale(K * d)
+    if kind == "gaussian":
+        diagonal, off = scale**2, scale**2 / 2
+    else:
+        diagonal = off = 2 * scale**2
+    upper = np.triu_indices(d, 1)
+    assert draws[:, :, np.arange(d), np.arange(d)].var() == pytest.approx(
+        diagonal, rel=0.05
+    )
+    assert draws[:, :, upper[0], upper[1]].var() == pytest.approx(off, rel=0.05)
+    if exact:
+        grid = mech.grid
+        assert np.all(np.round(draws / grid) * grid == draws)
+    # The full release of the block-diagonal matrix uses the same lattice.
+    full = mech.randomise(np.zeros((K * d, K * d)), rng)
+    if exact:
+        assert np.all(np.round(full / mech.grid) * mech.grid == full)
