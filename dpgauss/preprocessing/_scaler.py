@@ -51,6 +51,7 @@ every noise draw; ``mean_ = clip(c + h m, lower, upper)``,
 """
 
 import math
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
@@ -65,6 +66,7 @@ from dpgauss.base import (
     calibration_error,
     check_noise_scale,
 )
+from dpgauss.exceptions import UtilityWarning
 from dpgauss.mechanisms._releases import mean_mechanism
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import _fit_context
@@ -282,6 +284,32 @@ def moment_mechanism(cost, n, d, name, n_partials=None):
     if name == "second_moment":
         radius /= 2.0
     return mean_mechanism(cost, n, d, radius, n_partials)
+
+
+#: A released variance (box units) below this many times the noise floor (the
+#: second-moment noise's scale) is reported: its relative error is then about
+#: 1/SWAMPED or more, so scale_'s is about 1/(2 SWAMPED) = 25% or more.
+SWAMPED = 2.0
+
+
+def _warn_if_swamped(box_var, floor, owner):
+    """UtilityWarning when released variances are within a few noise levels.
+
+    A function of released and public values only (post-processing): it says
+    nothing the released ``var_`` does not.
+    """
+    swamped = int(np.count_nonzero(box_var <= SWAMPED * floor))
+    if swamped:
+        warnings.warn(
+            f"{owner}: the released variance of {swamped} of {box_var.size} "
+            f"features is within {SWAMPED:g} times the noise level, in units of the "
+            "box's half-width squared: the bounds are much wider than these "
+            "features' spread (or the budget is small for n), so their scale_ is "
+            "off by about 25% or more. Narrow the bounds from domain knowledge or "
+            "raise the budget.",
+            UtilityWarning,
+            stacklevel=5,
+        )
 
 
 def variance_floor(mechanism):
@@ -540,7 +568,9 @@ class PrivateStandardScaler(
                 lambda c: moment_mechanism(c, n, d, "second_moment", partials),
             )
             m2 = np.clip(mech.randomise(squares, rng) + 0.5, 0.0, 1.0)
-            box_var = np.clip(m2 - m1 * m1, variance_floor(mech), 1.0)
+            floor = variance_floor(mech)
+            box_var = np.clip(m2 - m1 * m1, floor, 1.0)
+            _warn_if_swamped(box_var, floor, type(self).__name__)
             fitted["var_"] = half * half * box_var
             fitted["scale_"] = half * np.sqrt(box_var)
         return fitted

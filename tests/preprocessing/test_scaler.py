@@ -2,6 +2,7 @@
 
 import math
 import pickle
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -24,6 +25,7 @@ from sklearn.utils.estimator_checks import (
 
 from dpgauss import PrivacyBudget, PrivateStandardScaler
 from dpgauss.accounting import ZCDP, PureDP, approx_to_zcdp
+from dpgauss.exceptions import UtilityWarning
 from dpgauss.preprocessing._scaler import (
     MIN_BOX_VARIANCE,
     box_frame,
@@ -441,3 +443,21 @@ class _Seeded(PrivateStandardScaler):
 def test_checks_skipped_for_non_deterministic_run_with_a_seed(check):
     pytest.importorskip("pandas")
     check("PrivateStandardScaler", _Seeded((-10.0, 10.0), rho=1.0, random_state=0))
+
+
+def test_a_box_that_swamps_the_variance_warns():
+    # Rows of sd 1 in a box of half-width 1000: the variance in box units is
+    # 1e-6, far below the second moment's noise scale at n = 1000, rho = 1
+    # (about sqrt(3) / (n sqrt(2 rho')) ~ 2e-3): every feature is reported.
+    X = np.random.default_rng(0).normal(size=(1000, 3))
+    with pytest.warns(UtilityWarning, match="3 of 3 features"):
+        PrivateStandardScaler((-1e3, 1e3), rho=1.0, random_state=0).fit(X)
+    # A box of half-width 4 sds at n = 1e5: variance 1/16 against noise ~3e-5.
+    X = np.random.default_rng(1).normal(size=(100_000, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UtilityWarning)
+        PrivateStandardScaler((-4.0, 4.0), rho=1.0, random_state=0).fit(X)
+    # Nothing to report without a variance release.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UtilityWarning)
+        PrivateStandardScaler((-1e3, 1e3), with_std=False, rho=1.0).fit(X[:100])
