@@ -213,9 +213,10 @@ def test_whitening_finite_and_positive_definite_for_every_draw(kind, method, rho
 
 
 # -- the scikit-learn API -----------------------------------------------------------
-def test_pandas_output_keeps_column_names():
+@pytest.mark.parametrize("method", ["auto", "tail"])
+def test_pandas_output_keeps_column_names(method):
     X = pd.DataFrame(_rows(400), columns=["a", "b", "c"])
-    white = PrivateWhitener(data_norm=10.0, rho=1.0, random_state=0)
+    white = PrivateWhitener(data_norm=10.0, method=method, rho=1.0, random_state=0)
     Z = white.set_output(transform="pandas").fit_transform(X)
     assert isinstance(Z, pd.DataFrame)
     assert list(Z.columns) == ["a", "b", "c"]
