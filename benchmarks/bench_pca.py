@@ -1,5 +1,7 @@
 """PrivatePCA's captured variance against scikit-learn's PCA and EMCov.
 
+Also PrivateWhitener's whitening error (both are built on the same releases).
+
 Run: ``OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_pca.py
 [--seeds 5] [--quick]`` (about a minute on one core).
 
@@ -24,14 +26,23 @@ Data (all public, so their bounds can be stated):
   3, 2.5, 2, 1.5 and 0.2 elsewhere, data_norm ``2 sqrt(trace)``; fresh rows
   per seed.
 
-Methods, all at the same rho (zCDP, ``center=True``): ``PrivatePCA()`` (the
-default ``method="auto"``, which is GaussCov for PCA), ``method="separate"``,
-``method="eigen"`` (EMCov, the baseline the issue asks for), and ``cov-auto``:
-the eigenvectors of ``PrivateCovariance(method="auto")``, the covariance's own
-rule (a sixteenth of the cost on a trace that picks GaussCov or SeparateCov),
-which PrivatePCA's ``"auto"`` does not use (``cov-auto->sep``: how often it
-picked SeparateCov). Mean and standard deviation over seeds. Writes
-``results/bench_pca.md`` and ``results/bench_pca.png`` (not with ``--quick``).
+Methods, all at the same rho (zCDP, ``center=True``): ``method="tail"`` (the
+default: TailSensitiveCovariance's releases, radius and clipping threshold
+found privately below ``data_norm``), ``method="auto"`` (GaussCov for PCA, the
+default before ``"tail"``), ``method="separate"``, ``method="eigen"`` (EMCov,
+the baseline the issue asks for), and ``cov-auto``: the eigenvectors of
+``PrivateCovariance(method="auto")``, the covariance's own rule (a sixteenth
+of the cost on a trace that picks GaussCov or SeparateCov), which PrivatePCA's
+``"auto"`` does not use (``cov-auto->sep``: how often it picked SeparateCov).
+Mean and standard deviation over seeds.
+
+Whitening: ``||W S W - I||_F / sqrt(d)`` for ``PrivateWhitener``'s
+``whitening_`` W with ``method="tail"`` and ``"auto"`` (its default), and for
+the non-private ``S^(-1/2)`` on S's range ("exact"; digits has constant
+pixels, which no whitening can scale to variance 1).
+
+Writes ``results/bench_pca.md`` and ``results/bench_pca.png`` (not with
+``--quick``).
 """
 
 import argparse
@@ -44,19 +55,22 @@ from scipy.stats import ortho_group
 from sklearn.datasets import load_breast_cancer, load_digits
 from sklearn.preprocessing import StandardScaler
 
-from dpgauss import PrivateCovariance, PrivatePCA
+from dpgauss import PrivateCovariance, PrivatePCA, PrivateWhitener
 from dpgauss.exceptions import UtilityWarning
 
 RESULTS = Path(__file__).resolve().parent / "results"
 RHOS = [0.01, 0.1, 1.0, 10.0]
 KS = [2, 5, 10]
-METHODS = ["auto", "separate", "eigen", "cov-auto"]
+METHODS = ["tail", "auto", "separate", "eigen", "cov-auto"]
 LABELS = {
-    "auto": "default (auto = gauss)",
+    "tail": "tail (default)",
+    "auto": "auto (= gauss)",
     "separate": "separate",
     "eigen": "eigen (EMCov)",
     "cov-auto": "cov-auto",
 }
+WHITEN_METHODS = ["tail", "auto"]
+WHITEN_LABELS = {"tail": "tail", "auto": "auto (the default)"}
 SPIKES = [16.0, 12.0, 9.0, 7.0, 5.0, 4.0, 3.0, 2.5, 2.0, 1.5]
 
 
@@ -99,9 +113,26 @@ def fit(X, norm, method, rho, seed):
     return vectors[:, order].T, cov.method_
 
 
+def whitening_error(W, S):
+    """``||W S W - I||_F / sqrt(d)``: the RMS deviation of the whitened rows'
+    covariance from the identity (0 for exact whitening of a full-rank S)."""
+    d = S.shape[0]
+    return float(np.linalg.norm(W @ S @ W - np.eye(d)) / np.sqrt(d))
+
+
+def exact_whitening(S):
+    """The non-private ZCA matrix ``S^(-1/2)`` on S's range (0 on its null space,
+    eigenvalues below 1e-10 of the largest)."""
+    values, vectors = np.linalg.eigh(S)
+    keep = values > 1e-10 * values.max()
+    inverse_root = np.zeros_like(values)
+    inverse_root[keep] = 1.0 / np.sqrt(values[keep])
+    return (vectors * inverse_root) @ vectors.T
+
+
 def run(seeds, quick):
     rhos = [0.1, 1.0] if quick else RHOS
-    rows = []
+    rows, whiten_rows = [], []
     for name, make in datasets().items():
         for seed in range(seeds):
             X, norm = make(seed)
@@ -110,6 +141,7 @@ def run(seeds, quick):
             top = {k: float(np.sum(eig[:k])) for k in KS}
             d = X.shape[1]
             random = {k: k / d * float(np.sum(eig)) / top[k] for k in KS}
+            exact = whitening_error(exact_whitening(S), S)
             for rho in rhos:
                 for method in METHODS:
                     start = time.perf_counter()
@@ -130,7 +162,23 @@ def run(seeds, quick):
                             **{f"random k={k}": random[k] for k in KS},
                         }
                     )
-    return rows
+                for method in WHITEN_METHODS:
+                    white = PrivateWhitener(
+                        data_norm=norm, method=method, rho=rho, random_state=seed
+                    )
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", UtilityWarning)
+                        W = white.fit(X).whitening_
+                    whiten_rows.append(
+                        {
+                            "data": name,
+                            "rho": rho,
+                            "method": method,
+                            "error": whitening_error(W, S),
+                            "exact": exact,
+                        }
+                    )
+    return rows, whiten_rows
 
 
 def summarise(rows, seeds):
@@ -142,7 +190,9 @@ def summarise(rows, seeds):
         + f" ({seeds} seeds; zCDP, center=True). Captured variance "
         "`trace(P_k S P_k) / top_k(S)` on the rows the estimator was fitted on "
         "(S their empirical covariance); scikit-learn's PCA scores exactly 1. "
-        "Mean (sd) over seeds. `default`: `PrivatePCA()` (its `auto` is GaussCov); "
+        "Mean (sd) over seeds. `tail`: `PrivatePCA()` (the default, "
+        "TailSensitiveCovariance's releases); `auto`: GaussCov at the fixed "
+        "radius data_norm (the default before `tail`); "
         "`eigen`: EMCov at the same rho; `cov-auto`: the eigenvectors of "
         "`PrivateCovariance(method='auto')` (trace, then GaussCov or "
         "SeparateCov), with `cov-auto->sep` how often it chose SeparateCov; "
@@ -154,7 +204,7 @@ def summarise(rows, seeds):
         header = "| k | rho | " + " | ".join(LABELS[m] for m in METHODS)
         lines += [
             header + " | sklearn PCA | random | cov-auto->sep |",
-            "|---|---|---|---|---|---|---|---|---|",
+            "|---|---|" + "---|" * (len(METHODS) + 3),
         ]
         for k in KS:
             for rho in dict.fromkeys(r["rho"] for r in rows):
@@ -192,6 +242,35 @@ def summarise(rows, seeds):
         + ".",
         "",
     ]
+    return "\n".join(lines)
+
+
+def summarise_whitening(rows):
+    lines = [
+        "## PrivateWhitener: whitening error",
+        "",
+        "`||W S W - I||_F / sqrt(d)` for the fitted `whitening_` W and the "
+        "empirical covariance S of the fitted rows (0 is exact whitening); "
+        "`exact`: the non-private `S^(-1/2)` on S's range, which cannot whiten "
+        "S's null space (digits has constant pixels). Mean (sd) over seeds.",
+        "",
+        "| data | rho | "
+        + " | ".join(WHITEN_LABELS[m] for m in WHITEN_METHODS)
+        + " | exact |",
+        "|---|---|" + "---|" * (len(WHITEN_METHODS) + 1),
+    ]
+    for name in dict.fromkeys(r["data"] for r in rows):
+        for rho in dict.fromkeys(r["rho"] for r in rows):
+            mine = [r for r in rows if r["data"] == name and r["rho"] == rho]
+            cells = []
+            for method in WHITEN_METHODS:
+                vals = [r["error"] for r in mine if r["method"] == method]
+                cells.append(f"{np.mean(vals):.3f} ({np.std(vals):.3f})")
+            exact = np.mean([r["exact"] for r in mine])
+            lines.append(
+                f"| {name} | {rho:g} | " + " | ".join(cells) + f" | {exact:.3f} |"
+            )
+    lines.append("")
     return "\n".join(lines)
 
 
@@ -236,8 +315,8 @@ def main():
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
     seeds = 2 if args.quick else args.seeds
-    rows = run(seeds, args.quick)
-    text = summarise(rows, seeds)
+    rows, whiten_rows = run(seeds, args.quick)
+    text = summarise(rows, seeds) + summarise_whitening(whiten_rows)
     print(text)
     if not args.quick:
         RESULTS.mkdir(exist_ok=True)

@@ -101,7 +101,7 @@ def _float_noise():
     import contextlib
     import functools
 
-    import dpgauss.covariance._tail_sensitive as tail
+    import dpgauss.covariance._adaptive as tail
     import dpgauss.mechanisms._releases as releases
 
     patches = [

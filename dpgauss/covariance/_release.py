@@ -17,20 +17,20 @@ post-processing, instead of a copy of them:
    (:func:`~dpgauss.covariance._methods.release_covariance`) on the second
    moment of the rows clipped to the ball of radius B around the released mean.
 
-:class:`SpectrumReleaseMixin` puts the three behind the fit template of
-:class:`~dpgauss.base.PrivateEstimatorMixin` for estimators that use only the
-released spectrum (eigenvalues and eigenvectors): PCA and whitening.
+:class:`~dpgauss.covariance._spectrum.SpectrumReleaseMixin` puts the three
+(or the tail-sensitive releases of :mod:`dpgauss.covariance._adaptive`) behind
+the fit template of :class:`~dpgauss.base.PrivateEstimatorMixin` for
+estimators that use only the released spectrum (eigenvalues and
+eigenvectors): PCA and whitening.
 """
 
 import math
-import numbers
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from dpgauss.accounting._plan import Release, ReleasePlan
-from dpgauss.base import calibration_error, check_noise_scale, check_radius
+from dpgauss.accounting._plan import Release
+from dpgauss.base import check_noise_scale
 from dpgauss.covariance._denoise import shrink_mean
 from dpgauss.covariance._methods import (
     choose_method,
@@ -41,18 +41,15 @@ from dpgauss.covariance._methods import (
     predicted_filled_error,
     release_covariance,
 )
-from dpgauss.exceptions import UtilityWarning
 from dpgauss.mechanisms import GaussianMechanism
 from dpgauss.mechanisms._releases import mean_mechanism, sum_mechanism
-from dpgauss.utils._sklearn_compat import Interval, StrOptions
 from dpgauss.utils._sums import clipped_sums, fixed_point_bits, n_partial_sums
-from dpgauss.utils.validation import check_data_norm, split_cost
+from dpgauss.utils.validation import split_cost
 
 __all__ = [
     "AUTO_TRACE_SHARE",
     "MEAN_SHARE",
     "Spectrum",
-    "SpectrumReleaseMixin",
     "calibrate_release",
     "covariance_plan_entries",
     "mean_entries",
@@ -352,75 +349,3 @@ def whitening_floor(spectrum):
     tiny = 4.0 / np.finfo(np.float64).max
     floor = max(float(spectrum.noise_sd), values.size * 2.0**-52 * top, tiny)
     return floor if math.isfinite(floor) else tiny
-
-
-class SpectrumReleaseMixin:
-    """Plan, calibration and releases of an estimator built on a released spectrum.
-
-    For estimators with the parameters ``data_norm``, ``center`` and ``method``
-    (one of ``"auto"``, ``"gauss"``, ``"separate"``, ``"eigen"``) that need
-    only the released eigendecomposition (PCA, whitening). They implement the
-    hooks of :class:`~dpgauss.base.PrivateEstimatorMixin` with the releases of
-    this module, and call :meth:`_release_spectrum` from ``_fit_releases``.
-    Rows are clipped around the origin (the mean pass) and around the released
-    mean (the covariance pass).
-    """
-
-    _spectrum_constraints: dict = {
-        "data_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "center": ["boolean"],
-        "method": [StrOptions({"auto", "gauss", "separate", "eigen"})],
-    }
-
-    def _check_params(self):
-        check_data_norm(self.data_norm, owner=type(self).__name__)
-
-    def _method(self):
-        """The covariance method the releases use (``method``; an estimator
-        may resolve ``"auto"`` to a fixed method, from public reasons only)."""
-        return self.method
-
-    def _build_plan(self, total, d):
-        return ReleasePlan(
-            total, covariance_plan_entries(total, d, self._method(), self.center)
-        )
-
-    def _check_calibration(self, plan, n, d):
-        radius = float(self.data_norm)
-        make = mechanism_factory(n, d, radius, n)
-        try:
-            check_radius(radius)
-            for release in plan.releases():
-                calibrate_release(release, n, d, radius, make)
-        except (ValueError, OverflowError, ZeroDivisionError) as exc:
-            raise calibration_error(type(self).__name__, "a noise scale", exc) from exc
-
-    def _check_utility(self, plan, n, d):
-        message = useless_release_message(
-            type(self).__name__, plan, self._method(), n, d, float(self.data_norm)
-        )
-        if message is not None:
-            warnings.warn(message, UtilityWarning, stacklevel=4)
-
-    def _release_spectrum(self, X, plan, rng):
-        """The released mean (zeros without ``center``) and spectrum of ``X``.
-
-        The spectrum is returned sorted by decreasing eigenvalue (a stable
-        sort: ties keep the release's order), its eigenvectors with it.
-        """
-        radius = float(self.data_norm)
-        center, shift = release_center(
-            X, np.zeros(X.shape[1]), radius, self.center, plan, rng
-        )
-        spectrum = release_spectrum(X, center, shift, radius, self._method(), plan, rng)
-        values = np.nan_to_num(spectrum.values, nan=0.0, posinf=0.0)
-        values = np.maximum(values, 0.0)
-        order = np.argsort(-values, kind="stable")
-        sorted_spectrum = Spectrum(
-            values[order],
-            spectrum.vectors[:, order],
-            spectrum.noise_sd,
-            spectrum.cap,
-            spectrum.method,
-        )
-        return center, sorted_spectrum

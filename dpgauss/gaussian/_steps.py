@@ -12,6 +12,7 @@ import numpy as np
 from scipy import optimize, stats
 
 from dpgauss.accounting._plan import Release, ReleasePlan
+from dpgauss.covariance._adaptive import PairDifferences, pair_indices
 from dpgauss.covariance._coinpress import (
     STEP_BETA,
     frame_inverse,
@@ -21,7 +22,6 @@ from dpgauss.covariance._coinpress import (
     tail_radius,
 )
 from dpgauss.covariance._methods import kind_of, noise_variance
-from dpgauss.covariance._tail_sensitive import PairDifferences, pair_indices
 from dpgauss.mechanisms._range import QuantileSearch, range_failure
 from dpgauss.mechanisms._releases import mean_mechanism
 from dpgauss.utils._sums import frame_sums, n_partial_sums

@@ -4,8 +4,11 @@ Whitening with the exact covariance of the training rows publishes that
 covariance in the fitted transformer. This one uses the releases of
 :class:`~dpgauss.covariance.PrivateCovariance` (the same code,
 :mod:`dpgauss.covariance._release`, shared with
-:class:`~dpgauss.decomposition.PrivatePCA`): the mean of the rows clipped to a
-public ball (``center=True``), then their covariance about it. The whitening
+:class:`~dpgauss.decomposition.PrivatePCA` through
+:mod:`dpgauss.covariance._spectrum`): the mean of the rows clipped to a public
+ball (``center=True``), then their covariance about it; or, with
+``method="tail"``, those of :class:`~dpgauss.covariance.TailSensitiveCovariance`
+(:mod:`dpgauss.covariance._adaptive`). The whitening
 matrix ``W = V diag(max(values, floor))^(-1/2) V^T`` is post-processing of the
 released eigendecomposition, with the public floor of
 :func:`~dpgauss.covariance._release.whitening_floor` (the noise scale of the
@@ -18,7 +21,8 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpgauss.base import PrivateEstimatorMixin
-from dpgauss.covariance._release import SpectrumReleaseMixin, whitening_floor
+from dpgauss.covariance._release import whitening_floor
+from dpgauss.covariance._spectrum import SpectrumReleaseMixin
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import _fit_context
 
@@ -49,13 +53,22 @@ class PrivateWhitener(
     data_norm : float, default=None
         Required. Public l2 radius B: each row is clipped to the ball of radius
         B around the origin for the mean, and around the released mean for the
-        covariance. Never taken from the data.
+        covariance (with ``"tail"``, at a radius and a threshold found
+        privately below B). Never taken from the data.
     center : bool, default=True
         Release the mean (a tenth of the cost) and whiten about it. If False,
         whiten by the second moment about the origin (``mean_`` is 0).
-    method : {"auto", "gauss", "separate", "eigen"}, default="auto"
-        The covariance release; see
-        :class:`~dpgauss.covariance.PrivateCovariance`.
+    method : {"auto", "gauss", "separate", "eigen", "tail"}, default="auto"
+        The covariance release: ``"tail"`` is that of
+        :class:`~dpgauss.covariance.TailSensitiveCovariance` (radius and
+        clipping threshold found privately below ``data_norm``, which may then
+        be loose; its defaults otherwise), the others are those of
+        :class:`~dpgauss.covariance.PrivateCovariance` at the fixed radius
+        ``data_norm``. ``"auto"`` stays the default: in the user guide's
+        benchmark ``"tail"`` whitened better on digits (rho >= 0.1) and on the
+        spiked data at rho <= 0.1, worse on standardised breast cancer (rho
+        <= 1), on digits at rho = 0.01 and slightly on the spiked data from
+        rho = 1.
     {privacy_parameters}
     {random_state}
 
@@ -71,11 +84,13 @@ class PrivateWhitener(
     eigenvalue_floor_ : float
         The smallest eigenvalue of ``covariance_``: the standard deviation of one
         noise entry of the final covariance release (a public function of n, d,
-        ``data_norm`` and the cost), at least ``d 2^-52`` times the largest
+        ``data_norm`` and the cost; with ``"tail"`` also of the released
+        clipping threshold), at least ``d 2^-52`` times the largest
         released eigenvalue. A direction whose released variance is below it is
         scaled by ``eigenvalue_floor_^(-1/2)``, not blown up by noise.
     method_ : str
-        The covariance release used (``"auto"`` resolved).
+        The final covariance release used (``"auto"`` resolved; for
+        ``"tail"``, the mechanism it chose, ``"gauss"`` or ``"separate"``).
     n_samples_ : int
         The number of rows n (public).
     privacy_spent_ : ZCDP or PureDP
@@ -95,7 +110,17 @@ class PrivateWhitener(
     **Privacy.** rho-zCDP (``rho``, or ``epsilon`` and ``delta`` through the
     largest rho that implies them) or epsilon-DP (``epsilon`` alone, Laplace
     noise) with respect to replacing one row. The number of rows n, d,
-    ``data_norm`` and every parameter are public. The releases are exactly those of
+    ``data_norm`` and every parameter are public. With ``"tail"`` the releases
+    are exactly those of
+    ``TailSensitiveCovariance(data_norm=data_norm, center=center)`` (same code
+    and plan; sensitivities and the pairs' argument in its Notes and in
+    :class:`~dpgauss.decomposition.PrivatePCA`'s): a tenth of the cost to the
+    mean (``center=True``), of the rest 1/8 to the private radius scans
+    (AboveThreshold, sensitivity 1), 1/32 to the trace, 1/8 to the private
+    threshold search (AboveThreshold, sensitivity 1 plus the rounding) and
+    23/32 to GaussCov or SeparateCov of the rows clipped at the chosen
+    threshold. Otherwise they are exactly
+    those of
     ``PrivateCovariance(method=method, data_norm=data_norm, center=center)``
     (same code and plan): with B = ``data_norm``, the clipped mean (l2
     sensitivity 2B/n; a tenth of the cost with ``center=True``), the trace

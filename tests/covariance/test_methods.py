@@ -11,6 +11,7 @@ from scipy import integrate
 
 from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.accounting._plan import ReleasePlan
+from dpgauss.covariance._adaptive import tau_grid, threshold_queries
 from dpgauss.covariance._base import BasePrivateCovariance
 from dpgauss.covariance._eigen import sample_bingham
 from dpgauss.covariance._methods import (
@@ -20,7 +21,6 @@ from dpgauss.covariance._methods import (
     predicted_gauss_error,
     release_covariance,
 )
-from dpgauss.covariance._tail_sensitive import tau_grid, threshold_queries
 from dpgauss.utils._linalg import (
     eigh_descending,
     project_simplex_capped,

@@ -8,8 +8,7 @@ import pytest
 from dpgauss import PrivacyBudget, PrivateCovariance, TailSensitiveCovariance
 from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.accounting._plan import ReleasePlan, dominates
-from dpgauss.covariance._methods import covariance_entries
-from dpgauss.covariance._tail_sensitive import (
+from dpgauss.covariance._adaptive import (
     RADIUS_BETA,
     RADIUS_GRID,
     TAU_GRID,
@@ -24,6 +23,7 @@ from dpgauss.covariance._tail_sensitive import (
     search_threshold,
     tau_grid,
 )
+from dpgauss.covariance._methods import covariance_entries
 from dpgauss.mechanisms import AboveThreshold
 from dpgauss.utils._sums import row_norms
 
@@ -404,3 +404,42 @@ def test_tiny_radius_completes_after_the_charge(estimator):
     est = estimator(rho=1.0, data_norm=2e-84, budget=budget, random_state=0).fit(X)
     assert np.all(np.isfinite(est.covariance_))
     assert budget.spent().rho == pytest.approx(1.0)
+
+
+# Outputs of TailSensitiveCovariance(random_state=0) recorded before its plan and
+# releases moved to dpgauss.covariance._adaptive (shared with PrivatePCA and
+# PrivateWhitener, method="tail"): (params, radius_, clip_threshold_,
+# centering_, method_, trace of covariance_, sum of location_). The radius and
+# threshold are grid points (exact); the two sums are checked to rtol 1e-9: BLAS
+# rounding moves them by ~1e-13 relative, a different noise draw by its noise
+# sd (here 1e-3 relative or more).
+_RECORDED = [
+    (
+        {"rho": 1.0, "data_norm": 8.0},
+        5.656854249492381, 2.8284271247461903, "mean", "gauss",
+        4.7290927803868845, 19.72445024470056,
+    ),
+    (
+        {"epsilon": 1.0, "data_norm": 8.0},
+        2.8284271247461903, 2.0000000000000004, "pairs", "gauss",
+        0.6466254180649883, 15.716537894012285,
+    ),
+    (
+        {"rho": 0.5, "data_norm": 8.0, "center": False},
+        5.656854249492381, 4.000000000000001, "none", "gauss",
+        14.66333561146182, 0.0,
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("recorded", _RECORDED, ids=["mean", "pairs-pure", "none"])
+def test_outputs_unchanged_by_the_shared_release_module(recorded):
+    from sklearn.datasets import load_digits
+
+    params, radius, tau, centering, method, trace, location = recorded
+    X = load_digits().data / 16.0
+    est = TailSensitiveCovariance(random_state=0, **params).fit(X)
+    assert (est.radius_, est.clip_threshold_) == (radius, tau)
+    assert (est.centering_, est.method_) == (centering, method)
+    assert np.trace(est.covariance_) == pytest.approx(trace, rel=1e-9)
+    assert est.location_.sum() == pytest.approx(location, rel=1e-9, abs=0.0)

@@ -1,8 +1,10 @@
 """PrivatePCA: accounting, the releases underneath, accuracy, validity, the API.
 
-PrivatePCA introduces no mechanism: its releases are PrivateCovariance's (same
-code, same plan), which ``test_the_releases_are_private_covariances`` checks
-draw for draw; their audits are in tests/audit/ (test_covariance_audit.py,
+PrivatePCA introduces no mechanism: its releases are TailSensitiveCovariance's
+(``method="tail"``) or PrivateCovariance's (the other methods), same code and
+same plan, which ``test_the_releases_are_tail_sensitive_covariances`` and
+``test_the_releases_are_private_covariances`` check draw for draw; their audits
+are in tests/audit/ (test_svt_search_audit.py, test_covariance_audit.py,
 test_far_rows_audit.py), so there is no PCA audit.
 """
 
@@ -22,7 +24,12 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from dpgauss import PrivacyBudget, PrivateCovariance, PrivatePCA
+from dpgauss import (
+    PrivacyBudget,
+    PrivateCovariance,
+    PrivatePCA,
+    TailSensitiveCovariance,
+)
 from dpgauss.accounting import ZCDP, PureDP, approx_to_zcdp
 from dpgauss.covariance._methods import entry_variances
 from dpgauss.covariance._release import MEAN_SHARE
@@ -152,6 +159,81 @@ def test_the_releases_are_private_covariances(pca_method, cov_method, center):
     assert pca.method_ == cov.method_ == cov_method
 
 
+@pytest.mark.parametrize(("privacy", "total"), TOTALS)
+@pytest.mark.parametrize("center", [True, False])
+def test_tail_ledger_matches_the_plan(privacy, total, center):
+    # method="tail" charges TailSensitiveCovariance's plan, release for
+    # release (labels and costs), and its composition is the total.
+    d = 3
+    budget = PrivacyBudget(rho=100.0)
+    pca = PrivatePCA(
+        data_norm=40.0,
+        method="tail",
+        center=center,
+        budget=budget,
+        random_state=0,
+        **privacy,
+    )
+    planned = pca.planned_costs(d)
+    pca.fit(_rows(500, radius=4.0)[:, :d])
+    events = [(e.cost, e.mechanism) for e in budget.ledger()]
+    tail = TailSensitiveCovariance(data_norm=40.0, center=center, **privacy)
+    assert events == tail._build_plan(total, d).charges()
+    assert [cost for cost, _ in events] == planned == tail.planned_costs(d)
+    assert pca.privacy_spent_.to_zcdp().rho == pytest.approx(total.to_zcdp().rho)
+    # The plan does not depend on n_components (it is post-processing).
+    assert pca.set_params(n_components=1).planned_costs(d) == planned
+
+
+# case (the centering TailSensitiveCovariance takes at seed 7) -> (rows, params)
+TAIL_CASES = {
+    "mean": (_rows(3000, seed=1, radius=5.0), {"rho": 1.0, "data_norm": 50.0}),
+    "pairs": (_rows(1000, seed=2, radius=5.0) + 30.0, {"rho": 1.0, "data_norm": 100.0}),
+    "none": (
+        _rows(3000, seed=1, radius=5.0),
+        {"epsilon": 1.0, "data_norm": 50.0, "center": False},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(TAIL_CASES))
+def test_the_releases_are_tail_sensitive_covariances(case):
+    # Same plan (ledger labels and costs) and, from one seed, the same noise:
+    # mean_ is TailSensitiveCovariance's location_, and the components and
+    # explained variances are its released spectrum, so method="tail" adds no
+    # mechanism. Both with random_state alone and drawn through fresh budgets
+    # (the fit's noise then also depends on the ledger's event ids).
+    X, params = TAIL_CASES[case]
+    n = X.shape[0]
+    ledgers = []
+    for est in (PrivatePCA(method="tail"), TailSensitiveCovariance()):
+        budget = PrivacyBudget(rho=10.0)
+        est.set_params(budget=budget, random_state=3, **params).fit(X)
+        ledgers.append([(e.cost, e.mechanism) for e in budget.ledger()])
+    assert ledgers[0] == ledgers[1]
+    pca = PrivatePCA(method="tail", random_state=7, **params).fit(X)
+    cov = TailSensitiveCovariance(random_state=7, **params).fit(X)
+    assert cov.centering_ == case  # the case covers the path it names
+    assert pca.method_ == cov.method_
+    np.testing.assert_array_equal(pca.mean_, cov.location_)
+    values, vectors = cov._model  # the released spectrum, floored
+    order = np.argsort(-values, kind="stable")
+    above = values[order] > cov.eigenvalue_floor_  # the floor does not move these
+    assert above[:2].all()
+    released = pca.explained_variance_ * (n - 1) / n
+    np.testing.assert_allclose(released[above], values[order][above], rtol=1e-12)
+    # The components are the released eigenvectors themselves (signs flipped).
+    np.testing.assert_array_equal(np.abs(pca.components_), np.abs(vectors[:, order].T))
+    # And the top eigenvectors of cov.covariance_, recomputed: their
+    # eigenvalues are apart by more than a tenth of the largest, so eigh's
+    # backward error (~ d eps ||C||) moves them by less than 1e-12 (Davis-Kahan).
+    top_values, top_vectors = np.linalg.eigh(cov.covariance_)
+    top_vectors = top_vectors[:, ::-1][:, :2]
+    assert np.all(np.abs(np.diff(top_values[::-1][:3])) > 0.1 * top_values[-1])
+    overlap = np.abs(np.sum(pca.components_[:2] * top_vectors.T, axis=1))
+    np.testing.assert_allclose(overlap, 1.0, atol=1e-10)
+
+
 def test_fit_transform_and_transform_are_free():
     budget = PrivacyBudget(rho=2.0)
     X = _rows(500, radius=12.0)
@@ -249,7 +331,9 @@ def test_gauss_explained_variance_close_to_sklearn(global_random_seed):
     n, radius, rho = 20_000, 12.0, 1.0
     X = _rows(n, seed=global_random_seed, radius=radius)
     d = X.shape[1]
-    pca = PrivatePCA(data_norm=radius, rho=rho, random_state=global_random_seed).fit(X)
+    pca = PrivatePCA(
+        data_norm=radius, method="gauss", rho=rho, random_state=global_random_seed
+    ).fit(X)
     ref = PCA().fit(X)
     frobenius, mean_term = _noise_bounds(n, d, radius, rho, "gauss")
     bound = n / (n - 1) * (frobenius + mean_term)
@@ -283,7 +367,9 @@ def test_float_n_components_selects_by_released_ratio():
 def test_whiten_and_inverse_transform():
     n, radius, rho = 20_000, 12.0, 1.0
     X = _rows(n, seed=5, radius=radius)
-    pca = PrivatePCA(data_norm=radius, whiten=True, rho=rho, random_state=0).fit(X)
+    pca = PrivatePCA(
+        data_norm=radius, method="gauss", whiten=True, rho=rho, random_state=0
+    ).fit(X)
     Z = pca.transform(X)
     variances = np.var(Z, axis=0, ddof=1)
     # Exactly: the data's variance along each component over the floored
@@ -330,7 +416,7 @@ def _extreme_rows(kind, radius=1.0):
 
 
 @pytest.mark.parametrize("kind", ["far", "max", "constant", "identical"])
-@pytest.mark.parametrize("method", ["auto", "separate", "eigen"])
+@pytest.mark.parametrize("method", ["tail", "auto", "separate", "eigen"])
 @pytest.mark.parametrize("rho", [1e-12, 1.0, 1e8])
 def test_components_orthonormal_and_variances_valid_for_every_draw(kind, method, rho):
     X = _extreme_rows(kind)
@@ -384,8 +470,9 @@ def test_pandas_output_and_feature_names():
 
 def test_pipeline_with_logistic_regression_and_shared_budget():
     # Standardised breast cancer (data preparation, not private, for the
-    # test), data_norm 2 sqrt(30); at rho = 1 the benchmark captures 94% of the
+    # test), data_norm 2 sqrt(30); at rho = 1 the benchmark captures 95% of the
     # top-5 variance, and the classifier loses little (non-private: about 0.97).
+    # The ledger holds the default "tail" plan's releases, all PrivatePCA's.
     X, y = load_breast_cancer(return_X_y=True)
     X = StandardScaler().fit_transform(X)
     budget = PrivacyBudget(rho=1.0)
@@ -395,7 +482,8 @@ def test_pipeline_with_logistic_regression_and_shared_budget():
         ),
         LogisticRegression(max_iter=1000),
     ).fit(X, y)
-    assert [e.estimator for e in budget.ledger()] == ["PrivatePCA"] * 2
+    planned = PrivatePCA(data_norm=1.0, rho=1.0).planned_costs(X.shape[1])
+    assert [e.estimator for e in budget.ledger()] == ["PrivatePCA"] * len(planned)
     assert model.score(X, y) >= 0.9
     with pytest.raises(BudgetExceededError):
         clone(model).fit(X, y)  # the budget is spent: refused before reading X
@@ -429,11 +517,13 @@ def test_clone_and_pickle():
         ({"whiten": "yes"}, "whiten"),
     ],
 )
-def test_bad_parameters_spend_nothing(params, match):
+@pytest.mark.parametrize("method", ["tail", "gauss"])
+def test_bad_parameters_spend_nothing(params, match, method):
     budget = PrivacyBudget(rho=10.0)
     X = _rows(100)
     before = X.copy()
-    pca = PrivatePCA(data_norm=12.0, rho=1.0, budget=budget).set_params(**params)
+    pca = PrivatePCA(data_norm=12.0, method=method, rho=1.0, budget=budget)
+    pca.set_params(**params)
     for skip in (False, True):
         with config_context(skip_parameter_validation=skip):
             with pytest.raises(ValueError, match=match):

@@ -1,7 +1,8 @@
 """PrivateWhitener: accounting, the releases underneath, accuracy, validity, the API.
 
-No new mechanism: the releases are PrivateCovariance's (same code and plan,
-checked draw for draw below); their audits are in tests/audit/.
+No new mechanism: the releases are PrivateCovariance's, or with
+``method="tail"`` TailSensitiveCovariance's (same code and plan, checked draw
+for draw below); their audits are in tests/audit/.
 """
 
 import math
@@ -19,7 +20,12 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from dpgauss import PrivacyBudget, PrivateCovariance, PrivateWhitener
+from dpgauss import (
+    PrivacyBudget,
+    PrivateCovariance,
+    PrivateWhitener,
+    TailSensitiveCovariance,
+)
 from dpgauss.accounting import ZCDP, PureDP, approx_to_zcdp
 from dpgauss.covariance._methods import entry_variances
 from dpgauss.covariance._release import AUTO_TRACE_SHARE, MEAN_SHARE
@@ -40,14 +46,14 @@ def _rows(n=20_000, seed=0, radius=10.0):
 
 
 # -- accounting -------------------------------------------------------------------
-@pytest.mark.parametrize(
-    ("privacy", "total"),
-    [
-        ({"rho": 0.5}, ZCDP(0.5)),
-        ({"epsilon": 1.0}, PureDP(1.0)),
-        ({"epsilon": 1.0, "delta": 1e-6}, ZCDP(approx_to_zcdp(1.0, 1e-6))),
-    ],
-)
+TOTALS = [
+    ({"rho": 0.5}, ZCDP(0.5)),
+    ({"epsilon": 1.0}, PureDP(1.0)),
+    ({"epsilon": 1.0, "delta": 1e-6}, ZCDP(approx_to_zcdp(1.0, 1e-6))),
+]
+
+
+@pytest.mark.parametrize(("privacy", "total"), TOTALS)
 @pytest.mark.parametrize("method", ["auto", "gauss", "separate", "eigen"])
 def test_ledger_matches_the_plan_and_private_covariances(privacy, total, method):
     # The ledger is the plan, and the plan is PrivateCovariance's: with
@@ -85,6 +91,41 @@ def test_the_release_is_private_covariances(method, center):
     cov = PrivateCovariance(
         data_norm=10.0, method=method, center=center, rho=1.0, random_state=3
     ).fit(X)
+    assert cov.eigenvalue_floor_ <= white.eigenvalue_floor_
+    np.testing.assert_array_equal(white.mean_, cov.location_)
+    values, vectors = cov._model
+    values = np.maximum(values, white.eigenvalue_floor_)
+    expected = (vectors / np.sqrt(values)) @ vectors.T
+    np.testing.assert_allclose(white.whitening_, expected, rtol=1e-10, atol=1e-12)
+    assert white.method_ == cov.method_
+
+
+@pytest.mark.parametrize(("privacy", "total"), TOTALS)
+@pytest.mark.parametrize("center", [True, False])
+def test_tail_ledger_and_release_are_tail_sensitive_covariances(privacy, total, center):
+    # method="tail": the ledger is TailSensitiveCovariance's plan (labels and
+    # costs), and from one seed its released spectrum, floored at the
+    # whitener's floor (never below its own, as above), is the whitener's.
+    X = _rows(2000, seed=1)
+    ledgers = []
+    for est in (PrivateWhitener(method="tail"), TailSensitiveCovariance()):
+        budget = PrivacyBudget(rho=100.0)
+        est.set_params(
+            data_norm=40.0, center=center, budget=budget, random_state=0, **privacy
+        )
+        planned = est.planned_costs(3)
+        est.fit(X)
+        ledgers.append([(e.cost, e.mechanism) for e in budget.ledger()])
+        assert [c for c, _ in ledgers[-1]] == planned
+        assert est.privacy_spent_.to_zcdp().rho == pytest.approx(total.to_zcdp().rho)
+    assert ledgers[0] == ledgers[1]
+    white, cov = (
+        est.set_params(budget=None, random_state=3).fit(X)
+        for est in (
+            PrivateWhitener(method="tail", data_norm=40.0, center=center, **privacy),
+            TailSensitiveCovariance(data_norm=40.0, center=center, **privacy),
+        )
+    )
     assert cov.eigenvalue_floor_ <= white.eigenvalue_floor_
     np.testing.assert_array_equal(white.mean_, cov.location_)
     values, vectors = cov._model
@@ -145,7 +186,7 @@ def _extreme_rows(kind):
 
 
 @pytest.mark.parametrize("kind", ["far", "max", "constant", "identical"])
-@pytest.mark.parametrize("method", ["auto", "separate", "eigen"])
+@pytest.mark.parametrize("method", ["tail", "auto", "separate", "eigen"])
 @pytest.mark.parametrize("rho", [1e-12, 1.0, 1e8])
 def test_whitening_finite_and_positive_definite_for_every_draw(kind, method, rho):
     X = _extreme_rows(kind)
@@ -172,9 +213,10 @@ def test_whitening_finite_and_positive_definite_for_every_draw(kind, method, rho
 
 
 # -- the scikit-learn API -----------------------------------------------------------
-def test_pandas_output_keeps_column_names():
+@pytest.mark.parametrize("method", ["auto", "tail"])
+def test_pandas_output_keeps_column_names(method):
     X = pd.DataFrame(_rows(400), columns=["a", "b", "c"])
-    white = PrivateWhitener(data_norm=10.0, rho=1.0, random_state=0)
+    white = PrivateWhitener(data_norm=10.0, method=method, rho=1.0, random_state=0)
     Z = white.set_output(transform="pandas").fit_transform(X)
     assert isinstance(Z, pd.DataFrame)
     assert list(Z.columns) == ["a", "b", "c"]
@@ -226,12 +268,15 @@ def test_clone_pickle_and_free_transform():
         ({"method": "coinpress"}, "method"),
         ({"center": "yes"}, "center"),
         ({"rho": 1e-300}, "cannot be calibrated"),
+        ({"data_norm": 1e300}, "cannot be calibrated"),
     ],
 )
-def test_bad_parameters_spend_nothing(params, match):
+@pytest.mark.parametrize("method", ["auto", "tail"])
+def test_bad_parameters_spend_nothing(params, match, method):
     budget = PrivacyBudget(rho=10.0)
     X = _rows(100)
-    white = PrivateWhitener(data_norm=10.0, rho=1.0, budget=budget).set_params(**params)
+    white = PrivateWhitener(data_norm=10.0, method=method, rho=1.0, budget=budget)
+    white.set_params(**params)
     for skip in (False, True):
         with config_context(skip_parameter_validation=skip):
             with pytest.raises(ValueError, match=match):

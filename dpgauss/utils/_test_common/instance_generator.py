@@ -60,8 +60,10 @@ INIT_PARAMS = {
     ],
     # The common checks fit on 1 to 10 features, so n_components is None
     # (all) or a ratio; data_norm=10 holds most of their standard normal rows.
+    # The default method is "tail" (TailSensitiveCovariance's releases).
     "PrivatePCA": [
         {"data_norm": 10.0, "rho": 1.0},
+        {"data_norm": 10.0, "epsilon": 1.0, "center": False, "whiten": True},
         {"data_norm": 10.0, "epsilon": 1.0, "method": "separate", "whiten": True},
         {"data_norm": 10.0, "rho": 1.0, "method": "gauss", "n_components": 0.9},
         {"data_norm": 10.0, "epsilon": 2.0, "method": "eigen", "center": False},
@@ -92,6 +94,7 @@ INIT_PARAMS = {
     ],
     "PrivateWhitener": [
         {"data_norm": 10.0, "rho": 1.0},
+        {"data_norm": 10.0, "epsilon": 1.0, "method": "tail"},
         {"data_norm": 10.0, "epsilon": 1.0, "method": "separate"},
         {"data_norm": 10.0, "epsilon": 2.0, "method": "eigen", "center": False},
         {"data_norm": 10.0, "epsilon": 1.0, "delta": 1e-6, "budget": "fresh"},
