@@ -1,6 +1,6 @@
 """
 Private whitening: how white against the budget
-================================================
+===============================================
 
 :class:`~dpgauss.PrivateWhitener` maps rows to ``(x - mean_) @ whitening_``,
 with ``whitening_ = Sigma^(-1/2)`` computed from a privately released mean
