@@ -161,10 +161,11 @@ for _name in (
 EXPECTED_FAILED_WITH_BUDGET = {
     "check_fit_idempotent": (
         "compares transform after two fits with one random_state; two fits "
-        "charged to one budget draw independent noise by design (DESIGN.md: no "
-        "two fits on one budget share noise, whatever random_state is), so the "
-        "transforms differ. check_clones_draw_independent_noise in test_dp_checks "
-        "tests that property; the instances without a budget pass this check."
+        "charged to one budget draw independent noise by design (the privacy "
+        "model: no two fits on one budget share noise, whatever random_state "
+        "is), so the transforms differ. check_clones_draw_independent_noise in "
+        "test_dp_checks tests that property; the instances without a budget pass "
+        "this check."
     ),
 }
 _TWO_FITS = (

@@ -11,15 +11,15 @@ bounds), every entry of a row becomes
 
     z_j = clip(fl(fl(x_j - c_j) / h_j), -1, 1)
 
-(a NaN, possible only when scikit-learn's ``assume_finite`` switches
-validation off, becomes 0, the centre). The offset is taken before clipping
-(``DESIGN.md``, floating-point rules): an entry 1e12 box widths away, or one
-whose offset overflows to infinity, is clipped to -1 or 1 like any other, and
-no cancellation of ``clip(x) - c`` can leave the box. ``clip`` returns the
-value or an end point, so ``|z_j| <= 1`` holds exactly, as computed. The
-second statistic is ``v_j = fl(fl(z_j^2) - 1/2)``: ``z_j^2`` lies in [0, 1],
-rounding is monotone and 0, 1/2 and 1 are floats, so ``fl(z_j^2)`` is in
-[0, 1] and ``v_j`` in [-1/2, 1/2] exactly. Each z and v is a function of
+(a NaN, possible only when scikit-learn's ``assume_finite`` switches validation
+off, becomes 0, the centre). The offset is taken before clipping (the library's
+floating-point rule, :mod:`dpgauss.utils._sums`): an entry 1e12 box widths
+away, or one whose offset overflows to infinity, is clipped to -1 or 1 like any
+other, and no cancellation of ``clip(x) - c`` can leave the box. ``clip``
+returns the value or an end point, so ``|z_j| <= 1`` holds exactly, as
+computed. The second statistic is ``v_j = fl(fl(z_j^2) - 1/2)``: ``z_j^2`` lies
+in [0, 1], rounding is monotone and 0, 1/2 and 1 are floats, so ``fl(z_j^2)``
+is in [0, 1] and ``v_j`` in [-1/2, 1/2] exactly. Each z and v is a function of
 its own row and public values only.
 
 **Sensitivity** (neighbours replace one row; n and d public). The releases
