@@ -135,6 +135,18 @@ def _is_private_step(step):
     return not isinstance(step, type) and callable(getattr(step, "planned_costs", None))
 
 
+def _combined_parts(step):
+    """The transformers a ``ColumnTransformer`` or ``FeatureUnion`` combines
+    (its ``remainder`` included), or None for any other step."""
+    name = type(step).__name__
+    if name == "ColumnTransformer":
+        parts = [t for _, t, _ in step.transformers]
+        return [*parts, step.remainder]
+    if name == "FeatureUnion":
+        return [t for _, t in step.transformer_list]
+    return None
+
+
 def learns_from_rows(step):
     """Whether fitting ``step`` reads the values of the rows without noise.
 
@@ -142,8 +154,10 @@ def learns_from_rows(step):
     stateless transformers (scikit-learn's tag ``requires_fit=False``:
     ``FunctionTransformer``, ``Normalizer``, ...) and :data:`SHAPE_ONLY_STEPS`;
     a nested ``Pipeline`` learns from the rows when one of its steps does;
-    True for everything else (a ``StandardScaler``, ``PCA``, ``SimpleImputer``,
-    an encoder's categories, ...).
+    a ``ColumnTransformer`` or ``FeatureUnion`` when one of its transformers
+    does ("drop" and "passthrough" do not); True for everything else (a
+    ``StandardScaler``, ``PCA``, ``SimpleImputer``, an encoder's categories,
+    ...).
 
     Parameters
     ----------
@@ -162,13 +176,16 @@ def learns_from_rows(step):
     >>> learns_from_rows(StandardScaler()), learns_from_rows(FunctionTransformer())
     (True, False)
     """
-    if step is None or (isinstance(step, str) and step == "passthrough"):
+    if step is None or (isinstance(step, str) and step in ("passthrough", "drop")):
         return False
     if _is_private_step(step):
         return False
     steps = getattr(step, "steps", None)
     if isinstance(steps, list):
         return any(learns_from_rows(s) for _, s in steps)
+    parts = _combined_parts(step)
+    if parts is not None:
+        return any(learns_from_rows(part) for part in parts)
     if type(step).__name__ in SHAPE_ONLY_STEPS:
         return False
     try:
@@ -225,8 +242,9 @@ def warn_if_fitted_after_leaky_step(estimator):
     pipeline as a whole is not differentially private. Detected from the call
     stack (scikit-learn's ``Pipeline.fit``) and the public structure of the
     pipeline only; silent outside a pipeline, when the estimator is not found
-    among the steps (a pipeline with ``memory`` fits clones) and behind a
-    ``ColumnTransformer`` or ``FeatureUnion``.
+    among the steps (a pipeline with ``memory`` fits clones) and when the
+    estimator itself sits inside a ``ColumnTransformer`` or ``FeatureUnion``
+    (the steps before it are looked into, see :func:`learns_from_rows`).
 
     Parameters
     ----------

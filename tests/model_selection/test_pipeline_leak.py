@@ -111,3 +111,31 @@ def test_learns_from_rows():
     assert not learns_from_rows(FunctionTransformer())
     assert not learns_from_rows(make_pipeline(Normalizer(), PolynomialFeatures()))
     assert learns_from_rows(make_pipeline(Normalizer(), StandardScaler()))
+
+
+def test_column_transformers_and_unions_are_looked_into(X):
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion
+
+    quiet = [
+        ColumnTransformer([("t", FunctionTransformer(np.tanh), [0, 1])]),
+        ColumnTransformer(
+            [("s", PrivateStandardScaler((-5.0, 5.0), rho=1.0), [0, 1])],
+            remainder="passthrough",
+        ),
+        FeatureUnion([("a", Normalizer()), ("b", "drop")]),
+    ]
+    loud = [
+        ColumnTransformer([("t", FunctionTransformer(), [0])], remainder=PCA(1)),
+        ColumnTransformer([("s", StandardScaler(), [0, 1])]),
+        FeatureUnion([("a", Normalizer()), ("b", StandardScaler())]),
+    ]
+    for step in quiet:
+        assert not learns_from_rows(step)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            Pipeline([("first", step), ("cov", _cov())]).fit(X)
+    for step in loud:
+        assert learns_from_rows(step)
+        with pytest.warns(PrivacyLeakWarning, match="'first' before"):
+            Pipeline([("first", step), ("cov", _cov())]).fit(X)
