@@ -63,6 +63,35 @@ def private_scoring():
         _IN_PRIVATE_SCORER.reset(token)
 
 
+#: Packages whose frames a warning skips to point at the caller's own line.
+_LIBRARY_PREFIXES = ("dpgauss", "sklearn", "joblib", "numpy", "scipy")
+
+
+def caller_stacklevel():
+    """The ``stacklevel`` at which a warning points at the first frame outside
+    dpgauss, scikit-learn, joblib, numpy and scipy (the user's own line).
+
+    For the function that calls this one and then ``warnings.warn``; 2 (its
+    caller) when no such frame is found or the stack cannot be read.
+
+    Examples
+    --------
+    >>> from dpgauss.model_selection._leak import caller_stacklevel
+    >>> caller_stacklevel() >= 1
+    True
+    """
+    getframe = getattr(sys, "_getframe", None)
+    if getframe is None:
+        return 2
+    frame, level = getframe(1), 1
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "")
+        if level > 1 and name.split(".")[0] not in _LIBRARY_PREFIXES:
+            return level
+        frame, level = frame.f_back, level + 1
+    return 2
+
+
 def _called_from_model_selection():
     """True when scikit-learn's cross-validation code is on the call stack."""
     getframe = getattr(sys, "_getframe", None)
@@ -118,7 +147,7 @@ def warn_if_scored_in_search(estimator):
         "dpgauss.model_selection.check_search_budget(search, X) (use "
         "error_score='raise').",
         PrivacyLeakWarning,
-        stacklevel=3,
+        stacklevel=caller_stacklevel(),
     )
     return True
 
@@ -277,7 +306,7 @@ def warn_if_fitted_after_leaky_step(estimator):
                 "pipeline. Use private steps (dpgauss.PrivateStandardScaler, ...) "
                 "or steps fitted on public data only.",
                 PrivacyLeakWarning,
-                stacklevel=4,
+                stacklevel=caller_stacklevel(),
             )
         return leaky
     return []

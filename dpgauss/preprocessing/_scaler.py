@@ -68,6 +68,7 @@ from dpgauss.base import (
 )
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.mechanisms._releases import mean_mechanism
+from dpgauss.model_selection._leak import caller_stacklevel
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import _fit_context
 from dpgauss.utils._sums import _over_blocks, iter_chunks, n_partial_sums
@@ -308,7 +309,7 @@ def _warn_if_swamped(box_var, floor, owner):
             "off by about 25% or more. Narrow the bounds from domain knowledge or "
             "raise the budget.",
             UtilityWarning,
-            stacklevel=5,
+            stacklevel=caller_stacklevel(),
         )
 
 
