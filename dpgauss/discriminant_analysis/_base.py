@@ -86,6 +86,7 @@ from dpgauss.base import (
     check_noise_scale,
     check_radius,
 )
+from dpgauss.exceptions import UtilityWarning
 from dpgauss.mechanisms import (
     GaussianMechanism,
     LaplaceMechanism,
@@ -94,7 +95,7 @@ from dpgauss.mechanisms import (
     SymmetricLaplaceMechanism,
 )
 from dpgauss.mechanisms._releases import mean_mechanism
-from dpgauss.model_selection._leak import warn_if_scored_in_search
+from dpgauss.model_selection._leak import caller_stacklevel, warn_if_scored_in_search
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from dpgauss.utils._sums import (
     clip_rows,
@@ -112,6 +113,12 @@ from dpgauss.utils.validation import check_data_norm, split_cost
 RADIUS_QUANTILE = 0.9
 #: Candidates of the radius release: ``data_norm * j / (RADIUS_GRID - 1)``.
 RADIUS_GRID = 4097
+#: A released radius within this share of data_norm is reported (the rows'
+#: 90% distance is then probably data_norm or more; the top 64 candidates).
+AT_BOUND = 1.0 / 64.0
+#: A released mean clipped offset of at least this share of the clipping
+#: radius is reported (most rows then lie at or beyond the radius).
+EDGE_SHARE = 0.9
 #: Share of the cost for the centre and the radius (each) with adaptive clipping.
 ADAPTIVE_SHARE = 0.05
 
@@ -556,12 +563,44 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         norms = row_norms(X, centre)
         mech = plan.calibrate("radius", lambda c: _radius_mechanism(c, B))
         radius = float(mech.release(norms, rng))
+        if radius >= (1.0 - AT_BOUND) * B:  # a released value: warning is free
+            warnings.warn(
+                f"{type(self).__name__}: the released {RADIUS_QUANTILE:.0%} radius "
+                "of the rows around the released centre is within "
+                f"{AT_BOUND:.0%} of data_norm: probably {1 - RADIUS_QUANTILE:.0%} "
+                "of the rows or more lie beyond data_norm and are clipped, which "
+                "biases the class means and covariance. A larger data_norm (or "
+                "rows in other units) fits better.",
+                UtilityWarning,
+                stacklevel=caller_stacklevel(),
+            )
         radius = max(radius, B / (RADIUS_GRID - 1), MIN_RADIUS)
         try:
             self._check_makers(plan, n, d, radius, partials)
         except (ValueError, OverflowError, ZeroDivisionError):
             radius = B
         return centre, radius
+
+    def _warn_if_clipped_away(self, mean_offset, radius, noise):
+        """UtilityWarning when the released mean clipped offset (the sum of the
+        released class sums over n) lies near the clipping sphere: most rows
+        then lie at or beyond the radius, all pulled to its edge in one
+        direction. ``noise`` (public) is about the norm of the release's
+        noise in that sum, subtracted twice so that noise alone rarely warns.
+        Reads released and public values only."""
+        with np.errstate(all="ignore"):
+            size = np.linalg.norm(mean_offset) - 2.0 * noise
+            near = size >= EDGE_SHARE * radius
+        if near:
+            warnings.warn(
+                f"{type(self).__name__}: the released mean of the clipped rows "
+                f"lies within {1 - EDGE_SHARE:.0%} of the edge of the clipping ball "
+                f"(radius {radius:.3g}): most rows are probably at or beyond it, "
+                "clipped to its edge, so the class means and covariance say little. "
+                "Check data_norm and location against the rows' units.",
+                UtilityWarning,
+                stacklevel=caller_stacklevel(),
+            )
 
     def _release_classes(self, X, plan, rng, outer):
         """The centre, radius, count and sum releases; the exact moments."""
@@ -582,6 +621,9 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         floor = max(1.0, count_sd)
         sizes = np.clip(noisy_counts, floor, float(n))
         offsets = project_ball(noisy_sums * (n / sizes)[:, None], radius)
+        self._warn_if_clipped_away(
+            noisy_sums.sum(axis=0), radius, noise_sd_of(mech) * math.sqrt(K * d)
+        )
         if self.priors is None:
             priors = sizes / np.sum(sizes)
         else:

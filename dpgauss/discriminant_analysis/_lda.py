@@ -115,6 +115,13 @@ class PrivateLinearDiscriminantAnalysis(
         The public classes, sorted.
     priors_ : ndarray of shape (n_classes,)
         Class priors (released or the public ones).
+    clip_centre_ : ndarray of shape (n_features,)
+        The centre the class statistics were clipped around: ``location``, or
+        with ``clipping="adaptive"`` the released centre.
+    clip_radius_ : float
+        The radius they were clipped to: ``data_norm``, or with
+        ``clipping="adaptive"`` the released radius (a warning says when it is
+        ``data_norm`` itself, i.e. the bound is likely too small).
     class_count_ : ndarray of shape (n_classes,)
         The released class counts after post-processing (at least
         ``max(1, noise sd)``, at most n).
@@ -249,6 +256,8 @@ class PrivateLinearDiscriminantAnalysis(
             intercept = intercept[1:] - intercept[:1]
         return {
             "classes_": parts["classes"],
+            "clip_centre_": parts["centre"],
+            "clip_radius_": parts["radius"],
             "priors_": parts["priors"],
             "class_count_": parts["sizes"],
             "means_": location + offsets,

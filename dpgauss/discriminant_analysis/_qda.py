@@ -79,6 +79,13 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
         The public classes, sorted.
     priors_ : ndarray of shape (n_classes,)
         Class priors (released or the public ones).
+    clip_centre_ : ndarray of shape (n_features,)
+        The centre the class statistics were clipped around: ``location``, or
+        with ``clipping="adaptive"`` the released centre.
+    clip_radius_ : float
+        The radius they were clipped to: ``data_norm``, or with
+        ``clipping="adaptive"`` the released radius (a warning says when it is
+        ``data_norm`` itself, i.e. the bound is likely too small).
     class_count_ : ndarray of shape (n_classes,)
         The released class counts after post-processing.
     means_ : ndarray of shape (n_classes, n_features)
@@ -208,6 +215,8 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
             scalings.append(values)
         return {
             "classes_": parts["classes"],
+            "clip_centre_": parts["centre"],
+            "clip_radius_": parts["radius"],
             "priors_": parts["priors"],
             "class_count_": parts["sizes"],
             "means_": parts["centre"] + parts["offsets"],

@@ -23,7 +23,7 @@ from dpgauss.discriminant_analysis._base import (
     class_statistics,
     class_sum_mechanism,
 )
-from dpgauss.exceptions import BudgetExceededError, PrivacyLeakWarning
+from dpgauss.exceptions import BudgetExceededError, PrivacyLeakWarning, UtilityWarning
 
 MODELS = [PrivateLinearDiscriminantAnalysis, PrivateQuadraticDiscriminantAnalysis]
 
@@ -188,6 +188,8 @@ def test_extreme_rows_and_tiny_budgets_complete(cls, clipping):
         )
         with warnings.catch_warnings():
             warnings.simplefilter("error")
+            # (a UtilityWarning reads released values only: allowed)
+            warnings.simplefilter("ignore", UtilityWarning)
             clf.fit(X, y)  # no warning may depend on the rows after the charge
         assert np.all(np.isfinite(clf.predict_proba(X[3:])))
         assert np.all(np.isfinite(clf.means_))
@@ -342,3 +344,45 @@ def test_memmap_and_dask_inputs_give_the_same_fit(cls, tmp_path):
         np.testing.assert_allclose(
             cls(**params, random_state=0).fit(data, y).means_, expected, atol=1e-9
         )
+
+
+@pytest.mark.parametrize("cls", MODELS)
+def test_a_data_norm_far_too_small_warns_from_released_values(cls):
+    # Raw breast cancer (row norms around 900) against data_norm 2 sqrt(30):
+    # every row is clipped to the sphere in one direction, so the released
+    # mean clipped offset lies at the sphere's edge (norm >= 0.9 radius, up to
+    # the mean's noise, about 2B/(n sqrt(2 rho')) per coordinate, far smaller).
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    norm = 2 * np.sqrt(30)
+    for clipping in ("adaptive", "fixed"):
+        clf = cls(classes=[0, 1], data_norm=norm, clipping=clipping, rho=1.0)
+        with pytest.warns(UtilityWarning, match="edge of the clipping ball"):
+            clf.set_params(random_state=0).fit(X, y)
+        assert 0 < clf.clip_radius_ <= norm
+    # Standardised, the same bound fits: no warning, and the released radius
+    # is near the rows' 90% distance to their mean (7.53).
+    Xs = (X - X.mean(0)) / X.std(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UtilityWarning)
+        clf = cls(classes=[0, 1], data_norm=norm, rho=1.0, random_state=0).fit(Xs, y)
+    assert 6.0 < clf.clip_radius_ < 9.0
+    assert clf.clip_centre_.shape == (30,)
+
+
+@pytest.mark.parametrize("cls", MODELS)
+def test_a_radius_at_data_norm_warns(cls):
+    # Distances spread evenly up to twice data_norm, in every direction: the
+    # rows' 90% distance is 1.8 data_norm and the count below a candidate grows
+    # up to data_norm, so data_norm is the candidate of largest utility, and
+    # those within 1/64 of it trail by at most 0.05 * 4000 / 64 ~ 3 rows: the
+    # released radius is among them (a candidate 10% lower trails by 200 rows,
+    # chosen with probability about exp(-0.32 * 200 / 2) at epsilon' = 0.32).
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(4000, 2))
+    X *= (rng.uniform(0.0, 20.0, 4000) / np.linalg.norm(X, axis=1))[:, None]
+    y = np.arange(4000) % 2
+    with pytest.warns(UtilityWarning, match="radius of the rows"):
+        clf = cls(classes=[0, 1], data_norm=10.0, rho=1.0, random_state=0).fit(X, y)
+    assert clf.clip_radius_ >= 10.0 * (1 - 1 / 64)
