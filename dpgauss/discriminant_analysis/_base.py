@@ -77,7 +77,7 @@ from sklearn.utils.validation import (
     column_or_1d,
 )
 
-from dpgauss.accounting import ZCDP, PureDP
+from dpgauss.accounting import ZCDP
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import (
     MIN_RADIUS,
@@ -86,6 +86,7 @@ from dpgauss.base import (
     check_noise_scale,
     check_radius,
 )
+from dpgauss.covariance._methods import as_pure, gauss_spectrum, noise_sd
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.mechanisms import (
     GaussianMechanism,
@@ -333,26 +334,78 @@ def block_moment_mechanism(cost, n, d, n_classes, radius, n_partials=None):
     return SymmetricLaplaceMechanism(sensitivity=l1, epsilon=cost.epsilon)
 
 
-def _as_pure(cost):
-    """A pure cost as is; a zCDP cost as the epsilon whose epsilon^2/2 it equals."""
-    return cost if isinstance(cost, PureDP) else PureDP(math.sqrt(2.0 * cost.rho))
-
-
 def _radius_mechanism(cost, data_norm):
     """The exponential-mechanism quantile of the distances (pure DP)."""
     return QuantileMechanism(
         RADIUS_QUANTILE,
         bounds=(0.0, data_norm),
-        epsilon=_as_pure(cost).epsilon,
+        epsilon=as_pure(cost).epsilon,
         n_candidates=RADIUS_GRID,
     )
 
 
-def noise_sd_of(mechanism):
-    """Standard deviation of one entry of an additive release (public)."""
-    if isinstance(mechanism, GaussianMechanism):
-        return float(mechanism.scale)
-    return math.sqrt(2.0) * float(mechanism.scale)
+def shrink_spectrum(values, noise_sd, d, shrinkage):
+    """Floor and shrink the eigenvalues of a released covariance (free).
+
+    Parameters
+    ----------
+    values : ndarray of shape (d,)
+        Eigenvalues of the within-class covariance (any sign).
+    noise_sd : float
+        Standard deviation of one entry of the second-moment release (public).
+    d : int
+        Features.
+    shrinkage : None, "auto" or float in [0, 1]
+        Weight of the scaled identity ``mean(values) I``; "auto" takes
+        ``eta / (eta + mean(values))`` with ``eta = sqrt(d) noise_sd``, the
+        typical size of the release's noise eigenvalues (the noise matrix's
+        spectrum spreads over about ``[-2 eta, 2 eta]``): about 0 when the
+        average variance dominates the noise, about 1 (the nearest-mean
+        classifier) when the noise swamps it.
+
+    Returns
+    -------
+    ndarray of shape (d,)
+        Positive eigenvalues.
+    """
+    floor = max(noise_sd, 1e-300)
+    values = np.maximum(values, floor)
+    average = float(np.mean(values))
+    if shrinkage is None:
+        weight = 0.0
+    elif isinstance(shrinkage, str):
+        eta = np.sqrt(d) * noise_sd
+        weight = eta / (eta + average)
+    else:
+        weight = float(shrinkage)
+    return (1.0 - weight) * values + weight * average
+
+
+def class_covariance(mechanism, released, cap, scale, between, shrinkage):
+    """A class (or pooled within-class) covariance from a released second moment.
+
+    Post-processing: the released matrix's spectrum is denoised and projected
+    onto {PSD, trace <= cap}
+    (:func:`~dpgauss.covariance._methods.gauss_spectrum`), rescaled by
+    ``scale`` (``n / n_k`` for one class's share of the rows), the
+    between-part ``between`` (released means) is subtracted, and the
+    eigenvalues are floored and shrunk (:func:`shrink_spectrum`, with the
+    release's noise sd times ``scale``).
+
+    Returns
+    -------
+    values : ndarray of shape (d,)
+        Positive eigenvalues.
+    vectors : ndarray of shape (d, d)
+        Eigenvectors.
+    """
+    d = released.shape[0]
+    values, vectors, _ = gauss_spectrum(mechanism, released, cap)
+    second = (vectors * (values * scale)) @ vectors.T
+    cov = second - between
+    values, vectors = np.linalg.eigh(0.5 * (cov + cov.T))
+    sd = noise_sd(mechanism) * scale
+    return shrink_spectrum(values, sd, d, shrinkage), vectors
 
 
 def project_ball(offsets, radius):
@@ -367,7 +420,9 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
     """Shared parameters, validation, the count and sum releases, and prediction.
 
     Subclasses set ``_SHARES`` (the cost split over ``_RELEASES``), implement
-    ``_moment_release(...)`` and ``_joint_log_likelihood(X)``.
+    ``_moment_makers(n, d, K, B, partials)`` (their second-moment release),
+    ``_fit_releases`` (on :meth:`_release_classes`) and
+    ``_joint_log_likelihood(X)``.
     """
 
     _parameter_constraints: dict = {
@@ -483,7 +538,7 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         releases = []
         for name, cost in zip(self._release_names(), costs, strict=True):
             if name == "radius":  # exponential mechanism: pure, at the same rho
-                releases.append(Release(name, _as_pure(cost), "exponential"))
+                releases.append(Release(name, as_pure(cost), "exponential"))
             else:
                 releases.append(Release(name, cost, kind))
         return ReleasePlan(total, releases)
@@ -602,6 +657,18 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
                 stacklevel=caller_stacklevel(),
             )
 
+    @staticmethod
+    def _class_attributes(parts):
+        """The fitted attributes both analyses set from :meth:`_release_classes`."""
+        return {
+            "classes_": parts["classes"],
+            "clip_centre_": parts["centre"],
+            "clip_radius_": parts["radius"],
+            "priors_": parts["priors"],
+            "class_count_": parts["sizes"],
+            "means_": parts["centre"] + parts["offsets"],
+        }
+
     def _release_classes(self, X, plan, rng, outer):
         """The centre, radius, count and sum releases; the exact moments."""
         n, d = X.shape
@@ -612,7 +679,7 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         makers = self._makers(n, d, radius, n_partial_sums(X))
         mech = plan.calibrate("class_counts", makers["class_counts"])
         noisy_counts = mech.randomise(counts.astype(np.float64), rng)
-        count_sd = noise_sd_of(mech)
+        count_sd = noise_sd(mech)
         mech = plan.calibrate("class_sums", makers["class_sums"])
         noisy_sums = mech.randomise((sums / n).ravel(), rng).reshape(K, d)
         # Post-processing. A count below max(1, its noise sd) is taken as that
@@ -622,7 +689,7 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         sizes = np.clip(noisy_counts, floor, float(n))
         offsets = project_ball(noisy_sums * (n / sizes)[:, None], radius)
         self._warn_if_clipped_away(
-            noisy_sums.sum(axis=0), radius, noise_sd_of(mech) * math.sqrt(K * d)
+            noisy_sums.sum(axis=0), radius, noise_sd(mech) * math.sqrt(K * d)
         )
         if self.priors is None:
             priors = sizes / np.sum(sizes)

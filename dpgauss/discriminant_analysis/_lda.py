@@ -22,48 +22,11 @@ from sklearn.base import BaseEstimator
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dpgauss.covariance._methods import gauss_spectrum
-from dpgauss.discriminant_analysis._base import DiscriminantMixin, noise_sd_of
+from dpgauss.discriminant_analysis._base import DiscriminantMixin, class_covariance
 from dpgauss.mechanisms._releases import second_moment_mechanism
 from dpgauss.utils._docstring import fill_doc
 
-__all__ = ["PrivateLinearDiscriminantAnalysis", "shrink_spectrum"]
-
-
-def shrink_spectrum(values, noise_sd, d, shrinkage):
-    """Floor and shrink the eigenvalues of a released covariance (free).
-
-    Parameters
-    ----------
-    values : ndarray of shape (d,)
-        Eigenvalues of the within-class covariance (any sign).
-    noise_sd : float
-        Standard deviation of one entry of the second-moment release (public).
-    d : int
-        Features.
-    shrinkage : None, "auto" or float in [0, 1]
-        Weight of the scaled identity ``mean(values) I``; "auto" takes
-        ``min(1, 2 sqrt(d) noise_sd / mean(values))``: the released matrix's
-        noise has spectral norm about ``2 sqrt(d) noise_sd``, so directions
-        with less variance than that cannot be told from noise, and the weight
-        grows as the noise swamps the average variance.
-
-    Returns
-    -------
-    ndarray of shape (d,)
-        Positive eigenvalues.
-    """
-    floor = max(noise_sd, 1e-300)
-    values = np.maximum(values, floor)
-    average = float(np.mean(values))
-    if shrinkage is None:
-        weight = 0.0
-    elif isinstance(shrinkage, str):
-        eta = np.sqrt(d) * noise_sd
-        weight = eta / (eta + average)
-    else:
-        weight = float(shrinkage)
-    return (1.0 - weight) * values + weight * average
+__all__ = ["PrivateLinearDiscriminantAnalysis"]
 
 
 @fill_doc
@@ -104,8 +67,8 @@ class PrivateLinearDiscriminantAnalysis(
         Shrinks the released within-class covariance towards a multiple of the
         identity (post-processing, free): ``(1 - a) Sigma + a mean(eig) I``.
         "auto" sets ``a`` from the release's public noise level (see
-        :func:`shrink_spectrum`); None only floors the eigenvalues at the
-        noise level.
+        :func:`~dpgauss.discriminant_analysis._base.shrink_spectrum`); None
+        only floors the eigenvalues at the noise level.
     {privacy_parameters}
     {random_state}
 
@@ -228,19 +191,18 @@ class PrivateLinearDiscriminantAnalysis(
         }
 
     def _fit_releases(self, X, plan, rng):
-        n, d = X.shape
+        n = X.shape[0]
         parts = self._release_classes(X, plan, rng, outer="pooled")
         B = parts["radius"]
         mech = plan.calibrate("second_moment", parts["makers"]["second_moment"])
         released = mech.randomise(parts["moments"] / n, rng)
-        values, vectors, _ = gauss_spectrum(mech, released, B * B)
-        second = (vectors * values) @ vectors.T
         offsets = parts["offsets"]
         weights = parts["sizes"] / float(n)
         weights = weights / max(1.0, float(np.sum(weights)))
-        within = second - (offsets.T * weights) @ offsets
-        values, vectors = np.linalg.eigh(0.5 * (within + within.T))
-        values = shrink_spectrum(values, noise_sd_of(mech), d, self.shrinkage)
+        between = (offsets.T * weights) @ offsets
+        values, vectors = class_covariance(
+            mech, released, B * B, 1.0, between, self.shrinkage
+        )
         covariance = (vectors * values) @ vectors.T
         # Sigma^-1 m_k from the eigendecomposition (values > 0 for every draw).
         solved = ((offsets @ vectors) / values) @ vectors.T
@@ -255,12 +217,7 @@ class PrivateLinearDiscriminantAnalysis(
             coef = coef[1:] - coef[:1]
             intercept = intercept[1:] - intercept[:1]
         return {
-            "classes_": parts["classes"],
-            "clip_centre_": parts["centre"],
-            "clip_radius_": parts["radius"],
-            "priors_": parts["priors"],
-            "class_count_": parts["sizes"],
-            "means_": location + offsets,
+            **self._class_attributes(parts),
             "covariance_": covariance,
             "coef_": coef,
             "intercept_": intercept,

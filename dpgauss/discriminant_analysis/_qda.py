@@ -9,7 +9,7 @@ moment). The classifier is post-processing: each block is denoised and
 projected onto {PSD, trace <= B^2} (the covariance estimators' GaussCov
 spectrum), rescaled by ``n / n_k`` and centred by the class mean; its
 eigenvalues are floored and shrunk as in
-:func:`~dpgauss.discriminant_analysis._lda.shrink_spectrum` (with the class's
+:func:`~dpgauss.discriminant_analysis._base.shrink_spectrum` (with the class's
 own noise level, ``n / n_k`` times the release's), and a row gets the class of
 largest ``log pi_k - log|Sigma_k| / 2 - (x - mu_k)^T Sigma_k^-1 (x - mu_k) / 2``.
 """
@@ -20,13 +20,11 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dpgauss.covariance._methods import gauss_spectrum
 from dpgauss.discriminant_analysis._base import (
     DiscriminantMixin,
     block_moment_mechanism,
-    noise_sd_of,
+    class_covariance,
 )
-from dpgauss.discriminant_analysis._lda import shrink_spectrum
 from dpgauss.utils._docstring import fill_doc
 
 __all__ = ["PrivateQuadraticDiscriminantAnalysis"]
@@ -189,7 +187,7 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
         }
 
     def _fit_releases(self, X, plan, rng):
-        n, d = X.shape
+        n = X.shape[0]
         parts = self._release_classes(X, plan, rng, outer="per_class")
         B = parts["radius"]
         K = parts["classes"].size
@@ -199,27 +197,22 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
         # The diagonal blocks of the block-diagonal release, drawn without
         # forming the (K d) x (K d) matrix (randomise_blocks).
         released = mech.randomise_blocks(parts["moments"] / n, rng)
-        sd = noise_sd_of(mech)
         covariances, rotations, scalings = [], [], []
         for k in range(K):
-            own = released[k]
-            values, vectors, _ = gauss_spectrum(mech, own, B * B)
-            scale = n / parts["sizes"][k]
-            second = (vectors * (values * scale)) @ vectors.T
             m = parts["offsets"][k]
-            cov = second - np.outer(m, m)
-            values, vectors = np.linalg.eigh(0.5 * (cov + cov.T))
-            values = shrink_spectrum(values, sd * scale, d, self.shrinkage)
+            values, vectors = class_covariance(
+                mech,
+                released[k],
+                B * B,
+                n / parts["sizes"][k],
+                np.outer(m, m),
+                self.shrinkage,
+            )
             covariances.append((vectors * values) @ vectors.T)
             rotations.append(vectors)
             scalings.append(values)
         return {
-            "classes_": parts["classes"],
-            "clip_centre_": parts["centre"],
-            "clip_radius_": parts["radius"],
-            "priors_": parts["priors"],
-            "class_count_": parts["sizes"],
-            "means_": parts["centre"] + parts["offsets"],
+            **self._class_attributes(parts),
             "covariance_": np.array(covariances),
             "rotations_": rotations,
             "scalings_": scalings,
