@@ -104,6 +104,7 @@ from dpgauss.utils._sums import (
     is_dask_array,
     iter_chunks,
     n_partial_sums,
+    over_labelled_blocks,
     row_norms,
     summation_error,
 )
@@ -235,17 +236,8 @@ def class_statistics(X, codes, n_classes, location, radius, outer):
     codes = np.asarray(codes)
     counts = np.bincount(codes[codes >= 0], minlength=n_classes).astype(np.int64)
     if is_dask_array(X):
-        import dask
-
-        blocks = X.rechunk({1: -1}).to_delayed().ravel()
-        starts = np.cumsum([0, *X.chunks[0]])
-        parts = dask.compute(
-            *[
-                dask.delayed(_block_class_statistics)(
-                    b, codes[a:z], n_classes, location, radius, outer
-                )
-                for b, a, z in zip(blocks, starts[:-1], starts[1:], strict=True)
-            ]
+        parts = over_labelled_blocks(
+            X, codes, _block_class_statistics, n_classes, location, radius, outer
         )
     else:
         parts = [_block_class_statistics(X, codes, n_classes, location, radius, outer)]

@@ -482,6 +482,38 @@ def frame_sums(X, center, radius, frame, with_outer=True):
     return clipped_sums(X, center, radius, with_outer=with_outer, transform=frame)
 
 
+def over_labelled_blocks(X, labels, func, *args):
+    """``func(block, labels_of_its_rows, *args)`` on each row block of a Dask
+    array, computed in its workers; the list of results, in block order.
+
+    Parameters
+    ----------
+    X : dask array of shape (n_samples, n_features)
+        The rows.
+    labels : ndarray of shape (n_samples,)
+        One public (or already validated) value per row, sliced with the rows.
+    func : callable
+        Applied to each block (a numpy array) and its labels.
+    *args
+        Passed on to ``func``.
+
+    Returns
+    -------
+    tuple
+        One result per block.
+    """
+    import dask
+
+    blocks = X.rechunk({1: -1}).to_delayed().ravel()
+    starts = np.cumsum([0, *X.chunks[0]])
+    return dask.compute(
+        *[
+            dask.delayed(func)(b, labels[a:z], *args)
+            for b, a, z in zip(blocks, starts[:-1], starts[1:], strict=True)
+        ]
+    )
+
+
 def _block_group_sums(block, labels, k):
     # Everything under errstate, the conversion included (it runs in a Dask
     # worker, outside the fit's errstate): a longdouble row beyond float64's
@@ -517,16 +549,7 @@ def group_means(X, labels, k):
     """
     size = int(np.count_nonzero(labels == 0))
     if is_dask_array(X):
-        blocks = X.rechunk({1: -1}).to_delayed().ravel()
-        starts = np.cumsum([0, *X.chunks[0]])
-        import dask
-
-        parts = dask.compute(
-            *[
-                dask.delayed(_block_group_sums)(b, labels[a:z], k)
-                for b, a, z in zip(blocks, starts[:-1], starts[1:], strict=True)
-            ]
-        )
+        parts = over_labelled_blocks(X, labels, _block_group_sums, k)
     else:
         parts, start = [], 0
         for block in iter_chunks(X):
