@@ -27,6 +27,7 @@ import warnings
 from dpgauss.exceptions import PrivacyLeakWarning
 
 __all__ = [
+    "is_private",
     "learns_from_rows",
     "private_scoring",
     "warn_if_fitted_after_leaky_step",
@@ -160,8 +161,10 @@ _PIPELINE_MODULE = "sklearn.pipeline"
 SHAPE_ONLY_STEPS = frozenset({"PolynomialFeatures"})
 
 
-def _is_private_step(step):
-    return not isinstance(step, type) and callable(getattr(step, "planned_costs", None))
+def is_private(obj):
+    """Whether ``obj`` is a private estimator instance (it has ``planned_costs``:
+    dpgauss finds private steps by duck typing, never by importing them)."""
+    return not isinstance(obj, type) and callable(getattr(obj, "planned_costs", None))
 
 
 def _combined_parts(step):
@@ -207,7 +210,7 @@ def learns_from_rows(step):
     """
     if step is None or (isinstance(step, str) and step in ("passthrough", "drop")):
         return False
-    if _is_private_step(step):
+    if is_private(step):
         return False
     steps = getattr(step, "steps", None)
     if isinstance(steps, list):

@@ -28,6 +28,7 @@ from sklearn.pipeline import Pipeline
 from dpgauss.accounting import ZCDP
 from dpgauss.accounting._composition import compose
 from dpgauss.exceptions import BudgetExceededError, PrivacyLeakWarning
+from dpgauss.model_selection._leak import is_private
 from dpgauss.model_selection._scorer import PrivateScorer
 
 __all__ = [
@@ -212,8 +213,6 @@ class SearchCost:
 
 
 # -- what one fit charges ------------------------------------------------------------
-def _is_private(obj):
-    return not isinstance(obj, type) and callable(getattr(obj, "planned_costs", None))
 
 
 def _params(obj):
@@ -223,7 +222,7 @@ def _params(obj):
 
 
 def _contains_private(obj):
-    return _is_private(obj) or any(_is_private(v) for v in _params(obj).values())
+    return is_private(obj) or any(is_private(v) for v in _params(obj).values())
 
 
 def _probe_width(step, width):
@@ -270,11 +269,11 @@ def _walk_widths(est, width, widths):
 def _private_parts(estimator, n_features_X, n_features):
     """The private objects of ``estimator`` and the columns each receives."""
     found = {}
-    if _is_private(estimator):
+    if is_private(estimator):
         found[id(estimator)] = estimator
     else:
         for value in _params(estimator).values():
-            if _is_private(value):
+            if is_private(value):
                 found.setdefault(id(value), value)
     if n_features is not None:
         return [(obj, n_features) for obj in found.values()]
