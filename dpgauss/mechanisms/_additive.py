@@ -523,21 +523,29 @@ class SymmetricGaussianMechanism(GaussianMechanism):
                 self.scale, self.scale / math.sqrt(2.0), dim, "gaussian", rng
             )
             return value + noise
-        t, u = self.lattice_variance(dim)
-        t_off, u_off = _noise.halve_variance(t, u)
         rows, cols = _upper_indices(dim)
+        diagonal, upper = self._lattice_release(
+            np.diagonal(value), value[rows, cols], dim, rng
+        )
+        return _mirror(diagonal, upper, dim)
+
+    def _lattice_release(self, diagonal, upper, size, rng):
+        """Diagonal and strictly-upper entries plus the exact lattice noise of
+        a ``size x size`` release (S on the diagonal, S/2 above it)."""
+        t, u = self.lattice_variance(size)
+        t_off, u_off = _noise.halve_variance(t, u)
         g = self.grid
         diagonal = _noise.from_lattice(
-            _noise.to_lattice(np.diagonal(value), g),
-            _noise.lattice_gaussian(t, u, dim, rng),
+            _noise.to_lattice(diagonal, g),
+            _noise.lattice_gaussian(t, u, diagonal.size, rng),
             g,
         )
         upper = _noise.from_lattice(
-            _noise.to_lattice(value[rows, cols], g),
-            _noise.lattice_gaussian(t_off, u_off, rows.size, rng),
+            _noise.to_lattice(upper, g),
+            _noise.lattice_gaussian(t_off, u_off, upper.size, rng),
             g,
         )
-        return _mirror(diagonal, upper, dim)
+        return diagonal, upper
 
     def randomise_blocks(self, blocks, random_state=None):
         """The diagonal blocks of :meth:`randomise` on a block-diagonal matrix.
@@ -575,19 +583,7 @@ class SymmetricGaussianMechanism(GaussianMechanism):
             off = self.scale / math.sqrt(2.0)
             upper = upper + _noise.draw_gaussian(off, upper.size, rng)
         else:
-            t, u = self.lattice_variance(full)
-            t_off, u_off = _noise.halve_variance(t, u)
-            g = self.grid
-            diag = _noise.from_lattice(
-                _noise.to_lattice(diag, g),
-                _noise.lattice_gaussian(t, u, diag.size, rng),
-                g,
-            )
-            upper = _noise.from_lattice(
-                _noise.to_lattice(upper, g),
-                _noise.lattice_gaussian(t_off, u_off, upper.size, rng),
-                g,
-            )
+            diag, upper = self._lattice_release(diag, upper, full, rng)
         m = rows.size
         return np.array(
             [
@@ -673,6 +669,15 @@ class SymmetricLaplaceMechanism(LaplaceMechanism):
         """
         return super().effective_scale(size)
 
+    def _lattice_release(self, upper, size, rng):
+        """Upper-triangle entries (diagonal included) plus the exact lattice
+        Laplace noise of a ``size x size`` release."""
+        return _noise.from_lattice(
+            _noise.to_lattice(upper, self.grid),
+            _noise.lattice_laplace(self.lattice_scale(size), upper.size, rng),
+            self.grid,
+        )
+
     def randomise(self, value, random_state=None):
         """Return the symmetric ``value`` plus symmetric Laplace noise.
 
@@ -695,12 +700,7 @@ class SymmetricLaplaceMechanism(LaplaceMechanism):
             noise = _noise.draw_symmetric(self.scale, self.scale, dim, "laplace", rng)
             return value + noise
         rows, cols = np.triu_indices(dim)
-        t = self.lattice_scale(dim)
-        released = _noise.from_lattice(
-            _noise.to_lattice(value[rows, cols], self.grid),
-            _noise.lattice_laplace(t, rows.size, rng),
-            self.grid,
-        )
+        released = self._lattice_release(value[rows, cols], dim, rng)
         diagonal = released[rows == cols]
         return _mirror(diagonal, released[rows != cols], dim)
 
@@ -735,11 +735,7 @@ class SymmetricLaplaceMechanism(LaplaceMechanism):
         if not self.exact:
             released = values + _noise.draw_laplace(self.scale, values.size, rng)
         else:
-            released = _noise.from_lattice(
-                _noise.to_lattice(values, self.grid),
-                _noise.lattice_laplace(self.lattice_scale(full), values.size, rng),
-                self.grid,
-            )
+            released = self._lattice_release(values, full, rng)
         m = rows.size
         on_diagonal = rows == cols
         return np.array(
