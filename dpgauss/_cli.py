@@ -56,15 +56,17 @@ PLOT_EXTRA = "pip install 'dpgauss[plot]' (or pip install matplotlib)"
 
 
 def _load_digits_public_scale():
-    """Return sklearn's digits (n=1797, d=64), pixels scaled from [0, 16] to [0, 1].
+    """Return sklearn's digits (n=1797, d=64), pixels scaled from [0, 16] to [0, 1],
+    their labels and the row-norm bound.
 
     The scale and the row-norm bound sqrt(64) = 8 come from the pixel range, which
     is public; nothing is read off the data to choose them.
     """
     from sklearn.datasets import load_digits
 
-    X = load_digits().data / 16.0
-    return X, float(np.sqrt(X.shape[1]))
+    digits = load_digits()
+    X = digits.data / 16.0
+    return X, digits.target, float(np.sqrt(X.shape[1]))
 
 
 def demo(seed=0, out=None, *, rhos=DEMO_RHOS, progress=None):
@@ -103,7 +105,7 @@ def demo(seed=0, out=None, *, rhos=DEMO_RHOS, progress=None):
             elapsed = time.perf_counter() - started
             print(f"dpgauss demo [{elapsed:5.1f} s] {text}", file=progress, flush=True)
 
-    X, data_norm = _load_digits_public_scale()
+    X, labels, data_norm = _load_digits_public_scale()
     n, d = X.shape
     exact = np.cov(X, rowvar=False, bias=True)
     exact_norm = np.linalg.norm(exact)
@@ -188,7 +190,7 @@ def demo(seed=0, out=None, *, rhos=DEMO_RHOS, progress=None):
     note(f"5/{N_SECTIONS} product distribution on rare binary features")
     rows += _product_section(budget, seed, out)
     note(f"6/{N_SECTIONS} classifier, PCA and outlier detector")
-    rows += _workflow_section(budget, seed, out)
+    rows += _workflow_section(budget, seed, out, (X, labels, data_norm))
     spent = budget.spent()
     print(
         f"\nShared budget: spent {spent} over {len(budget.ledger())} releases, i.e. "
@@ -539,10 +541,12 @@ def _product_section(budget, seed, out):
     ]
 
 
-def _workflow_section(budget, seed, out):
-    """PrivateLinearDiscriminantAnalysis and PrivatePCA on digits,
+def _workflow_section(budget, seed, out, digits):
+    """PrivateLinearDiscriminantAnalysis and PrivatePCA on digits (``digits``:
+    the rows, labels and public row-norm bound of the first section),
     PrivateEllipticEnvelope on breast cancer: what users do with a Gaussian."""
-    from sklearn.datasets import load_breast_cancer, load_digits
+    from sklearn.covariance import EmpiricalCovariance
+    from sklearn.datasets import load_breast_cancer
     from sklearn.decomposition import PCA
     from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
     from sklearn.metrics import roc_auc_score
@@ -552,8 +556,7 @@ def _workflow_section(budget, seed, out):
     from dpgauss.discriminant_analysis import PrivateLinearDiscriminantAnalysis
 
     rows = []
-    digits = load_digits()
-    X, y = digits.data / 16.0, digits.target
+    X, y, data_norm = digits
     order = np.random.default_rng(2468).permutation(X.shape[0])  # public split
     train, test = order[:1350], order[1350:]
     print(
@@ -563,7 +566,7 @@ def _workflow_section(budget, seed, out):
     )
     lda = PrivateLinearDiscriminantAnalysis(
         classes=range(10),
-        data_norm=8.0,
+        data_norm=data_norm,
         rho=GAUSSIAN_RHO,
         budget=budget,
         random_state=seed,
@@ -598,7 +601,7 @@ def _workflow_section(budget, seed, out):
     k = 5
     pca = PrivatePCA(
         n_components=k,
-        data_norm=8.0,
+        data_norm=data_norm,
         rho=GAUSSIAN_RHO,
         budget=budget,
         random_state=seed,
@@ -653,8 +656,6 @@ def _workflow_section(budget, seed, out):
     )
     seconds = _timed_fit(env, Z)
     auc = float(roc_auc_score(malignant, -env.decision_function(Z)))
-    from sklearn.covariance import EmpiricalCovariance
-
     exact_auc = float(
         roc_auc_score(malignant, EmpiricalCovariance().fit(Z).mahalanobis(Z))
     )
