@@ -211,16 +211,14 @@ def test_ids_are_deterministic():
 #: Checks whose outcome depends on the noise drawn (pass for some instances
 #: and seeds, fail for others), skipped with their reason rather than marked
 #: as expected failures (which scikit-learn makes strict).
-SKIPPED = {
-    ("PrivateLinearDiscriminantAnalysis", "check_classifiers_one_label"): (
-        "fits y with one label while the public classes are -20..20; the other "
-        "classes' released counts are noise around 0 (floored at max(1, noise "
-        "sd)) and a DP fit cannot tell an empty class from a small one, so "
-        "predictions are constant for some noise draws and not for others; "
-        "tests/discriminant_analysis/test_discriminant.py::"
-        "test_absent_class_is_rarely_predicted"
-    ),
-}
+_ONE_LABEL = (
+    "fits y with one label while the public classes are -20..20; the other "
+    "classes' released counts are noise around 0 (floored at max(1, noise "
+    "sd)) and a DP fit cannot tell an empty class from a small one, so "
+    "predictions are constant for some noise draws and not for others; "
+    "tests/discriminant_analysis/test_discriminant.py::"
+    "test_absent_class_is_rarely_predicted"
+)
 _DECISION_PROBA = (
     "compares predict_proba[:, 1] with a one-column decision_function, which "
     "holds for a binary model; with the public classes -20..20 the model has 41 "
@@ -228,14 +226,17 @@ _DECISION_PROBA = (
     "fallback passes for some draws); test_decision_proba_consistency checks "
     "the property with classes [0, 1]"
 )
-for _name in (
-    "PrivateLinearDiscriminantAnalysis",
-    "PrivateQuadraticDiscriminantAnalysis",
-):
-    SKIPPED[(_name, "check_classifiers_one_label")] = SKIPPED[
-        ("PrivateLinearDiscriminantAnalysis", "check_classifiers_one_label")
-    ]
-    SKIPPED[(_name, "check_decision_proba_consistency")] = _DECISION_PROBA
+SKIPPED = {
+    (name, check): reason
+    for name in (
+        "PrivateLinearDiscriminantAnalysis",
+        "PrivateQuadraticDiscriminantAnalysis",
+    )
+    for check, reason in (
+        ("check_classifiers_one_label", _ONE_LABEL),
+        ("check_decision_proba_consistency", _DECISION_PROBA),
+    )
+}
 
 
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failed_checks)
