@@ -354,3 +354,13 @@ def approx_to_zcdp(epsilon, delta):
         else:
             hi = mid
     return lo
+
+
+def kind_of(cost):
+    """The additive noise family of a cost: ``"gaussian"`` (zCDP) or ``"laplace"``."""
+    return "gaussian" if isinstance(cost, ZCDP) else "laplace"
+
+
+def as_pure(cost):
+    """A pure cost as is; a zCDP cost as the epsilon whose epsilon^2/2 it equals."""
+    return cost if isinstance(cost, PureDP) else PureDP(math.sqrt(2.0 * cost.rho))

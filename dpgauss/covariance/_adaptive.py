@@ -42,19 +42,22 @@ import numpy as np
 from scipy import stats
 
 from dpgauss.accounting import PureDP
+from dpgauss.accounting._costs import as_pure, kind_of
 from dpgauss.accounting._plan import Choice, Release, ReleasePlan, dominates
-from dpgauss.base import calibration_error, check_noise_scale, check_radius
 from dpgauss.covariance._methods import (
-    as_pure,
     choose_method,
     covariance_entries,
-    kind_of,
     mechanism_factory,
     predicted_errors,
     release_covariance,
 )
 from dpgauss.covariance._release import mean_entries, release_mean, release_trace
 from dpgauss.mechanisms import AboveThreshold
+from dpgauss.mechanisms._checks import (
+    calibration_error,
+    check_noise_scale,
+    check_radius,
+)
 from dpgauss.mechanisms._releases import mean_mechanism, sum_mechanism
 from dpgauss.utils._sums import (
     CHUNK_ROWS,
@@ -468,7 +471,7 @@ def check_adaptive_calibration(owner, plan, n, d, data_norm, center):
     At both ends of the clipping grid (``data_norm`` and ``data_norm *
     2^-99.5``) and for both row counts (n, and n // 2 pairs with
     ``center=True``). Raises the clear error of
-    :func:`~dpgauss.base.calibration_error`, naming ``owner``, when float64
+    :func:`~dpgauss.mechanisms._checks.calibration_error`, naming ``owner``, when float64
     cannot hold a noise scale.
     """
     bound = float(data_norm)

@@ -32,10 +32,10 @@ import math
 import numpy as np
 from scipy import stats
 
+from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release
 from dpgauss.covariance._methods import (
     gauss_spectrum,
-    kind_of,
     mechanism_factory,
     release_covariance,
 )

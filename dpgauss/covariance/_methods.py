@@ -23,7 +23,8 @@ import math
 
 import numpy as np
 
-from dpgauss.accounting import ZCDP, PureDP
+from dpgauss.accounting import ZCDP
+from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Choice, Release
 from dpgauss.covariance._denoise import (
     combine_traces,
@@ -52,11 +53,6 @@ __all__ = [
     "predicted_separate_error",
     "release_covariance",
 ]
-
-
-def kind_of(cost):
-    """The additive noise family of a cost: ``"gaussian"`` (zCDP) or ``"laplace"``."""
-    return "gaussian" if isinstance(cost, ZCDP) else "laplace"
 
 
 def method_entries(method, cost, d):
@@ -377,8 +373,3 @@ def choose_method(plan, n, d, radius, trace):
     """
     gauss, separate = predicted_errors(plan, n, d, radius, trace)
     return "separate" if separate < SEPARATE_MARGIN * gauss else "gauss"
-
-
-def as_pure(cost):
-    """A pure cost as is; a zCDP cost as the epsilon whose epsilon^2/2 it equals."""
-    return cost if isinstance(cost, PureDP) else PureDP(math.sqrt(2.0 * cost.rho))

@@ -13,7 +13,6 @@ import warnings
 import numpy as np
 
 from dpgauss.accounting._plan import ReleasePlan
-from dpgauss.base import calibration_error, check_noise_scale, check_radius
 from dpgauss.covariance._base import BasePrivateCovariance
 from dpgauss.covariance._coinpress import (
     STEP_BETA,
@@ -31,6 +30,11 @@ from dpgauss.covariance._release import (
     useless_release_message,
 )
 from dpgauss.exceptions import UtilityWarning
+from dpgauss.mechanisms._checks import (
+    calibration_error,
+    check_noise_scale,
+    check_radius,
+)
 from dpgauss.mechanisms._releases import second_moment_mechanism
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context

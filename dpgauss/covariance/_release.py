@@ -29,19 +29,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release
-from dpgauss.base import check_noise_scale
 from dpgauss.covariance._denoise import shrink_mean
 from dpgauss.covariance._methods import (
     choose_method,
     covariance_entries,
-    kind_of,
     mechanism_factory,
     noise_variance,
     predicted_filled_error,
     release_covariance,
 )
 from dpgauss.mechanisms import GaussianMechanism
+from dpgauss.mechanisms._checks import check_noise_scale
 from dpgauss.mechanisms._releases import mean_mechanism, sum_mechanism
 from dpgauss.utils._sums import clipped_sums, fixed_point_bits, n_partial_sums
 from dpgauss.utils.validation import split_cost

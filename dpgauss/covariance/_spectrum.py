@@ -24,7 +24,6 @@ import warnings
 import numpy as np
 
 from dpgauss.accounting._plan import ReleasePlan
-from dpgauss.base import calibration_error, check_radius
 from dpgauss.covariance._adaptive import (
     adaptive_plan,
     check_adaptive_calibration,
@@ -40,6 +39,7 @@ from dpgauss.covariance._release import (
     useless_release_message,
 )
 from dpgauss.exceptions import UtilityWarning
+from dpgauss.mechanisms._checks import calibration_error, check_radius
 from dpgauss.utils._sklearn_compat import Interval, StrOptions
 from dpgauss.utils.validation import check_data_norm
 

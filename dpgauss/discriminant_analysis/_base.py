@@ -78,15 +78,10 @@ from sklearn.utils.validation import (
 )
 
 from dpgauss.accounting import ZCDP
+from dpgauss.accounting._costs import as_pure
 from dpgauss.accounting._plan import Release, ReleasePlan
-from dpgauss.base import (
-    MIN_RADIUS,
-    PrivateEstimatorMixin,
-    calibration_error,
-    check_noise_scale,
-    check_radius,
-)
-from dpgauss.covariance._methods import as_pure, gauss_spectrum, noise_sd
+from dpgauss.base import PrivateEstimatorMixin
+from dpgauss.covariance._methods import gauss_spectrum, noise_sd
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.mechanisms import (
     GaussianMechanism,
@@ -94,6 +89,12 @@ from dpgauss.mechanisms import (
     QuantileMechanism,
     SymmetricGaussianMechanism,
     SymmetricLaplaceMechanism,
+)
+from dpgauss.mechanisms._checks import (
+    MIN_RADIUS,
+    calibration_error,
+    check_noise_scale,
+    check_radius,
 )
 from dpgauss.mechanisms._releases import mean_mechanism
 from dpgauss.model_selection._leak import caller_stacklevel, warn_if_scored_in_search

@@ -43,13 +43,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from dpgauss.accounting import ZCDP, ApproxDP, PureDP, approx_to_zcdp
 from dpgauss.accounting._plan import Release, ReleasePlan
-from dpgauss.base import (
-    MAX_RADIUS,
-    MIN_RADIUS,
-    PrivateEstimatorMixin,
-    calibration_error,
-    check_noise_scale,
-)
+from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.ensemble import _populous as populous
 from dpgauss.ensemble import _psd as psd
 from dpgauss.ensemble._winsorized import (
@@ -62,6 +56,12 @@ from dpgauss.ensemble._winsorized import (
 )
 from dpgauss.exceptions import PrivateTestFailedError, UtilityWarning
 from dpgauss.mechanisms import AboveThreshold, GaussianMechanism
+from dpgauss.mechanisms._checks import (
+    MAX_RADIUS,
+    MIN_RADIUS,
+    calibration_error,
+    check_noise_scale,
+)
 from dpgauss.mechanisms._range import QuantileSearch
 from dpgauss.mechanisms._releases import mean_mechanism
 from dpgauss.utils._sklearn_compat import HasMethods, Interval, StrOptions

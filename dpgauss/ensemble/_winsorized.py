@@ -30,7 +30,7 @@ import numpy as np
 
 from dpgauss.accounting import ZCDP
 from dpgauss.accounting._plan import Release
-from dpgauss.base import MAX_RADIUS, MIN_RADIUS
+from dpgauss.mechanisms._checks import MAX_RADIUS, MIN_RADIUS
 from dpgauss.mechanisms._range import QuantileSearch, range_failure
 from dpgauss.mechanisms._releases import mean_mechanism
 from dpgauss.utils._sums import clipped_sums, n_partial_sums, row_norms

@@ -12,15 +12,9 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
-from dpgauss.base import (
-    MAX_RADIUS,
-    MIN_RADIUS,
-    GaussianDensityMixin,
-    PrivateEstimatorMixin,
-    calibration_error,
-    check_noise_scale,
-)
+from dpgauss.base import GaussianDensityMixin, PrivateEstimatorMixin
 from dpgauss.covariance._base import eigenvalue_floor
 from dpgauss.covariance._coinpress import (
     STEP_BETA,
@@ -30,7 +24,7 @@ from dpgauss.covariance._coinpress import (
     staged_costs,
     tail_radius,
 )
-from dpgauss.covariance._methods import kind_of, noise_variance
+from dpgauss.covariance._methods import noise_variance
 from dpgauss.ensemble._winsorized import (
     RADIUS_FACTOR,
     RADIUS_QUANTILE,
@@ -54,6 +48,12 @@ from dpgauss.gaussian._steps import (
     mean_steps_for,
     pairs_frame,
     range_searches,
+)
+from dpgauss.mechanisms._checks import (
+    MAX_RADIUS,
+    MIN_RADIUS,
+    calibration_error,
+    check_noise_scale,
 )
 from dpgauss.mechanisms._range import QuantileSearch
 from dpgauss.mechanisms._releases import mean_mechanism, second_moment_mechanism

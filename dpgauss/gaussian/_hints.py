@@ -14,10 +14,10 @@ import warnings
 
 import numpy as np
 
+from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release
 from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.covariance._coinpress import tail_radius
-from dpgauss.covariance._methods import kind_of
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.gaussian._steps import (
     RANGE_ROWS,

@@ -11,6 +11,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import optimize, stats
 
+from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.covariance._adaptive import PairDifferences, pair_indices
 from dpgauss.covariance._coinpress import (
@@ -21,7 +22,7 @@ from dpgauss.covariance._coinpress import (
     staged_costs,
     tail_radius,
 )
-from dpgauss.covariance._methods import kind_of, noise_variance
+from dpgauss.covariance._methods import noise_variance
 from dpgauss.mechanisms._range import QuantileSearch, range_failure
 from dpgauss.mechanisms._releases import mean_mechanism
 from dpgauss.utils._sums import frame_sums, n_partial_sums

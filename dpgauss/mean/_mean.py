@@ -29,15 +29,16 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpgauss.accounting import ApproxDP
+from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
-from dpgauss.base import PrivateEstimatorMixin, calibration_error, check_noise_scale
+from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.covariance._coinpress import (
     STEP_BETA,
     frame_inverse,
     staged_costs,
     tail_radius,
 )
-from dpgauss.covariance._methods import entry_variances, kind_of
+from dpgauss.covariance._methods import entry_variances
 from dpgauss.gaussian._hints import RangeHintsMixin
 from dpgauss.gaussian._steps import (
     MAX_MEAN_RADIUS,
@@ -55,6 +56,7 @@ from dpgauss.gaussian._steps import (
     weighted_tail_radius,
 )
 from dpgauss.mean._tukey import RestrictedTukeyMechanism
+from dpgauss.mechanisms._checks import calibration_error, check_noise_scale
 from dpgauss.mechanisms._releases import (
     mean_mechanism,
     second_moment_mechanism,

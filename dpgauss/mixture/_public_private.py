@@ -19,18 +19,18 @@ from sklearn.mixture import GaussianMixture
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpgauss.accounting import ZCDP, PureDP
+from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
-from dpgauss.base import (
-    PrivateEstimatorMixin,
-    calibration_error,
-    check_noise_scale,
-    check_radius,
-    sampling_generator,
-)
-from dpgauss.covariance._methods import kind_of, noise_variance
+from dpgauss.base import PrivateEstimatorMixin, sampling_generator
+from dpgauss.covariance._methods import noise_variance
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.gaussian import PrivateGaussianEstimator
 from dpgauss.gaussian._hints import finite_mean, scaled_deviations
+from dpgauss.mechanisms._checks import (
+    calibration_error,
+    check_noise_scale,
+    check_radius,
+)
 from dpgauss.mechanisms._releases import second_moment_mechanism
 from dpgauss.mechanisms._statistics import HistogramMechanism
 from dpgauss.mixture._refine import (

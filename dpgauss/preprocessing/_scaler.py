@@ -59,14 +59,14 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpgauss.accounting import ZCDP
 from dpgauss.accounting._plan import Release, ReleasePlan
-from dpgauss.base import (
+from dpgauss.base import PrivateEstimatorMixin
+from dpgauss.exceptions import UtilityWarning
+from dpgauss.mechanisms._checks import (
     MAX_RADIUS,
     MIN_RADIUS,
-    PrivateEstimatorMixin,
     calibration_error,
     check_noise_scale,
 )
-from dpgauss.exceptions import UtilityWarning
 from dpgauss.mechanisms._releases import mean_mechanism
 from dpgauss.model_selection._leak import caller_stacklevel
 from dpgauss.utils._docstring import fill_doc

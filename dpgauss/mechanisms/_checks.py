@@ -1,0 +1,93 @@
+"""Guards that a mechanism's calibration is usable in float64, checked before any spend.
+
+A clipping radius must lie where squares and sums of clipped rows stay exact
+enough; a noise scale must be positive, finite and small enough that the
+eigendecompositions and projections after the release stay inside float64's
+range; an exact lattice sampler must be able to calibrate its integer
+arithmetic for the release's size.
+"""
+
+import math
+
+__all__ = [
+    "MAX_NOISE_SCALE",
+    "MAX_RADIUS",
+    "MIN_RADIUS",
+    "calibration_error",
+    "check_noise_scale",
+    "check_radius",
+]
+
+
+#: Largest noise scale a vector or matrix release may have: its entries then stay
+#: far inside float64's range through the eigendecompositions and projections
+#: that follow (which square and sum them).
+MAX_NOISE_SCALE = 1e150
+
+
+#: Clipping radii (data_norm, and every radius a search may reach) must lie in
+#: [MIN_RADIUS, MAX_RADIUS]: then r^2 / n and n r^2 are normal float64 numbers
+#: for any n up to 1e20, so no sum overflows and no squared norm is subnormal.
+MIN_RADIUS, MAX_RADIUS = 1e-140, 1e140
+
+
+def check_radius(radius, what="data_norm"):
+    """Raise ValueError unless ``MIN_RADIUS <= radius <= MAX_RADIUS``.
+
+    Parameters
+    ----------
+    radius : float
+        A clipping radius.
+    what : str, default="data_norm"
+        What it is, for the message.
+    """
+    if not MIN_RADIUS <= radius <= MAX_RADIUS:
+        raise ValueError(
+            f"{what}={radius:.3g} is outside [{MIN_RADIUS:g}, {MAX_RADIUS:g}], where "
+            "squares and sums of clipped rows stay exact enough in float64"
+        )
+
+
+def check_noise_scale(mechanism, *, bounded=True, size=1):
+    """Raise ValueError unless the mechanism's noise is usable in float64.
+
+    Also calibrates the exact lattice sampler for a release of ``size``
+    (entries of a vector, or the dimension of a symmetric matrix), which refuses
+    budgets too small for its integer arithmetic.
+
+    Parameters
+    ----------
+    mechanism : object
+        A calibrated mechanism with a ``scale``.
+    bounded : bool, default=True
+        Also require ``scale <= MAX_NOISE_SCALE`` (for releases whose values
+        are squared or decomposed afterwards; a scalar clipped at once needs
+        only a finite scale).
+    size : int, default=1
+        The release's size, for the lattice calibration.
+
+    Returns
+    -------
+    object
+        The mechanism.
+    """
+    scale = getattr(mechanism, "scale", 1.0)
+    if not (math.isfinite(scale) and scale > 0):
+        raise ValueError(f"the noise scale would be {scale!r}")
+    if bounded and scale > MAX_NOISE_SCALE:
+        raise ValueError(f"the noise scale would be {scale:.3g} > {MAX_NOISE_SCALE:g}")
+    if getattr(mechanism, "exact", False):
+        for method in ("lattice_variance", "lattice_scale"):
+            if hasattr(mechanism, method):
+                getattr(mechanism, method)(size)
+                break
+    return mechanism
+
+
+def calibration_error(owner, what, exc):
+    """A clear error for a noise scale or grid that float64 cannot represent."""
+    return ValueError(
+        f"{owner}: {what} cannot be calibrated in float64 ({exc}). Nothing was "
+        "spent. data_norm, the privacy parameters and n must give noise scales "
+        f"that are positive, finite and at most {MAX_NOISE_SCALE:g}."
+    )
