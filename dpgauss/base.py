@@ -3,21 +3,24 @@
 * :class:`PrivateEstimatorMixin`: the privacy parameters (``rho``, ``epsilon``,
   ``delta``, ``budget``, ``random_state``), their validation, and the one fit
   template every private estimator runs (validate everything, build the release
-  plan, check every calibration, charge the budget, derive the fit's own noise
-  stream, release, check the plan was followed, set the fitted attributes
-  together).
+  fit data, build the plan from public values, check every planned mechanism
+  and predict the error, charge the budget, derive the fit's own noise stream,
+  release, check the plan was followed, set the fitted attributes together).
 * :class:`GaussianDensityMixin`: one Gaussian model N(``location_``,
   ``covariance_``) stored as one eigendecomposition, behind ``covariance_``,
   ``precision_``, ``score_samples``, ``score``, ``mahalanobis`` and ``sample``.
 
-No estimator module imports another estimator module: families share code
-through this module, :mod:`dpgauss.mechanisms`, :mod:`dpgauss.accounting` and
-:mod:`dpgauss.utils`.
+A family imports this module and the layers below it (:mod:`dpgauss.releases`,
+:mod:`dpgauss.mechanisms`, :mod:`dpgauss.accounting`, :mod:`dpgauss.utils`) and
+other families' public estimators only; ``tests/test_layers.py`` enforces it.
 """
 
 import math
 import numbers
 import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 
 import numpy as np
 from scipy import linalg
@@ -25,6 +28,7 @@ from sklearn.base import DensityMixin
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from dpgauss.accounting import PrivacyBudget
+from dpgauss.mechanisms._checks import check_plan
 from dpgauss.model_selection._leak import (
     warn_if_fitted_after_leaky_step,
     warn_if_scored_in_search,
@@ -35,10 +39,10 @@ from dpgauss.utils._random import (
     fit_generator,
 )
 from dpgauss.utils._sklearn_compat import Interval, validate_parameter_constraints
-from dpgauss.utils._sums import all_finite, file_backed, is_dask_array
+from dpgauss.utils._sums import all_finite, file_backed, is_dask_array, n_partial_sums
 from dpgauss.utils.validation import resolve_privacy
 
-__all__ = ["GaussianDensityMixin", "PrivateEstimatorMixin"]
+__all__ = ["FitData", "GaussianDensityMixin", "PrivateEstimatorMixin"]
 
 _RANDOM_STATE = [
     Interval(numbers.Integral, 0, None, closed="left"),
@@ -48,19 +52,93 @@ _RANDOM_STATE = [
 ]
 
 
+@dataclass(frozen=True)
+class FitData:
+    """What one fit, or one pricing, knows: built once, after validation.
+
+    Every hook of the fit template receives it (build the plan, check it,
+    predict the error, release), so no per-fit state is parked on the
+    estimator. Everything but ``X`` and ``y`` is public: n and d (the
+    neighbouring relation replaces a row, so n is public), the public rows and
+    their count, the number of chunk sums a pass over ``X`` adds (from its
+    shape and chunks only) and ``public``, the values an estimator derives from
+    them before the spend (:meth:`PrivateEstimatorMixin._prepare_fit`).
+
+    Parameters
+    ----------
+    n : int or None
+        Rows of ``X``; None when a fit is priced without it.
+    d : int
+        Features.
+    X : array-like, default=None
+        The validated private rows (None when pricing).
+    y : array-like, default=None
+        The validated targets, if the estimator takes them.
+    X_public : ndarray, default=None
+        The validated public rows.
+    n_public : int, default=0
+        Their count (given alone when a fit is priced without them).
+    n_partials : int or None, default=None
+        How many chunk sums a pass over ``X`` adds
+        (:func:`~dpgauss.utils._sums.n_partial_sums`); None when pricing.
+    public : mapping, default={}
+        Public values derived from the above before the spend.
+    pricing : bool, default=False
+        Whether the plan is being priced (:meth:`PrivateEstimatorMixin.planned_costs`)
+        rather than fitted: the public rows may then be known by their count only.
+
+    Examples
+    --------
+    >>> from dpgauss.base import FitData
+    >>> data = FitData(n=100, d=3).derive(classes=(0, 1))
+    >>> data.n, data.d, data.public["classes"]
+    (100, 3, (0, 1))
+    """
+
+    n: object
+    d: int
+    X: object = field(default=None, repr=False)
+    y: object = field(default=None, repr=False)
+    X_public: object = field(default=None, repr=False)
+    n_public: int = 0
+    n_partials: object = None
+    public: Mapping = field(default_factory=lambda: MappingProxyType({}))
+    pricing: bool = False
+
+    def derive(self, **values):
+        """A copy with more public values (read-only, like the rest).
+
+        Returns
+        -------
+        FitData
+            ``self`` with ``public`` updated by ``values``.
+        """
+        return replace(self, public=MappingProxyType({**self.public, **values}))
+
+
 class PrivateEstimatorMixin:
     """Privacy parameters, validation, charging and per-fit noise for estimators.
 
+    The fit template (:meth:`_private_fit`) runs, in this order: validate the
+    parameters and the rows, build the fit's :class:`FitData`, build the
+    release plan from public values (n included), build and check every
+    planned mechanism at its worst public case and predict the fit's error,
+    charge the budget, derive the fit's own noise stream, release, check that
+    the plan was followed, and set the fitted attributes together.
+
     Subclasses implement:
 
-    * ``_build_plan(total, n_features)``: the release plan
+    * ``_build_plan(total, data)``: the release plan
       (:class:`~dpgauss.accounting._plan.ReleasePlan`) of one fit, from public
-      parameters and d only;
-    * ``_check_calibration(plan, n_samples, n_features)``: build every mechanism
-      the fit could use, at every public radius it could use, so that an
-      impossible noise scale is refused before anything is spent;
-    * ``_fit_releases(X, plan, rng)``: the data pass and the releases; returns
-      the fitted attributes as a dict (they are set together at the end).
+      values only (``data`` is a :class:`FitData`; its rows are not read);
+      each planned release carries the factory of its mechanism;
+    * ``_fit_releases(data, plan, rng)``: the data pass and the releases;
+      returns the fitted attributes as a dict (they are set together at the
+      end);
+
+    and may implement ``_prepare_fit(data)`` (public values derived once),
+    ``_validate_targets(y, X)``, ``_predict_error(plan, data, mechanisms)``
+    and ``_check_utility(plan, data)``.
 
     Examples
     --------
@@ -81,13 +159,14 @@ class PrivateEstimatorMixin:
     }
 
     # -- price ------------------------------------------------------------------------
-    def planned_costs(self, n_features, n_public=0, X_public=None):
+    def planned_costs(self, n_features, n_public=0, X_public=None, *, n_samples=None):
         """Return the costs of the releases one fit makes, before any fit.
 
         A fit charges exactly these costs to ``budget`` (their composition is
-        ``privacy_spent_``). They depend only on public parameters and the number
-        of features, so a whole cross-validation or search can be priced before
-        it runs (see :mod:`dpgauss.model_selection`).
+        ``privacy_spent_``). They depend only on public values: the parameters,
+        the number of rows and of features, and the public rows, so a whole
+        cross-validation or search can be priced before it runs (see
+        :mod:`dpgauss.model_selection`, which passes each fold's size).
 
         Parameters
         ----------
@@ -103,43 +182,36 @@ class PrivateEstimatorMixin:
         X_public : array-like of shape (n_public, n_features), default=None
             The public rows themselves, for an estimator whose releases depend
             on them (not only on their number); validated as ``fit`` does.
+        n_samples : int, default=None
+            Rows the fit would see (a fold's training size). An estimator
+            whose plan depends on it refuses to price without it.
 
         Returns
         -------
         list of ZCDP, PureDP or ApproxDP
             One cost per release, in the order the fit makes them.
         """
+        return self._pricing_plan(
+            n_features, n_public, X_public, n_samples=n_samples
+        ).costs()
+
+    def _pricing_plan(
+        self, n_features, n_public=0, X_public=None, *, n_samples=None, total=None
+    ):
+        """The release plan :meth:`planned_costs` prices (``total``: the
+        estimator's own by default)."""
         self._validate_all_params()
-        try:
-            if X_public is not None:
-                self._public = self._validate_public(X_public, None)
-                self._check_public_width(self._public, int(n_features))
-            else:
-                self._planning_public = int(n_public)
-            return self._build_plan(self._privacy_total(), int(n_features)).costs()
-        finally:
-            self._drop_transient()
-
-    #: State kept on the estimator for one fit (or one pricing) only: the
-    #: public rows and what is computed from them. Dropped when it ends, so
-    #: ``clone`` and pickling never carry it.
-    _TRANSIENT = ("_public", "_planning_public")
-
-    def _drop_transient(self):
-        for name in self._TRANSIENT:
-            self.__dict__.pop(name, None)
-
-    def _public_count(self):
-        """Rows of public data the fit in progress (or the plan being priced)
-        was given; 0 otherwise."""
-        public = self.__dict__.get("_public")
-        if public is None:
-            return self.__dict__.get("_planning_public", 0)
-        return public.shape[0]
-
-    def _public_rows(self):
-        """The validated public rows of the fit in progress, or None."""
-        return self.__dict__.get("_public")
+        d = int(n_features)
+        public = None
+        if X_public is not None:
+            public = self._validate_public(X_public, None)
+            self._check_public_width(public, d)
+            n_public = public.shape[0]
+        n = None if n_samples is None else int(n_samples)
+        data = FitData(n=n, d=d, X_public=public, n_public=int(n_public), pricing=True)
+        data = self._prepare_fit(data)
+        total = self._privacy_total() if total is None else total
+        return self._build_plan(total, data)
 
     def _validate_public(self, X_public, X):
         """A float64 copy of ``X_public`` (finite, 2-D, at least one row, as many
@@ -183,7 +255,33 @@ class PrivateEstimatorMixin:
     def _check_params(self):
         """Checks beyond the constraints (combinations, values); none by default."""
 
-    def _check_utility(self, plan, n, d):
+    def _validate_targets(self, y, X):
+        """The validated targets of a fit (None by default: ``y`` is ignored)."""
+        return None
+
+    def _prepare_fit(self, data):
+        """Public values derived once from ``data`` before the spend; none here.
+
+        Called by the fit and by :meth:`planned_costs` (then without rows).
+        """
+        return data
+
+    def _check_calibration(self, plan, data):
+        """Build and check every planned mechanism (before the spend).
+
+        Returns
+        -------
+        dict of str to object
+            Each release's mechanism at its worst public case.
+        """
+        return check_plan(plan, type(self).__name__)
+
+    def _predict_error(self, plan, data, mechanisms):
+        """The fit's predicted error, from public values and the planned
+        mechanisms' own noise; None where the estimator makes no prediction."""
+        return None
+
+    def _check_utility(self, plan, data):
         """Warn, from public values only, when the fit is predicted useless; no-op."""
 
     def _privacy_total(self):
@@ -223,8 +321,8 @@ class PrivateEstimatorMixin:
             )
         # As the numpy path: the rows are read as float64 (lazily), so a wider
         # dtype's value beyond float64's range becomes inf and is refused here,
-        # before the spend, instead of overflowing in a worker after it
-        # (helper-28's review); every later pass then casts nothing.
+        # before the spend, instead of overflowing in a worker after it; every
+        # later pass then casts nothing.
         if X.dtype != np.float64:  # cast in the workers, warning-free
             X = X.map_blocks(_as_float64, dtype=np.float64)
         if not bool(np.isfinite(X).all().compute()):
@@ -233,26 +331,36 @@ class PrivateEstimatorMixin:
         return X
 
     # -- the fit ----------------------------------------------------------------
-    def _private_fit(self, X, X_public=None):
+    def _private_fit(self, X, y=None, X_public=None):
         """Run one private fit; see the class docstring for the steps.
 
-        ``X_public`` (public rows, free to use) is kept on the estimator for the
-        fit only (the plan may depend on how many rows it has) and dropped after,
-        so ``clone`` and pickling never carry it.
+        ``y`` and ``X_public`` (public rows, free to use) live in the fit's
+        :class:`FitData` only, so ``clone`` and pickling never carry them.
         """
         self._clear_fitted()
         warn_if_fitted_after_leaky_step(self)
         try:
             self._validate_all_params()
             total = self._privacy_total()
-            self._public = self._validate_public(X_public, X)
-            self._refuse_early(total, X)
+            public = self._validate_public(X_public, X)
+            self._refuse_early(total, X, y, public)
             X = self._validate_rows(X)
             n, d = X.shape
-            self._check_public_width(self._public, d)  # X without a shape before
-            plan = self._build_plan(total, d)
-            self._check_calibration(plan, n, d)
-            self._check_utility(plan, n, d)
+            self._check_public_width(public, d)  # X without a shape before
+            data = FitData(
+                n=int(n),
+                d=int(d),
+                X=X,
+                y=self._validate_targets(y, X),
+                X_public=public,
+                n_public=0 if public is None else public.shape[0],
+                n_partials=n_partial_sums(X),
+            )
+            data = self._prepare_fit(data)
+            plan = self._build_plan(total, data)
+            mechanisms = self._check_calibration(plan, data)
+            self._predict_error(plan, data, mechanisms)
+            self._check_utility(plan, data)
             events = []
             if self.budget is not None:
                 events = self.budget.spend_many(
@@ -261,28 +369,36 @@ class PrivateEstimatorMixin:
             rng = fit_generator(self.random_state, [e.id for e in events])
             with np.errstate(all="ignore"), warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
-                fitted = self._fit_releases(X, plan, rng)
+                fitted = self._fit_releases(data, plan, rng)
             plan.finish()
         except BaseException:
             self._clear_fitted()
             raise
-        finally:
-            self._drop_transient()
         fitted["privacy_spent_"] = plan.spent()
         for name, value in fitted.items():
             setattr(self, name, value)
         return self
 
-    def _refuse_early(self, total, X):
+    def _refuse_early(self, total, X, y, public):
         """Refuse a budget that cannot pay, before reading the data.
 
-        The plan needs only d, read from ``X.shape`` (metadata) when there is one;
-        inputs without a shape (lists) are checked by the atomic spend itself.
+        The plan needs only public values: n and d, read from ``X.shape``
+        (metadata) when there is one, and the public rows; inputs without a
+        shape (lists) are checked by the atomic spend itself. ``y`` is passed
+        as given, for an estimator whose plan depends on the shape of what it
+        fits (see ``SubsampleAggregate``).
         """
         shape = getattr(X, "shape", None)
         if self.budget is None or shape is None or len(shape) != 2:
             return
-        self.budget.check(self._build_plan(total, int(shape[1])).costs())
+        data = FitData(
+            n=int(shape[0]),
+            d=int(shape[1]),
+            y=y,
+            X_public=public,
+            n_public=0 if public is None else public.shape[0],
+        )
+        self.budget.check(self._build_plan(total, self._prepare_fit(data)).costs())
 
     def _clear_fitted(self):
         """Remove every fitted attribute (a failed fit leaves it unfitted)."""

@@ -18,7 +18,7 @@ later calls :meth:`ReleasePlan.choose`. Costs may be zCDP, pure or approximate
 in the same plan.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from dpgauss.accounting._composition import compose
@@ -48,6 +48,25 @@ class Release:
     kind : str
         The mechanism family, for the ledger (``"gaussian"``, ``"laplace"``,
         ``"above_threshold"``, ...).
+    make : callable, default=None
+        The factory of the release's mechanism: ``make(cost, **case)`` returns
+        the calibrated mechanism. Called with no ``case`` it builds the
+        mechanism at the release's worst public case (the largest noise the
+        fit could need); the fit may pass values it released earlier (a
+        private radius, say) to build the one it uses. The same factory serves
+        the check before the spend (:func:`dpgauss.mechanisms._checks.check_plan`),
+        the predicted error and the release itself.
+    size : int, default=1
+        Entries released together (the matrix dimension for a symmetric
+        release), for the exact sampler's calibration.
+    cases : tuple of dict, default=({},)
+        Every public case the check before the spend builds the mechanism at,
+        as keyword arguments of ``make`` (more than one when the fit may use
+        several public calibrations, such as the radii of a search).
+    bounded : bool, default=True
+        Whether the noise scale must also be at most
+        :data:`~dpgauss.mechanisms._checks.MAX_NOISE_SCALE` (releases that are
+        squared or decomposed afterwards).
 
     Examples
     --------
@@ -60,6 +79,23 @@ class Release:
     name: str
     cost: object
     kind: str
+    make: object = field(default=None, compare=False, repr=False)
+    size: int = field(default=1, compare=False)
+    cases: tuple = field(default=({},), compare=False, repr=False)
+    bounded: bool = field(default=True, compare=False, repr=False)
+
+    def build(self, **case):
+        """The release's mechanism, from its factory, at ``case`` (default: the
+        worst public case).
+
+        Returns
+        -------
+        object
+            ``make(cost, **case)``.
+        """
+        if self.make is None:
+            raise PlanError(f"the release {self.name!r} was planned without a factory.")
+        return self.make(self.cost, **case)
 
     @property
     def label(self):
@@ -320,16 +356,19 @@ class ReleasePlan:
             raise PlanError(f"the choice {name!r} was made twice.")
         self._chosen[name] = option
 
-    def calibrate(self, name, make):
+    def calibrate(self, name, make=None, **case):
         """Build the mechanism of release ``name`` from its planned cost.
 
         Parameters
         ----------
         name : str
             The release.
-        make : callable
+        make : callable, default=None
             ``make(cost)`` returns a calibrated mechanism whose ``cost`` is the
-            planned cost.
+            planned cost; by default the release's own factory is used.
+        **case
+            Keyword arguments for the release's own factory (values released
+            earlier in the fit, or public ones); only without ``make``.
 
         Returns
         -------
@@ -339,7 +378,12 @@ class ReleasePlan:
         release = self._release(name)
         if name in self._mechanisms:
             raise PlanError(f"the release {name!r} was calibrated twice.")
-        mechanism = make(release.cost)
+        if make is None:
+            mechanism = release.build(**case)
+        elif case:
+            raise PlanError("case values are for the release's own factory.")
+        else:
+            mechanism = make(release.cost)
         if mechanism.cost != release.cost:
             raise PlanError(
                 f"the release {name!r} is planned at {release.cost} but its mechanism "

@@ -247,8 +247,9 @@ class PrivateEllipticEnvelope(OutlierMixin, PrivateCovariance):
         """
         return self._private_fit(X)
 
-    def _fit_releases(self, X, plan, rng):
-        fitted = super()._fit_releases(X, plan, rng)
+    def _fit_releases(self, data, plan, rng):
+        X = data.X
+        fitted = super()._fit_releases(data, plan, rng)
         fitted["offset_"] = chi2_offset(self.contamination, X.shape[1])
         return fitted
 

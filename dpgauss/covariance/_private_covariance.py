@@ -218,7 +218,8 @@ class PrivateCovariance(BasePrivateCovariance):
         """
         return self._private_fit(X)
 
-    def _build_plan(self, total, d):
+    def _build_plan(self, total, data):
+        d = data.d
         if self.method != "coinpress":
             return ReleasePlan(
                 total, covariance_plan_entries(total, d, self.method, self.center)
@@ -226,7 +227,8 @@ class PrivateCovariance(BasePrivateCovariance):
         entries, rest = self._mean_entries(total)
         return ReleasePlan(total, entries + coinpress_entries(rest, self._steps))
 
-    def _check_calibration(self, plan, n, d):
+    def _check_calibration(self, plan, data):
+        n, d = data.n, data.d
         radius = float(self.data_norm)
         self._location(d)
         make = mechanism_factory(n, d, radius, n)
@@ -237,8 +239,9 @@ class PrivateCovariance(BasePrivateCovariance):
         except (ValueError, OverflowError, ZeroDivisionError) as exc:
             raise calibration_error(type(self).__name__, "a noise scale", exc) from exc
 
-    def _check_utility(self, plan, n, d):
+    def _check_utility(self, plan, data):
         """Warn (UtilityWarning) when public values predict no better than zero."""
+        n, d = data.n, data.d
         message = useless_release_message(
             type(self).__name__, plan, self.method, n, d, float(self.data_norm)
         )
@@ -255,7 +258,8 @@ class PrivateCovariance(BasePrivateCovariance):
         else:
             calibrate_release(release, n, d, radius, make)
 
-    def _fit_releases(self, X, plan, rng):
+    def _fit_releases(self, data, plan, rng):
+        X = data.X
         radius = float(self.data_norm)
         center, shift = release_center(
             X, self._location(X.shape[1]), radius, self.center, plan, rng

@@ -75,7 +75,8 @@ class SpectrumReleaseMixin:
         may resolve ``"auto"`` to a fixed method, from public reasons only)."""
         return self.method
 
-    def _build_plan(self, total, d):
+    def _build_plan(self, total, data):
+        d = data.d
         method = self._method()
         if method == "tail":
             return adaptive_plan(total, d, self.center)
@@ -83,7 +84,8 @@ class SpectrumReleaseMixin:
             total, covariance_plan_entries(total, d, method, self.center)
         )
 
-    def _check_calibration(self, plan, n, d):
+    def _check_calibration(self, plan, data):
+        n, d = data.n, data.d
         owner = type(self).__name__
         if self._method() == "tail":
             check_adaptive_calibration(owner, plan, n, d, self.data_norm, self.center)
@@ -97,7 +99,8 @@ class SpectrumReleaseMixin:
         except (ValueError, OverflowError, ZeroDivisionError) as exc:
             raise calibration_error(owner, "a noise scale", exc) from exc
 
-    def _check_utility(self, plan, n, d):
+    def _check_utility(self, plan, data):
+        n, d = data.n, data.d
         # "tail" finds its radius privately: the fixed-radius prediction does
         # not apply (TailSensitiveCovariance warns of nothing either).
         if self._method() == "tail":

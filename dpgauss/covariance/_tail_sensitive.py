@@ -223,16 +223,19 @@ class TailSensitiveCovariance(BasePrivateCovariance):
                 f"final) summing to 1, got {self.split!r}."
             )
 
-    def _build_plan(self, total, d):
+    def _build_plan(self, total, data):
+        d = data.d
         return adaptive_plan(total, d, self.center, tuple(self.split))
 
-    def _check_calibration(self, plan, n, d):
+    def _check_calibration(self, plan, data):
+        n, d = data.n, data.d
         self._location(d)
         check_adaptive_calibration(
             type(self).__name__, plan, n, d, self.data_norm, self.center
         )
 
-    def _fit_releases(self, X, plan, rng):
+    def _fit_releases(self, data, plan, rng):
+        X = data.X
         release = release_adaptive(
             X, self._location(X.shape[1]), self.data_norm, self.center, plan, rng
         )

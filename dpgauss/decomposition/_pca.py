@@ -408,17 +408,19 @@ class PrivatePCA(
         # releases are TailSensitiveCovariance's.)
         return "gauss" if self.method == "auto" else self.method
 
-    def _build_plan(self, total, d):
+    def _build_plan(self, total, data):
+        d = data.d
         k = self.n_components
         if isinstance(k, numbers.Integral) and k > d:
             raise ValueError(
                 f"{type(self).__name__}: n_components={k} must be between 1 and "
                 f"n_features={d}."
             )
-        return super()._build_plan(total, d)
+        return super()._build_plan(total, data)
 
     # -- the fit --------------------------------------------------------------------
-    def _fit_releases(self, X, plan, rng):
+    def _fit_releases(self, data, plan, rng):
+        X = data.X
         n, d = X.shape
         mean, spectrum = self._release_spectrum(X, plan, rng)
         # Everything below reads released values and public ones only.

@@ -457,17 +457,12 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
                 f"{type(self).__name__} requires y to be passed, but the target y "
                 "is None."
             )
-        self._y = y
-        return self._private_fit(X)
+        return self._private_fit(X, y)
 
-    #: The fit's labels (then their codes) and the number of chunk sums its
-    #: passes add, kept for one fit only.
-    _TRANSIENT = (*PrivateEstimatorMixin._TRANSIENT, "_y", "_partials")
-
-    def _validate_rows(self, X):
-        X = super()._validate_rows(X)
+    def _validate_targets(self, y, X):
+        """The labels as integer codes into ``classes``, checked before the spend."""
         owner = type(self).__name__
-        y = column_or_1d(self._y, warn=True)
+        y = column_or_1d(y, warn=True)
         check_consistent_length(X, y)
         if y.dtype.kind in "fc":
             _assert_all_finite(y, input_name="y")
@@ -486,9 +481,7 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         # The labels are compared with the classes once, here, before the
         # spend: after it only these integer codes are read (a comparison that
         # warns, as numpy's may on mixed types, would be a release).
-        self._y = codes
-        self._partials = n_partial_sums(X)
-        return X
+        return codes
 
     def _check_params(self):
         owner = type(self).__name__
@@ -520,7 +513,8 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         adaptive = ("centre", "radius") if self.clipping == "adaptive" else ()
         return (*adaptive, *self._RELEASES)
 
-    def _build_plan(self, total, d):
+    def _build_plan(self, total, data):
+        d = data.d
         self._location(d)
         kind = "gaussian" if isinstance(total, ZCDP) else "laplace"
         shares = list(self._SHARES)
@@ -553,12 +547,13 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         for name, make in self._makers(n, d, radius, partials).items():
             check_noise_scale(make(plan.cost(name)), size=sizes.get(name, d))
 
-    def _check_calibration(self, plan, n, d):
+    def _check_calibration(self, plan, data):
+        n, d = data.n, data.d
         B = float(self.data_norm)
         # The chunk sums the fit's passes add (more than ceil(n / CHUNK_ROWS)
         # for a Dask array of many blocks): the mechanisms checked here are
         # the ones the fit builds, to the last bit of their sensitivity.
-        partials = self.__dict__.get("_partials")
+        partials = data.n_partials
         # data_norm, and with adaptive clipping the smallest positive candidate
         # of the radius release. The lattice calibration is not monotone in
         # the radius (its grid is a power of two near the noise scale), so a
@@ -662,13 +657,14 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
             "means_": parts["centre"] + parts["offsets"],
         }
 
-    def _release_classes(self, X, plan, rng, outer):
+    def _release_classes(self, data, plan, rng, outer):
         """The centre, radius, count and sum releases; the exact moments."""
+        X = data.X
         n, d = X.shape
         classes = check_classes(self.classes, type(self).__name__)
         K = classes.size
         centre, radius = self._clipping_ball(X, plan, rng, self._location(d))
-        counts, sums, moments = class_statistics(X, self._y, K, centre, radius, outer)
+        counts, sums, moments = class_statistics(X, data.y, K, centre, radius, outer)
         makers = self._makers(n, d, radius, n_partial_sums(X))
         mech = plan.calibrate("class_counts", makers["class_counts"])
         noisy_counts = mech.randomise(counts.astype(np.float64), rng)

@@ -190,9 +190,10 @@ class PrivateLinearDiscriminantAnalysis(
             "second_moment": lambda c: second_moment_mechanism(c, n, d, B, partials)
         }
 
-    def _fit_releases(self, X, plan, rng):
+    def _fit_releases(self, data, plan, rng):
+        X = data.X
         n = X.shape[0]
-        parts = self._release_classes(X, plan, rng, outer="pooled")
+        parts = self._release_classes(data, plan, rng, outer="pooled")
         B = parts["radius"]
         mech = plan.calibrate("second_moment", parts["makers"]["second_moment"])
         released = mech.randomise(parts["moments"] / n, rng)

@@ -186,9 +186,10 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
             )
         }
 
-    def _fit_releases(self, X, plan, rng):
+    def _fit_releases(self, data, plan, rng):
+        X = data.X
         n = X.shape[0]
-        parts = self._release_classes(X, plan, rng, outer="per_class")
+        parts = self._release_classes(data, plan, rng, outer="per_class")
         B = parts["radius"]
         K = parts["classes"].size
         mech = plan.calibrate(

@@ -376,8 +376,9 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         return [np.asarray(getattr(fitted, n), dtype=np.float64) for n in names]
 
     # -- the plan ---------------------------------------------------------------------
-    def _groups(self, n, d, total=None):
+    def _groups(self, data, total):
         """k from public values only."""
+        n, d = data.n, data.d
         is_populous = self.aggregator == "populous"
         need = self._populous_min_groups(total) if is_populous else MIN_GROUPS
         if self.n_groups != "auto":
@@ -386,7 +387,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
             rows = max(AUTO_GROUP_ROWS, AUTO_ROWS_PER_FEATURE * d)
             most = MAX_POPULOUS_GROUPS
             if self.space == "psd":
-                rows = max(rows, PSD_ROWS_PER_DIM * self._matrix_size())
+                rows = max(rows, PSD_ROWS_PER_DIM * self._matrix_size(data))
                 most = MAX_PSD_GROUPS
             if is_classifier(self.estimator):
                 rows = max(AUTO_CLASSIFIER_ROWS, AUTO_CLASSIFIER_ROWS_PER_FEATURE * d)
@@ -394,8 +395,8 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
             if is_populous:
                 k = min(max(k, need), most)
             else:  # enough groups for sane searches, when n allows
-                plan = self._build_plan(total, d)
-                fewest = _winsorized_min_groups(plan, self._shape)
+                plan = self._build_plan(total, data)
+                fewest = _winsorized_min_groups(plan, data.public["shape"])
                 k = max(k, min(fewest, n // MIN_GROUP_ROWS))
         if is_populous:
             if k < need:
@@ -412,21 +413,22 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
             )
         return k
 
-    def _check_utility(self, plan, n, d):
+    def _check_utility(self, plan, data):
         """Warn (UtilityWarning) when the winsorized searches may go astray.
 
         Computed from public values only (k, the plan's costs, the statistic's
         shape), before anything is spent: not a release.
         """
+        shape = data.public["shape"]
         if self.aggregator == "populous":
             return
-        k = self._groups(n, d, plan.total)
-        fewest = _winsorized_min_groups(plan, self._shape)
+        k = self._groups(data, plan.total)
+        fewest = _winsorized_min_groups(plan, shape)
         if k < fewest:
             warnings.warn(
                 f"SubsampleAggregate: {k} groups are too few for the winsorized "
                 f"aggregator at {plan.total} with a statistic of "
-                f"{int(np.prod(self._shape, dtype=np.int64))} values: its private "
+                f"{int(np.prod(shape, dtype=np.int64))} values: its private "
                 "median and radius searches may go astray (a union bound gives a "
                 f"chance above {WINSOR_RISK:g}), and then the release can be 1e100 "
                 f"or more off, silently. It needs at least {fewest} groups (n >= "
@@ -458,7 +460,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
             )
         return populous.min_groups(eps_t, delta_cal, THRESHOLD, *RAMP)
 
-    def _build_plan(self, total, d):
+    def _build_plan(self, total, data):
         if self.aggregator == "populous":
             eps_svt, eps_t, delta_t, rho = self._populous_parts(total)
             entries = []
@@ -468,11 +470,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
                 Release("test", ApproxDP(eps_t, delta_t), "truncated_laplace")
             )
             if self.space == "psd":
-                if "_shape" in self.__dict__:
-                    shape = self._shape
-                else:  # planned_costs before a fit: the probe's shape
-                    shape = self._probe_shape(d, None)[0]
-                share = psd.shape_share(self._matrix_size(shape))
+                share = psd.shape_share(self._matrix_size(data))
                 shape, scale = split_cost(ZCDP(rho), [share, 1.0 - share])
                 entries += [
                     Release("mask", shape, "gaussian"),
@@ -484,9 +482,9 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         entries = winsorized_entries(total, self.radius == "auto")
         return ReleasePlan(total, entries)
 
-    def _matrix_size(self, shape=None):
+    def _matrix_size(self, data):
         """The PSD statistic's size q (its shape must be (q, q)); public."""
-        shape = self._shape if shape is None else shape
+        shape = data.public["shape"]
         if len(shape) != 2 or shape[0] != shape[1]:
             raise ValueError(
                 "space='psd' needs a square matrix statistic (such as "
@@ -502,12 +500,11 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
             return math.inf
         return psd.release_sensitivities(delta)[0] / math.sqrt(2.0 * rho_shape)
 
-    def _psd_radii(self, k, rho_shape):
+    def _psd_radii(self, k, rho_shape, q):
         """The PSD radii sparse vector chooses from: ``2^(j/2)`` from
         ``2^-PSD_GRID_LOW`` up to the largest whose shape noise is useful
         (sd at most ``PSD_USEFUL_NOISE / q``, q the matrix size: larger radii
         would release noise, and a failed test is the better answer). Public."""
-        q = self._matrix_size()
         grid = 2.0 ** (np.arange(-2 * PSD_GRID_LOW, 2 * GRID_OCTAVES + 1) / 2.0)
         keep = [r for r in grid if self._psd_noise(k, r, rho_shape) * q <= PSD_USEFUL]
         if not keep:
@@ -519,10 +516,10 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
             )
         return np.array(keep)
 
-    def _check_psd_radius(self, k, plan):
-        q, rho_shape = self._matrix_size(), plan.cost("mask").rho
+    def _check_psd_radius(self, k, plan, q):
+        rho_shape = plan.cost("mask").rho
         if self.radius == "auto":
-            self._psd_radii(k, rho_shape)
+            self._psd_radii(k, rho_shape, q)
             return
         if 1.0 + float(self.radius) == 1.0:
             raise ValueError(
@@ -548,8 +545,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
                 stacklevel=4,
             )
 
-    def _check_psd_noise(self, plan):
-        q = self._matrix_size()
+    def _check_psd_noise(self, plan, q):
         # The worst calibration any radius can need: Delta = MAX_DELTA.
         shape_sens, scale_sens = psd.release_sensitivities(psd.MAX_DELTA)
         size = q * (q + 1) // 2
@@ -558,16 +554,16 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         mech = GaussianMechanism(sensitivity=scale_sens, rho=plan.cost("scale").rho)
         check_noise_scale(mech, size=1)
 
-    def _check_calibration(self, plan, n, d):
-        k = self._groups(n, d, plan.total)
-        p = int(np.prod(self._shape, dtype=np.int64))
+    def _check_calibration(self, plan, data):
+        k = self._groups(data, plan.total)
+        p = int(np.prod(data.public["shape"], dtype=np.int64))
         if self.space == "psd":  # ValueErrors of their own, before the rest
-            self._matrix_size()
-            self._check_psd_radius(k, plan)
+            q = self._matrix_size(data)
+            self._check_psd_radius(k, plan, q)
         try:
             if self.aggregator == "populous":
                 if self.space == "psd":
-                    self._check_psd_noise(plan)
+                    self._check_psd_noise(plan, q)
                 else:
                     sens = populous.mask_sensitivity(k, MAX_RADIUS, THRESHOLD, *RAMP)
                     rho = plan.cost("mask").rho
@@ -611,30 +607,28 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         """
         if y is not None:
             check_consistent_length(X, y)
-        self._y = y  # dropped with the other transient state when the fit ends
-        return self._private_fit(X)
+        return self._private_fit(X, y)
 
-    #: The fit's targets and the statistic's public shape(s), kept for one fit.
-    _TRANSIENT = (*PrivateEstimatorMixin._TRANSIENT, "_y", "_shape", "_shapes")
+    def _validate_targets(self, y, X):
+        return y  # passed to each group's fit, which validates it
 
-    def _refuse_early(self, total, X):
-        shape = getattr(X, "shape", None)
-        d = int(shape[1]) if shape is not None and len(shape) == 2 else None
-        if d is not None:
-            self._shape, self._shapes = self._probe_shape(d, self._y)
-        super()._refuse_early(total, X)
+    def _prepare_fit(self, data):
+        """The statistic's public shape(s), from a fit on public probe rows.
 
-    def _validate_rows(self, X):
-        X = super()._validate_rows(X)
-        if "_shape" not in self.__dict__:
-            self._shape, self._shapes = self._probe_shape(X.shape[1], self._y)
-        return X
+        Pricing knows no targets: it probes only where the plan needs the shape
+        (``space="psd"``: the matrix size sets the budget split).
+        """
+        data = super()._prepare_fit(data)
+        if data.pricing and self.space != "psd":
+            return data
+        shape, shapes = self._probe_shape(data.d, data.y)
+        return data.derive(shape=shape, shapes=shapes)
 
-    def _candidates(self, X, y, k, rng):
+    def _candidates(self, X, y, k, rng, shape):
         n = X.shape[0]
         s = n // k
         order = rng.permutation(n)
-        p = int(np.prod(self._shape, dtype=np.int64))
+        p = int(np.prod(shape, dtype=np.int64))
         Y = np.full((k, p), np.nan)
         for g in range(k):
             idx = order[g * s : (g + 1) * s]
@@ -660,10 +654,12 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
             fitted = parts = None
         return Y, s
 
-    def _fit_releases(self, X, plan, rng):
-        n, d = X.shape
-        k = self._groups(n, d, plan.total)
-        Y, s = self._candidates(X, self._y, k, rng)
+    def _fit_releases(self, data, plan, rng):
+        X = data.X
+        d = X.shape[1]
+        shape = data.public["shape"]
+        k = self._groups(data, plan.total)
+        Y, s = self._candidates(X, data.y, k, rng, shape)
         # The releases run with float errors ignored (their outputs are clamped
         # where it matters) and without the cycle collector: a group fit's
         # object in a reference cycle could otherwise be finalised here and
@@ -674,15 +670,15 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         try:
             with np.errstate(all="ignore"):
                 if self.aggregator == "populous":
-                    value, radius, sens, centre = self._populous(Y, k, plan, rng)
+                    value, radius, sens, centre = self._populous(Y, k, plan, rng, data)
                 else:
                     value, radius, sens, centre = self._winsorized(Y, k, plan, rng)
         finally:
             if collecting:
                 gc.enable()
         out = {
-            "statistic_": np.asarray(value).reshape(self._shape),
-            "estimator_": self._assemble(value, d),
+            "statistic_": np.asarray(value).reshape(shape),
+            "estimator_": self._assemble(value, d, shape, data.public["shapes"]),
             "n_groups_": k,
             "group_size_": s,
             "radius_": float(radius),
@@ -691,13 +687,13 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         }
         return out
 
-    def _assemble(self, value, d):
+    def _assemble(self, value, d, shape, shapes):
         names = _attribute_names(self.statistic)
-        if names is None or self._shapes is None:
+        if names is None or shapes is None:
             if names is not None and len(names) == 1:
                 est = clone(self.estimator)
                 try:
-                    setattr(est, names[0], np.asarray(value).reshape(self._shape))
+                    setattr(est, names[0], np.asarray(value).reshape(shape))
                     est.n_features_in_ = d
                 except AttributeError:
                     return None
@@ -706,10 +702,10 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         est = clone(self.estimator)
         start = 0
         try:
-            for name, shape in zip(names, self._shapes, strict=True):
-                size = int(np.prod(shape, dtype=np.int64))
-                part = np.asarray(value[start : start + size]).reshape(shape)
-                setattr(est, name, part if shape else float(part))
+            for name, part_shape in zip(names, shapes, strict=True):
+                size = int(np.prod(part_shape, dtype=np.int64))
+                part = np.asarray(value[start : start + size]).reshape(part_shape)
+                setattr(est, name, part if part_shape else float(part))
                 start += size
             est.n_features_in_ = d
         except AttributeError:  # a read-only attribute (a property): no estimator_
@@ -731,9 +727,9 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
                 "a larger radius or another aggregator may help."
             )
 
-    def _populous(self, Y, k, plan, rng):
+    def _populous(self, Y, k, plan, rng, data):
         if self.space == "psd":
-            return self._populous_psd(Y, k, plan, rng)
+            return self._populous_psd(Y, k, plan, rng, self._matrix_size(data))
         T, (a, b) = THRESHOLD, RAMP
         if self.radius == "auto":
             grid = 2.0 ** (np.arange(-2 * GRID_OCTAVES, 2 * GRID_OCTAVES + 1) / 2.0)
@@ -754,14 +750,13 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         coords = populous.exact_lattice_mean(Ys, weights, mech.grid)
         return mech.randomise_lattice(coords, rng), used, sens, None
 
-    def _populous_psd(self, Y, k, plan, rng):
+    def _populous_psd(self, Y, k, plan, rng, q):
         """The populous mean in the PSD space (proof: :mod:`dpgauss.ensemble._psd`)."""
         T, (a, b) = THRESHOLD, RAMP
-        q = self._matrix_size()
         S, ok = psd.sanitise(Y, q)
         V = psd.log_vectors(S, ok)
         if self.radius == "auto":
-            grid = self._psd_radii(k, plan.cost("mask").rho)
+            grid = self._psd_radii(k, plan.cost("mask").rho, q)
             tau = self._svt_radius(psd.pair_counts(V, grid), grid, k, plan, rng)
         else:
             tau = float(self.radius)

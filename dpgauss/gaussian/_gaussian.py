@@ -292,46 +292,43 @@ class PrivateGaussianEstimator(
         self : PrivateGaussianEstimator
             The fitted estimator.
         """
-        return self._private_fit(X, X_public)
+        return self._private_fit(X, X_public=X_public)
 
     # -- parameters ---------------------------------------------------------------
     def _check_params(self):
         self._check_hints()
 
     # -- the initial centre by subsample and aggregate ------------------------------
-    #: Whether a fit asked for ``initial_centre="subsample"`` takes the range
-    #: step instead (too few rows for its searches), for one fit.
-    _TRANSIENT = (*RangeHintsMixin._TRANSIENT, "_centre_fallback")
+    def _subsample_asked(self, data):
+        return self.initial_centre == "subsample" and not super()._location_known(data)
 
-    def _subsample_asked(self):
-        return self.initial_centre == "subsample" and not super()._location_known()
-
-    def _subsample_centre(self):
+    def _subsample_centre(self, data):
         """Whether ``subsample_centre`` runs: asked for, no hint or public rows
         give the location, and n is at least the fewest groups that keep its
         searches on track (public values only; before a fit, for pricing, it
         is assumed to run: both starts cost the same)."""
-        fallback = self.__dict__.get("_centre_fallback", False)
-        return self._subsample_asked() and not fallback
+        fallback = data.public.get("centre_fallback", False)
+        return self._subsample_asked(data) and not fallback
 
-    def _validate_rows(self, X):
-        X = super()._validate_rows(X)
-        self._centre_fallback = False
-        if self._subsample_asked():  # decided from n, d and the cost: public
-            n, d = X.shape
-            entries, _ = self._range_entries(self._privacy_total(), d)
-            cost = next(e.cost for e in entries if e.name == "subsample_centre")
-            self._centre_fallback = n < self._centre_fewest(cost, d)
-        return X
+    def _prepare_fit(self, data):
+        """Whether a fit asked for ``initial_centre="subsample"`` takes the
+        range step instead (too few rows for its searches): decided from n, d
+        and the cost, all public."""
+        data = super()._prepare_fit(data)
+        if data.n is None or not self._subsample_asked(data):
+            return data
+        entries, _ = self._range_entries(self._privacy_total(), data)
+        cost = next(e.cost for e in entries if e.name == "subsample_centre")
+        return data.derive(centre_fallback=data.n < self._centre_fewest(cost, data.d))
 
-    def _location_known(self):
+    def _location_known(self, data):
         # The coarse range does not search the location when subsample_centre
         # gives it (the scales are then searched on the pairs).
-        return super()._location_known() or self._subsample_centre()
+        return super()._location_known(data) or self._subsample_centre(data)
 
-    def _range_names(self, d):
-        names = super()._range_names(d)
-        return ["subsample_centre", *names] if self._subsample_centre() else names
+    def _range_names(self, data):
+        names = super()._range_names(data)
+        return ["subsample_centre", *names] if self._subsample_centre(data) else names
 
     @staticmethod
     def _centre_stages(cost):
@@ -349,8 +346,9 @@ class PrivateGaussianEstimator(
         group means."""
         return max(1, min(self._centre_fewest(plan.cost("subsample_centre"), d), n))
 
-    def _check_utility(self, plan, n, d):
-        if self._subsample_asked() and not self._subsample_centre():
+    def _check_utility(self, plan, data):
+        n, d = data.n, data.d
+        if self._subsample_asked(data) and not self._subsample_centre(data):
             warnings.warn(
                 f"{type(self).__name__}: n={n} rows are too few for "
                 f"initial_centre='subsample' at {plan.total} with d={d} (its private "
@@ -360,7 +358,7 @@ class PrivateGaussianEstimator(
                 UtilityWarning,
                 stacklevel=4,
             )
-        super()._check_utility(plan, n, d)
+        super()._check_utility(plan, data)
 
     def _subsample_start(self, X, frame, plan, rng):
         """The released center (in X's coordinates) and the first mean step's
@@ -393,8 +391,8 @@ class PrivateGaussianEstimator(
         return center, min(start, MAX_MEAN_RADIUS)
 
     # -- the plan -----------------------------------------------------------------
-    def _build_plan(self, total, d):
-        entries, rest = self._range_entries(total, d)
+    def _build_plan(self, total, data):
+        entries, rest = self._range_entries(total, data)
         mean_share = float(self.mean_share)
         mean, cov = split_cost(rest, [mean_share, 1.0 - mean_share])
         cov_entries = coinpress_entries(cov, int(self.cov_steps))
@@ -402,7 +400,8 @@ class PrivateGaussianEstimator(
         entries += [*cov_entries[:-1], mean_release, cov_entries[-1]]
         return ReleasePlan(total, entries)
 
-    def _check_calibration(self, plan, n, d):
+    def _check_calibration(self, plan, data):
+        n, d = data.n, data.d
         m = frame_count(n)  # the pairs the frame is learned from
         gamma = tail_radius(d, STEP_BETA)
         try:
@@ -439,11 +438,12 @@ class PrivateGaussianEstimator(
             raise calibration_error(type(self).__name__, "a noise scale", exc) from exc
 
     # -- the fit ------------------------------------------------------------------
-    def _fit_releases(self, X, plan, rng):
+    def _fit_releases(self, data, plan, rng):
+        X = data.X
         d = X.shape[1]
         pairs = frame_pairs(X, rng)  # x/2 - x'/2: covariance C/2
         bounds = self._bounds()
-        found = self._coarse_range(X, pairs, plan, rng, bounds is None)
+        found = self._coarse_range(data, pairs, plan, rng, bounds is None)
         coarse, scale = found.center, found.scales
         top = bounds[1] if bounds is not None and found.frame is None else found.top
         frame = pairs_frame(
@@ -452,10 +452,10 @@ class PrivateGaussianEstimator(
         gamma = tail_radius(d, STEP_BETA)
         if scale is None:  # every coordinate's sd is at most sqrt(top)
             scale = np.full(d, math.sqrt(top))
-        if self._subsample_centre():
+        if self._subsample_centre(data):
             coarse, radius = self._subsample_start(X, frame, plan, rng)
         else:
-            radius = self._mean_radius(frame, scale, found)
+            radius = self._mean_radius(data, frame, scale, found)
         partials = n_partial_sums(X)
         cost = plan.cost("mean")
         if self.mean_steps == "auto":

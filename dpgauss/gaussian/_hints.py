@@ -16,7 +16,6 @@ import numpy as np
 
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release
-from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.covariance._coinpress import tail_radius
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.gaussian._steps import (
@@ -229,26 +228,37 @@ class RangeHintsMixin:
     #: Whether d + 1 or more public rows start the covariance frame (the
     #: estimators that learn a covariance).
     _PUBLIC_FRAME = False
-    _TRANSIENT = (*PrivateEstimatorMixin._TRANSIENT, "_whitening")
 
-    def _scale_known(self, d):
+    def _prepare_fit(self, data):
+        """The public rows' whitening (:func:`public_whitening`), computed once
+        per fit when they can start the frame (d + 1 rows or more)."""
+        data = super()._prepare_fit(data)
+        if (
+            self._PUBLIC_FRAME
+            and data.X_public is not None
+            and data.n_public >= data.d + 1
+        ):
+            data = data.derive(whitening=public_whitening(data.X_public))
+        return data
+
+    def _scale_known(self, data):
         """Whether a hint (or enough public rows) makes the scale search
         unnecessary."""
-        return self.cov_bounds is not None or self._public_scale(d) == "free"
+        return self.cov_bounds is not None or self._public_scale(data) == "free"
 
-    def _location_known(self):
+    def _location_known(self, data):
         """Whether a hint or public rows make the location search unnecessary."""
-        return self.mean_bound is not None or self._public_count() > 0
+        return self.mean_bound is not None or data.n_public > 0
 
-    def _public_scale(self, d):
+    def _public_scale(self, data):
         """How the public rows start the frame, from public values (m, d):
         ``"free"`` (the Wishart bound :func:`wishart_kappa` holds), ``"search"``
         (d + 1 or more rows, too few for it or ``public_tv_bound`` positive:
         ``range_scale`` is the top eigenvalue in the public frame, one column)
         or None (fewer than d + 1 rows, or ``cov_bounds`` given and no free
         bound)."""
-        m = self._public_count()
-        if not self._PUBLIC_FRAME or m < d + 1 or not self._public_frame_finite():
+        m, d = data.n_public, data.d
+        if not self._PUBLIC_FRAME or m < d + 1 or not self._public_frame_finite(data):
             return None
         # With a declared shift the free bound grows by 4 / (1 - gamma)^4 (at
         # gamma = 0.9, 4e4: the frame started too small to recover, covariance
@@ -258,40 +268,33 @@ class RangeHintsMixin:
             return "free"
         return None if self.cov_bounds is not None else "search"
 
-    def _public_frame_finite(self):
+    def _public_frame_finite(self, data):
         """Whether the public rows' whitening and its inverse are finite (rows
         whose deviations are subnormal or huge overflow them: no public frame
         then, decided before the spend from public rows alone). True when only
         the count is known (pricing)."""
-        if self._public_rows() is None:
+        if data.X_public is None:
             return True
-        P, inverse = self._public_whitening()
+        P, inverse = data.public["whitening"]
         return bool(np.all(np.isfinite(P)) and np.all(np.isfinite(inverse)))
 
-    def _public_whitening(self):
-        """:func:`public_whitening` of the fit's public rows, computed once
-        per fit (transient, like the rows)."""
-        if "_whitening" not in self.__dict__:
-            self._whitening = public_whitening(self._public_rows())
-        return self._whitening
-
-    def _public_center(self):
+    def _public_center(self, data):
         """The mean of the public rows (free: public data), or None."""
-        public = self._public_rows()
+        public = data.X_public
         return None if public is None else finite_mean(public)
 
-    def _range_names(self, d):
+    def _range_names(self, data):
         """The coarse-range releases the missing hints need."""
         names = []
-        if not self._location_known():
+        if not self._location_known(data):
             names.append("range_location")
-        if not self._scale_known(d):
+        if not self._scale_known(data):
             names.append("range_scale")
         return names
 
-    def _range_entries(self, total, d):
+    def _range_entries(self, total, data):
         """The range releases' plan entries (``range_share`` each) and the rest."""
-        names = self._range_names(d)
+        names = self._range_names(data)
         if not names:
             return [], total
         share = float(self.range_share) * len(names)
@@ -303,75 +306,78 @@ class RangeHintsMixin:
         ]
         return entries, rest
 
-    def _range_search(self, name, plan, n, d):
+    def _range_search(self, name, plan, data):
         """``(rows, columns)`` a search reads: the rows (or, for the scale
         searched on the pairs, the frame's pairs), at most RANGE_ROWS, and d
         columns searched together (one, the norms, for the location by norm)."""
-        by_norm = self._location_by_norm(plan, n, d)
+        n, d = data.n, data.d
+        by_norm = self._location_by_norm(plan, data)
         if name == "range_location":
             return min(n, RANGE_ROWS), 1 if by_norm else d
-        if self._one_scale(plan, n, d):
+        if self._one_scale(plan, data):
             return min(frame_count(n), RANGE_ROWS), 1
-        rows = frame_count(n) if self._location_known() or by_norm else n
+        rows = frame_count(n) if self._location_known(data) or by_norm else n
         return min(rows, RANGE_ROWS), d
 
-    def _one_scale(self, plan, n, d):
+    def _one_scale(self, plan, data):
         """Whether ``range_scale`` searches one column (the pairs' norms,
         :func:`~dpgauss.gaussian._steps.top_eigenvalue`) rather than
         d coordinates: when the latter is predicted to go astray and the one
         column to fare better. Public: the cost, n, d."""
-        if self._public_scale(d) == "search":
+        n, d = data.n, data.d
+        if self._public_scale(data) == "search":
             return True  # the top eigenvalue in the public frame
-        if self._scale_known(d) or d == 1:
+        if self._scale_known(data) or d == 1:
             return False
-        located = not self._location_known() and not self._location_by_norm(plan, n, d)
+        located = not self._location_known(data) and not self._location_by_norm(
+            plan, data
+        )
         rows = min(n if located else frame_count(n), RANGE_ROWS)
         pairs = min(frame_count(n), RANGE_ROWS)
         cost = plan.cost("range_scale")
         # Per coordinate, the d columns get scale_costs' first part.
         return _one_column_fares_better(scale_costs(cost)[0], rows, pairs, d, cost)
 
-    def _location_by_norm(self, plan, n, d):
+    def _location_by_norm(self, plan, data):
         """Whether ``range_location`` searches the rows' norms (one column)
         rather than the d coordinate medians: when the latter is predicted to
         go astray (:func:`~dpgauss.mechanisms._range.range_failure` above 1%)
         and the norms are predicted to fare better. Public: the cost, n, d."""
-        if self._location_known() or d == 1:
+        n, d = data.n, data.d
+        if self._location_known(data) or d == 1:
             return False
         rows = min(n, RANGE_ROWS)
         return _one_column_fares_better(plan.cost("range_location"), rows, rows, d)
 
-    def _coarse_range(self, X, pairs, plan, rng, scale):
+    def _coarse_range(self, data, pairs, plan, rng, scale):
         """:func:`~dpgauss.gaussian._steps.coarse_range` for the missing hints
         (``scale``: whether to search per-coordinate scales), with the
         one-column searches where the d-column ones would go astray."""
-        n, d = X.shape
-        way = self._public_scale(d)
+        way = self._public_scale(data)
         if way is not None:
-            return self._public_range(pairs, plan, rng, way)
+            return self._public_range(data, pairs, plan, rng, way)
         found = coarse_range(
-            X,
+            data.X,
             pairs,
             plan,
             rng,
-            not self._location_known(),
+            not self._location_known(data),
             scale,
-            self._location_by_norm(plan, n, d),
-            scale and self._one_scale(plan, n, d),
+            self._location_by_norm(plan, data),
+            scale and self._one_scale(plan, data),
         )
-        center = self._public_center()
+        center = self._public_center(data)
         return found if center is None else found._replace(center=center)
 
-    def _public_range(self, pairs, plan, rng, way):
+    def _public_range(self, data, pairs, plan, rng, way):
         """The coarse range from d + 1 or more public rows: their mean, their
         whitening P (free), and a bound on ``lambda_max(P Sigma P)``: the
         Wishart bound (free, ``way="free"``) or ``range_scale``, the private
         median of the norms of the pairs mapped by P
         (:func:`~dpgauss.gaussian._steps.top_eigenvalue`; one row changes
         one pair, hence one norm)."""
-        public = self._public_rows()
-        m, d = public.shape
-        P, _ = self._public_whitening()
+        m, d = data.X_public.shape
+        P, _ = data.public["whitening"]
         if way == "free":  # public_tv_bound is 0
             top = wishart_kappa(m, d) ** 2
         else:
@@ -379,14 +385,15 @@ class RangeHintsMixin:
             if float(self.public_tv_bound) == 0.0:  # post-processing: free
                 low, high = loose_public_range(m, d)
                 top = min(max(top, low), high)
-        return CoarseRange(self._public_center(), None, None, top, P)
+        return CoarseRange(self._public_center(data), None, None, top, P)
 
-    def _check_utility(self, plan, n, d):
+    def _check_utility(self, plan, data):
         """Warn (UtilityWarning) when a coarse-range search is predicted to fail."""
-        for name in self._range_names(d):
+        n, d = data.n, data.d
+        for name in self._range_names(data):
             if not name.startswith("range_"):
                 continue  # another step's warning (a subclass's)
-            rows, columns = self._range_search(name, plan, n, d)
+            rows, columns = self._range_search(name, plan, data)
             cost = plan.cost(name)
             if name == "range_scale" and columns > 1:
                 cost = scale_costs(cost)[0]  # the d-column part (coarse_range)
@@ -402,7 +409,7 @@ class RangeHintsMixin:
                     stacklevel=4,
                 )
 
-    def _mean_radius(self, frame, scales, found):
+    def _mean_radius(self, data, frame, scales, found):
         """The first mean step's radius in ``frame`` (released values only).
 
         With d + 1 or more public rows (``found.frame`` is their whitening P
@@ -418,7 +425,7 @@ class RangeHintsMixin:
         within RANGE_SCALES scales of the mean in every coordinate:
         ``RANGE_SCALES sqrt(d) ||A diag(scales)||``.
         """
-        m = self._public_count()
+        m = data.n_public
         d = frame.shape[1]
         bound = float(self.mean_bound) if self.mean_bound is not None else found.bound
         if m == 0 and bound is not None:
@@ -427,7 +434,7 @@ class RangeHintsMixin:
         scale, shift = tv_factors(float(self.public_tv_bound))
         with np.errstate(all="ignore"):
             if found.frame is not None:
-                _, inverse = self._public_whitening()
+                _, inverse = data.public["whitening"]
                 stretch = float(np.linalg.norm(frame @ inverse, ord=2))
                 # ||P (mu_pub - mu_hat_pub)||: the sampling error; the shift
                 # between the two Gaussians: shift (top + scale top).

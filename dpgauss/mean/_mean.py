@@ -276,7 +276,7 @@ class PrivateMean(
         self : PrivateMean
             The fitted estimator.
         """
-        return self._private_fit(X, X_public)
+        return self._private_fit(X, X_public=X_public)
 
     def transform(self, X):
         """Center ``X`` on the private mean (post-processing).
@@ -360,28 +360,30 @@ class PrivateMean(
         frame = (vectors / np.sqrt(values)) @ vectors.T / math.sqrt(top)
         return frame, np.sqrt(np.diag(C))
 
-    def _scale_known(self, d):
+    def _scale_known(self, data):
         return self.covariance is not None or self.cov_bounds is not None
 
     # -- the plan -------------------------------------------------------------
-    def _build_plan(self, total, d):
+    def _build_plan(self, total, data):
+        d = data.d
         if self.covariance is not None:
             self._public_frame(d)  # its shape must match X's (before any spend)
         if self.method == "tukey":
-            if self._public_count():
+            if data.n_public:
                 raise ValueError(
                     "PrivateMean(method='tukey') does not use X_public (it needs "
                     "no range); leave it unset or use another method."
                 )
             return ReleasePlan(total, [Release("tukey", total, "tukey_depth")])
-        entries, rest = self._range_entries(total, d)
+        entries, rest = self._range_entries(total, data)
         if self.covariance is None:
             frame, rest = split_cost(rest, [self.frame_share, 1.0 - self.frame_share])
             entries.append(Release("frame", frame, kind_of(total)))
         entries.append(Release("mean", rest, kind_of(total)))
         return ReleasePlan(total, entries)
 
-    def _check_calibration(self, plan, n, d):
+    def _check_calibration(self, plan, data):
+        n, d = data.n, data.d
         m = frame_count(n)  # the pairs the frame is learned from
         if self.method == "tukey":
             RestrictedTukeyMechanism(plan.cost("tukey"), d)  # raises if invalid
@@ -404,12 +406,13 @@ class PrivateMean(
         except (ValueError, OverflowError, ZeroDivisionError) as exc:
             raise calibration_error(type(self).__name__, "a noise scale", exc) from exc
 
-    def _check_utility(self, plan, n, d):
+    def _check_utility(self, plan, data):
         if self.method != "tukey":  # tukey needs no range
-            super()._check_utility(plan, n, d)
+            super()._check_utility(plan, data)
 
-    def _range_search(self, name, plan, n, d):
-        rows, columns = super()._range_search(name, plan, n, d)
+    def _range_search(self, name, plan, data):
+        rows, columns = super()._range_search(name, plan, data)
+        n, d = data.n, data.d
         if name == "range_scale" and self._resolve_method(plan, n, d) == "plan":
             # largest_scale searches one column of the pairs
             return min(frame_count(n), RANGE_ROWS), 1
@@ -428,16 +431,17 @@ class PrivateMean(
         )
 
     # -- the fit ----------------------------------------------------------------
-    def _fit_releases(self, X, plan, rng):
+    def _fit_releases(self, data, plan, rng):
+        X = data.X
         n, d = X.shape
         if self.method == "tukey":
             return self._tukey(X, plan, rng)
         method = self._resolve_method(plan, n, d)
         bounds = self._bounds()
-        names = set(self._range_names(d))
+        names = set(self._range_names(data))
         pairs = frame_pairs(X, rng)  # x/2 - x'/2: covariance C/2
         per_coordinate = method == "coinpress" and "range_scale" in names
-        found = self._coarse_range(X, pairs, plan, rng, per_coordinate)
+        found = self._coarse_range(data, pairs, plan, rng, per_coordinate)
         coarse, scales = found.center, found.scales
         top = bounds[1] if bounds is not None else found.top
         if self.covariance is not None:
@@ -465,7 +469,7 @@ class PrivateMean(
             stages.finish()
         if scales is None:  # every coordinate's sd is at most sqrt(top)
             scales = np.full(d, math.sqrt(top))
-        radius = self._mean_radius(frame, scales, found)
+        radius = self._mean_radius(data, frame, scales, found)
         # The rows' covariance in the frame: about I (coinpress), about
         # diag(sigma_j^2 / w_j), scaled (plan).
         if method == "coinpress":

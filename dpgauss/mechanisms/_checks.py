@@ -91,3 +91,49 @@ def calibration_error(owner, what, exc):
         "spent. data_norm, the privacy parameters and n must give noise scales "
         f"that are positive, finite and at most {MAX_NOISE_SCALE:g}."
     )
+
+
+def check_plan(plan, owner):
+    """Build and check every mechanism a plan may use, before anything is spent.
+
+    Each planned release (every option of every choice) is built by its own
+    factory at each of its public cases (:class:`~dpgauss.accounting._plan.Release`)
+    and checked by :func:`check_noise_scale`, so a noise scale or lattice that
+    float64 cannot hold is refused before the spend, never after it.
+
+    Parameters
+    ----------
+    plan : ReleasePlan
+        The fit's plan.
+    owner : str
+        The estimator, for the message.
+
+    Returns
+    -------
+    dict of str to object
+        Each release's mechanism at its worst public case (the first case), for
+        predictions from public values; none of them draws.
+
+    Examples
+    --------
+    >>> from dpgauss.accounting import ZCDP
+    >>> from dpgauss.accounting._plan import Release, ReleasePlan
+    >>> from dpgauss.mechanisms import GaussianMechanism
+    >>> from dpgauss.mechanisms._checks import check_plan
+    >>> def make(cost, n=100):
+    ...     return GaussianMechanism(sensitivity=1.0 / n, rho=cost.rho)
+    >>> plan = ReleasePlan(ZCDP(1.0), [Release("mean", ZCDP(1.0), "gaussian", make)])
+    >>> check_plan(plan, "Example")["mean"].scale
+    0.00707...
+    """
+    built = {}
+    for release in plan.releases():
+        try:
+            for case in release.cases:
+                mechanism = release.build(**case)
+                check_noise_scale(mechanism, bounded=release.bounded, size=release.size)
+                built.setdefault(release.name, mechanism)
+        except (ValueError, OverflowError, ZeroDivisionError) as exc:
+            what = f"the release {release.name!r}"
+            raise calibration_error(owner, what, exc) from exc
+    return built

@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
-from dpgauss.base import PrivateEstimatorMixin, sampling_generator
+from dpgauss.base import FitData, PrivateEstimatorMixin, sampling_generator
 from dpgauss.covariance._methods import noise_variance
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.gaussian import PrivateGaussianEstimator
@@ -246,9 +246,6 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
     'public'
     """
 
-    #: The public mixture is fitted once per fit (or pricing) and dropped.
-    _TRANSIENT = (*PrivateEstimatorMixin._TRANSIENT, "_clusters")
-
     _parameter_constraints: dict = {
         **PrivateEstimatorMixin._parameter_constraints,
         "n_components": [
@@ -324,15 +321,15 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         self : PublicPrivateGMM
             The fitted estimator.
         """
-        return self._private_fit(X, X_public)
+        return self._private_fit(X, X_public=X_public)
 
     # -- the plan -----------------------------------------------------------
-    def _build_plan(self, total, d):
-        k = self._k()
+    def _build_plan(self, total, data):
+        k = self._k(data)
         if k == 1:  # no clustering: one estimator on every row, the whole cost
             return ReleasePlan(total, [Release("components", total, ESTIMATORS)])
-        regime = self._choose_regime(d)
-        steps = self._refine_steps()
+        regime = self._choose_regime(data)
+        steps = self._refine_steps(data)
         refine_cost = None
         if steps:
             share = float(self.refine_share)
@@ -353,10 +350,20 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
             entries.extend(refine_entries(refine_cost, steps, kind_of(total)))
         return ReleasePlan(total, entries)
 
-    def _k(self):
+    def _prepare_fit(self, data):
+        """The public mixture (:class:`_PublicClusters`, free: public rows
+        only), fitted once per fit or pricing."""
+        data = super()._prepare_fit(data)
+        public = data.X_public
+        if public is None:
+            return data
+        clusters = _PublicClusters(public, self._components(public), self._seed())
+        return data.derive(clusters=clusters)
+
+    def _k(self, data):
         """The number of components, from the parameters and public rows."""
-        public = self._public_rows()
-        if public is None and "_planning_public" in self.__dict__:
+        public = data.X_public
+        if public is None and data.pricing:
             return self._planned_k()  # pricing without the rows
         if public is None:
             if self.n_components in ("auto", 1):
@@ -366,47 +373,38 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
                 "rows, fit(X, X_public=...); without them only one component can "
                 "be fitted. Nothing was spent."
             )
-        return self._public_clusters(public).k
+        return data.public["clusters"].k
 
     def _planned_k(self):
         """k for pricing without public rows (n_components, or 1 for auto)."""
         return 1 if self.n_components == "auto" else int(self.n_components)
 
-    def _choose_regime(self, d):
+    def _choose_regime(self, data):
         """``"single"``, ``"public"`` or ``"projected"``, from public rows (or
         the parameters) only."""
-        if self._k() == 1:
+        if self._k(data) == 1:
             return "single"
-        public = self._public_rows()
-        if public is None:  # pricing without the rows: the dearer plan
+        if data.X_public is None:  # pricing without the rows: the dearer plan
             # "public" has the same total in the fit's currency and fewer,
             # larger releases, so it costs at least as much in every currency
             # (pure releases composed as zCDP add epsilon^2 / 2 each: the
             # projected plan's finer split priced 0.16 where the public one
             # charged 0.23).
             return "public" if self.regime == "auto" else self.regime
-        clusters = self._public_clusters(public)
+        clusters = data.public["clusters"]
         if self.regime != "auto":
             return self.regime
         sizes = np.bincount(clusters.labels, minlength=clusters.k)
-        return "public" if sizes.min() >= d + 1 else "projected"
+        return "public" if sizes.min() >= data.d + 1 else "projected"
 
-    def _refine_steps(self):
+    def _refine_steps(self, data):
         """EM steps to plan: ``refine_steps``, or :data:`AUTO_STEPS` with
         ``"auto"``; none for one component (nothing to reassign)."""
-        if self._k() == 1:
+        if self._k(data) == 1:
             return 0
         if self.refine_steps == "auto":
             return AUTO_STEPS
         return int(self.refine_steps)
-
-    def _public_clusters(self, public):
-        """The public mixture (fitted once per fit; free)."""
-        cached = self.__dict__.get("_clusters")
-        if cached is not None:
-            return cached
-        self._clusters = _PublicClusters(public, self._components(public), self._seed())
-        return self._clusters
 
     def _seed(self):
         """A seed for the public-only clustering (reproducible with an int
@@ -426,43 +424,47 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
             return k
         return _bic_components(public, int(self.max_components), self._seed())
 
-    def _check_calibration(self, plan, n, d):
+    def _check_calibration(self, plan, data):
+        n, d = data.n, data.d
         try:
             for release in plan.releases():
                 if release.name == "pca":
-                    _, radius = _pca_ball(self._public_rows())
+                    _, radius = _pca_ball(data.X_public)
                     check_radius(radius, "the public rows' ball radius")
                     mech = second_moment_mechanism(release.cost, n, d, radius)
                     check_noise_scale(mech, size=d)
                 elif release.name == "weights":
-                    k = self._k()
+                    k = self._k(data)
                     check_noise_scale(_weights(release.cost, k).mechanism, size=k)
                 elif release.name.startswith("refine"):
                     if release.name.endswith("_counts"):  # the step's three
-                        self._check_refine_step(plan, release.name[:-7], n, d)
+                        self._check_refine_step(plan, release.name[:-7], data)
                 else:  # a component estimator on as few as 2 rows
                     cost = release.cost
                     if len(plan.releases()) > 1:
                         cost = _half(cost)
                     est = _component_estimator(cost, np.random.default_rng(0))
-                    est._check_calibration(est._build_plan(cost, d), 2, d)
+                    part = est._prepare_fit(FitData(n=2, d=d))
+                    est._check_calibration(est._build_plan(cost, part), part)
         except (ValueError, OverflowError, ZeroDivisionError) as exc:
             raise calibration_error(type(self).__name__, "a noise scale", exc) from exc
 
-    def _check_refine_step(self, plan, step, n, d):
+    def _check_refine_step(self, plan, step, data):
         """Calibrate one EM step's mechanisms as the fit will (the lattice
         refuses budgets too small for its integer arithmetic: before the
         spend, not after)."""
-        k = self._k()
+        n, d = data.n, data.d
+        k = self._k(data)
         costs = [plan.cost(f"{step}_{part}") for part in ("counts", "sums", "moments")]
         mechs = step_mechanisms(costs, n, d, k, step_radius(d), 1)
         for mech, size in zip(mechs, (k, k * d, k * d), strict=True):
             check_noise_scale(mech, size=size)
 
-    def _check_utility(self, plan, n, d):
-        if self._choose_regime(d) != "public":
+    def _check_utility(self, plan, data):
+        d = data.d
+        if self._choose_regime(data) != "public":
             return
-        clusters = self._clusters
+        clusters = data.public["clusters"]
         sizes = np.bincount(clusters.labels, minlength=clusters.k)
         if sizes.min() < d + 1:
             self._report(
@@ -481,13 +483,14 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
         warnings.warn(f"PublicPrivateGMM: {message}", SeparationWarning, stacklevel=4)
 
     # -- the fit ------------------------------------------------------------
-    def _fit_releases(self, X, plan, rng):
-        n, d = X.shape
-        public = self._public_rows()
-        regime = self._choose_regime(d)
+    def _fit_releases(self, data, plan, rng):
+        X = data.X
+        n = X.shape[0]
+        public = data.X_public
+        regime = self._choose_regime(data)
         if regime == "single":
             return self._single(X, public, plan, rng)
-        clusters = self._clusters
+        clusters = data.public["clusters"]
         order = rng.permutation(n)  # drawn before reading the rows
         if regime == "public":
             labels = clusters.predict(X)
@@ -508,7 +511,7 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
             np.array([f.mean_ for f in fits]),
             np.array([f.covariance_ for f in fits]),
         )
-        steps = self._refine_steps()
+        steps = self._refine_steps(data)
         if steps:
             model = refine(X, model, plan, rng, steps, n_partial_sums(X))
         fitted = _mixture_attributes(*model)

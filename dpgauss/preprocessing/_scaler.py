@@ -523,7 +523,8 @@ class PrivateStandardScaler(
             names.append("second_moment")
         return names
 
-    def _build_plan(self, total, d):
+    def _build_plan(self, total, data):
+        d = data.d
         check_bounds(self.bounds, d, owner=type(self).__name__)
         names = self._release_names()
         kind = "gaussian" if isinstance(total, ZCDP) else "laplace"
@@ -539,7 +540,8 @@ class PrivateStandardScaler(
             ],
         )
 
-    def _check_calibration(self, plan, n, d):
+    def _check_calibration(self, plan, data):
+        n, d = data.n, data.d
         try:
             for release in plan.releases():
                 mech = moment_mechanism(release.cost, n, d, release.name)
@@ -548,7 +550,8 @@ class PrivateStandardScaler(
             raise calibration_error(type(self).__name__, "a noise scale", exc) from exc
 
     # -- the fit ---------------------------------------------------------------------
-    def _fit_releases(self, X, plan, rng):
+    def _fit_releases(self, data, plan, rng):
+        X = data.X
         n, d = X.shape
         fitted = {"mean_": None, "var_": None, "scale_": None, "n_samples_seen_": n}
         names = self._release_names()

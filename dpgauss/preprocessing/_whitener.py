@@ -226,7 +226,8 @@ class PrivateWhitener(
         values, vectors = self._model
         return (X @ vectors) * np.sqrt(values) @ vectors.T + self.mean_
 
-    def _fit_releases(self, X, plan, rng):
+    def _fit_releases(self, data, plan, rng):
+        X = data.X
         mean, spectrum = self._release_spectrum(X, plan, rng)
         # Post-processing of released values and public ones only.
         floor = whitening_floor(spectrum)

@@ -459,7 +459,8 @@ class PrivateProductDistribution(DensityMixin, PrivateEstimatorMixin, BaseEstima
         return X
 
     # -- the plan -----------------------------------------------------------------
-    def _build_plan(self, total, d):
+    def _build_plan(self, total, data):
+        d = data.d
         names = round_names(d)
         costs = split_cost(total, [1.0 / len(names)] * len(names))
         kind = "gaussian" if isinstance(total, ZCDP) else "laplace"
@@ -471,7 +472,8 @@ class PrivateProductDistribution(DensityMixin, PrivateEstimatorMixin, BaseEstima
             ],
         )
 
-    def _check_calibration(self, plan, n, d):
+    def _check_calibration(self, plan, data):
+        d = data.d
         # The noise scale depends on the round's l2_squared in [1, d] only.
         try:
             for release in plan.releases():
@@ -482,7 +484,8 @@ class PrivateProductDistribution(DensityMixin, PrivateEstimatorMixin, BaseEstima
             raise calibration_error(type(self).__name__, "a noise scale", exc) from exc
 
     # -- the fit ------------------------------------------------------------------
-    def _fit_releases(self, X, plan, rng):
+    def _fit_releases(self, data, plan, rng):
+        X = data.X
         n, d = X.shape
         names = round_names(d)
 

@@ -35,7 +35,7 @@ def check_budget_charged_exactly(estimator, X, y=None):
     est.fit(X, y)
     first = [(e.cost, e.mechanism) for e in budget.ledger()]
     assert first, "a fit recorded nothing in its budget"
-    plan = est._build_plan(est._privacy_total(), X.shape[1])
+    plan = est._pricing_plan(X.shape[1])
     assert first == plan.charges(), "the ledger differs from the release plan"
     costs = [c for c, _ in first]
     assert compose(type(est.privacy_spent_)(0.0), costs) == est.privacy_spent_

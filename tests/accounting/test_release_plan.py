@@ -187,7 +187,7 @@ def test_every_estimator_plan_composes_within_its_total():
 
     for est in make_instances(all_estimators()):
         total = est._privacy_total()
-        plan = est._build_plan(total, 4)
+        plan = est._pricing_plan(4, total=total)
         spent = plan.spent()
         value = spent.rho if isinstance(spent, ZCDP) else spent.epsilon
         limit = total.rho if isinstance(total, ZCDP) else total.epsilon

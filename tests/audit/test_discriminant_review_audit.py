@@ -188,7 +188,7 @@ def _audit_release(name, monkeypatch, n_samples):
         outer = "per_class" if release == "class_second_moments" else None
         probe = cls(classes=[0, 1], data_norm=1.0, clipping="fixed", **params)
         probe.fit(*A)
-        scale = probe._build_plan(probe._privacy_total(), A[0].shape[1])
+        scale = probe._pricing_plan(A[0].shape[1])
         mech = probe._makers(N, A[0].shape[1], 1.0)[release](scale.cost(release))
         summary = _laplace_llr(
             _exact(release, A, outer), _exact(release, B, outer), mech.scale

@@ -45,12 +45,12 @@ def test_ledger_is_the_plan_and_the_covariance_plan(params, total, method):
         method=method, **params, data_norm=5.0, budget=budget, random_state=0
     ).fit(X)
     charges = [(e.cost, e.mechanism) for e in budget.ledger()]
-    assert charges == env._build_plan(total, 3).charges()
+    assert charges == env._pricing_plan(3, total=total).charges()
     # The same releases as PrivateCovariance with these parameters, so its
     # sensitivities, proof and audits (tests/audit/test_covariance_audit.py)
     # cover the envelope's fit.
     twin = PrivateCovariance(method=method, **params, data_norm=5.0)
-    assert charges == twin._build_plan(total, 3).charges()
+    assert charges == twin._pricing_plan(3, total=total).charges()
     assert env.planned_costs(3) == [c for c, _ in charges]
     assert env.privacy_spent_ == total or math.isclose(
         getattr(env.privacy_spent_, "rho", 0.0), total.rho, rel_tol=1e-12

@@ -250,8 +250,8 @@ def test_budget_split_adds_up_exactly_to_the_ledger(method, center, params, spen
         method=method, **params, data_norm=1.0, center=center, budget=budget
     ).fit(X)
     events = budget.ledger()
-    assert [(e.cost, e.mechanism) for e in events] == est._build_plan(
-        spent, 3
+    assert [(e.cost, e.mechanism) for e in events] == est._pricing_plan(
+        3, total=spent
     ).charges()
     assert est.privacy_spent_ == pytest.approx(spent) or math.isclose(
         _value(est.privacy_spent_), _value(spent), rel_tol=1e-12

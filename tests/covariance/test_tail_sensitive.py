@@ -248,7 +248,7 @@ def test_ledger_matches_the_plan_and_adds_up(center, total):
         **kwargs, data_norm=5.0, center=center, budget=budget, random_state=0
     ).fit(_skewed(2000, 5, 0))
     events = [(e.cost, e.mechanism) for e in budget.ledger()]
-    assert events == est._build_plan(total, 5).charges()
+    assert events == est._pricing_plan(5, total=total).charges()
     assert est.privacy_spent_.to_zcdp().rho == pytest.approx(total.to_zcdp().rho)
     labels = [m for _, m in events]
     # center=True: the scans' choice charges its dominating option (two scans
@@ -388,7 +388,7 @@ def test_scans_choice_charges_a_cost_that_dominates_both_options(kind):
     # cost components are >= those of either option, exactly.
     for value in np.logspace(-8, 4, 300):
         est = TailSensitiveCovariance(data_norm=1.0, **{kind: float(value)})
-        plan = est._build_plan(est._privacy_total(), 3)
+        plan = est._pricing_plan(3)
         choice = next(e for e in plan.entries if e.name == "scans")
         charged = [r.cost for r in choice.charged]
         for option in choice.options.values():

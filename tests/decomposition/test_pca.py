@@ -178,7 +178,7 @@ def test_tail_ledger_matches_the_plan(privacy, total, center):
     pca.fit(_rows(500, radius=4.0)[:, :d])
     events = [(e.cost, e.mechanism) for e in budget.ledger()]
     tail = TailSensitiveCovariance(data_norm=40.0, center=center, **privacy)
-    assert events == tail._build_plan(total, d).charges()
+    assert events == tail._pricing_plan(d, total=total).charges()
     assert [cost for cost, _ in events] == planned == tail.planned_costs(d)
     assert pca.privacy_spent_.to_zcdp().rho == pytest.approx(total.to_zcdp().rho)
     # The plan does not depend on n_components (it is post-processing).

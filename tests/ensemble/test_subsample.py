@@ -335,7 +335,7 @@ def test_psd_ledger_records_exactly_the_plan(radius):
     budget = PrivacyBudget(epsilon=10.0, delta=1e-2)
     est = _psd(budget=budget, radius=radius)
     planned = est.planned_costs(2)
-    names = [e.label for e in est._build_plan(est._privacy_total(), 2).releases()]
+    names = [e.label for e in est._pricing_plan(2).releases()]
     assert [n.split(":")[-1] for n in names][-2:] == ["mask", "scale"]
     try:
         est.fit(X)
@@ -420,7 +420,7 @@ def test_psd_public_radius_with_useless_noise_warns_before_the_spend():
 # -- too few groups for the winsorized searches ---------------------------------------
 def _k_min(total, p, radius="auto"):
     est = SubsampleAggregate(LinearRegression(), radius=radius)
-    return _winsorized_min_groups(est._build_plan(total, 3), (p,))
+    return _winsorized_min_groups(est._pricing_plan(3, total=total), (p,))
 
 
 def test_k_min_is_the_fewest_groups_within_the_risk():
@@ -429,7 +429,7 @@ def test_k_min_is_the_fewest_groups_within_the_risk():
     total = ZCDP(approx_to_zcdp(1.0, 1e-6))
     k = _k_min(total, 5)
     assert k == 1510
-    plan = SubsampleAggregate(LinearRegression())._build_plan(total, 3)
+    plan = SubsampleAggregate(LinearRegression())._pricing_plan(3, total=total)
 
     def risk(k):
         return range_failure(plan.cost("centre"), k, 5, capped=False) + range_failure(

@@ -8,6 +8,7 @@ import pytest
 
 from dpgauss import PrivacyBudget, PrivateGaussianEstimator
 from dpgauss.accounting import ZCDP, PureDP
+from dpgauss.base import FitData
 from dpgauss.exceptions import UtilityWarning
 
 
@@ -181,10 +182,10 @@ def test_the_scale_search_that_runs_is_the_one_predicted(monkeypatch):
 
     monkeypatch.setattr(_steps, "top_eigenvalue", spy)
     est = PrivateGaussianEstimator(rho=1e-4, random_state=0)
-    plan = est._build_plan(ZCDP(1e-4), 5)
-    assert est._one_scale(plan, 100_000, 5)
-    assert not est._location_by_norm(plan, 100_000, 5)
-    assert est._range_search("range_scale", plan, 100_000, 5)[1] == 1
+    plan = est._pricing_plan(5, total=ZCDP(1e-4))
+    assert est._one_scale(plan, FitData(n=100_000, d=5))
+    assert not est._location_by_norm(plan, FitData(n=100_000, d=5))
+    assert est._range_search("range_scale", plan, FitData(n=100_000, d=5))[1] == 1
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UtilityWarning)
         est.fit(np.random.default_rng(0).normal(size=(100_000, 5)))

@@ -31,6 +31,7 @@ import dpgauss.ensemble._winsorized as winsorized_module
 from dpgauss import PrivacyBudget, PrivateGaussianEstimator
 from dpgauss.accounting import ZCDP, PureDP, zcdp_to_approx
 from dpgauss.accounting._plan import Release, ReleasePlan
+from dpgauss.base import FitData
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.mechanisms._releases import mean_mechanism
 from dpgauss.utils._sums import CHUNK_ROWS, group_means
@@ -198,7 +199,7 @@ def test_extreme_rows_never_raise_after_the_charge():
             {"epsilon": 20.0, "range_share": 0.45} if trial % 3 == 2 else {"rho": 1.0}
         )
         est0 = PrivateGaussianEstimator(initial_centre="subsample", **params)
-        entries, _ = est0._range_entries(est0._privacy_total(), d)
+        entries, _ = est0._range_entries(est0._privacy_total(), FitData(n=None, d=d))
         cost = next(e.cost for e in entries if e.name == "subsample_centre")
         kmin = winsorized_module.winsorized_min_groups(
             est0._centre_stages(cost).plan, d

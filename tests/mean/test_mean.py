@@ -9,6 +9,7 @@ import pytest
 from dpgauss import PrivacyBudget
 from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.accounting._plan import PlanError, Release
+from dpgauss.base import FitData
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.gaussian._steps import (
     MEAN_BETA,
@@ -379,9 +380,9 @@ def test_hopeless_coordinate_search_falls_back_to_the_norms():
     # one-column norm search still ranks better (helper-17: capped at 1, the
     # comparison was 1 < 1 and the d-column search stayed, error inf).
     est = PrivateMean(rho=0.1)
-    plan = est._build_plan(ZCDP(0.1), 30)
-    assert est._location_by_norm(plan, 200, 30)
-    assert not est._location_by_norm(plan, 100_000, 30)
+    plan = est._pricing_plan(30, total=ZCDP(0.1))
+    assert est._location_by_norm(plan, FitData(n=200, d=30))
+    assert not est._location_by_norm(plan, FitData(n=100_000, d=30))
 
 
 def test_weighted_tail_radius_stays_finite_near_the_largest_float():

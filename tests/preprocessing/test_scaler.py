@@ -320,7 +320,7 @@ def _check_accuracy(est, X, k=5.0):
     lower, upper = check_bounds(est.bounds, d)
     center, half = box_frame(lower, upper)
     reference = StandardScaler().fit(X)
-    plan = est._build_plan(est._privacy_total(), d)
+    plan = est._pricing_plan(d)
     s1, s2 = (
         moment_mechanism(r.cost, n, d, r.name).effective_scale(d)
         for r in plan.releases()
