@@ -2,7 +2,7 @@
 
 The public bound ``data_norm``, the center (``center``, ``location``) and the
 model assembly live here; the release of the clipped mean and of the trace are
-in :mod:`dpgauss.covariance._release` (shared with the estimators that use a
+in :mod:`dpgauss.releases._center` (shared with the estimators that use a
 covariance release without being covariance estimators); each estimator adds
 its own plan and releases.
 """
@@ -13,7 +13,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from dpgauss.base import GaussianDensityMixin, PrivateEstimatorMixin
-from dpgauss.covariance._release import (
+from dpgauss.releases._center import (
     MEAN_SHARE,
     mean_entries,
     release_mean,
@@ -56,11 +56,11 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
 
     def _mean_entries(self, total):
         """The mean's release (if ``center``) and the cost left for the rest
-        (:func:`~dpgauss.covariance._release.mean_entries`)."""
+        (:func:`~dpgauss.releases._center.mean_entries`)."""
         return mean_entries(total, self.center)
 
     #: The mean and trace releases (shared with the other estimators built on
-    #: a covariance release: :mod:`dpgauss.covariance._release`).
+    #: a covariance release: :mod:`dpgauss.releases._center`).
     _release_mean = staticmethod(release_mean)
     _release_trace = staticmethod(release_trace)
 

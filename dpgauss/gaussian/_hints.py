@@ -17,9 +17,9 @@ import numpy as np
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release
 from dpgauss.base import PrivateEstimatorMixin
-from dpgauss.covariance._coinpress import tail_radius
 from dpgauss.exceptions import UtilityWarning
-from dpgauss.gaussian._steps import (
+from dpgauss.releases._coinpress import tail_radius
+from dpgauss.releases._range import (
     RANGE_ROWS,
     RANGE_SCALES,
     CoarseRange,
@@ -317,7 +317,7 @@ class RangeHintsMixin:
 
     def _one_scale(self, plan, n, d):
         """Whether ``range_scale`` searches one column (the pairs' norms,
-        :func:`~dpgauss.gaussian._steps.top_eigenvalue`) rather than
+        :func:`~dpgauss.releases._range.top_eigenvalue`) rather than
         d coordinates: when the latter is predicted to go astray and the one
         column to fare better. Public: the cost, n, d."""
         if self._public_scale(d) == "search":
@@ -342,7 +342,7 @@ class RangeHintsMixin:
         return _one_column_fares_better(plan.cost("range_location"), rows, rows, d)
 
     def _coarse_range(self, X, pairs, plan, rng, scale):
-        """:func:`~dpgauss.gaussian._steps.coarse_range` for the missing hints
+        """:func:`~dpgauss.releases._range.coarse_range` for the missing hints
         (``scale``: whether to search per-coordinate scales), with the
         one-column searches where the d-column ones would go astray."""
         n, d = X.shape
@@ -367,7 +367,7 @@ class RangeHintsMixin:
         whitening P (free), and a bound on ``lambda_max(P Sigma P)``: the
         Wishart bound (free, ``way="free"``) or ``range_scale``, the private
         median of the norms of the pairs mapped by P
-        (:func:`~dpgauss.gaussian._steps.top_eigenvalue`; one row changes
+        (:func:`~dpgauss.releases._range.top_eigenvalue`; one row changes
         one pair, hence one norm)."""
         public = self._public_rows()
         m, d = public.shape

@@ -32,15 +32,22 @@ from dpgauss.accounting import ApproxDP
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
-from dpgauss.covariance._coinpress import (
+from dpgauss.gaussian._hints import RangeHintsMixin
+from dpgauss.mean._tukey import RestrictedTukeyMechanism
+from dpgauss.mechanisms._checks import calibration_error, check_noise_scale
+from dpgauss.mechanisms._releases import (
+    mean_mechanism,
+    second_moment_mechanism,
+    vector_mechanism,
+)
+from dpgauss.releases._coinpress import (
     STEP_BETA,
     frame_inverse,
     staged_costs,
     tail_radius,
 )
-from dpgauss.covariance._methods import entry_variances
-from dpgauss.gaussian._hints import RangeHintsMixin
-from dpgauss.gaussian._steps import (
+from dpgauss.releases._covariance import entry_variances
+from dpgauss.releases._range import (
     MAX_MEAN_RADIUS,
     RANGE_ROWS,
     SPECTRUM_BETA,
@@ -54,13 +61,6 @@ from dpgauss.gaussian._steps import (
     pairs_frame,
     range_searches,
     weighted_tail_radius,
-)
-from dpgauss.mean._tukey import RestrictedTukeyMechanism
-from dpgauss.mechanisms._checks import calibration_error, check_noise_scale
-from dpgauss.mechanisms._releases import (
-    mean_mechanism,
-    second_moment_mechanism,
-    vector_mechanism,
 )
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
@@ -196,7 +196,7 @@ class PrivateMean(
       as such (the exception), its cost charged.
 
     ``frame`` and ``mean`` are each one charge made of sub-releases
-    (:class:`~dpgauss.gaussian._steps.Stages`) whose number is chosen from n,
+    (:class:`~dpgauss.releases._range.Stages`) whose number is chosen from n,
     d and released values, and whose costs always add up to the charge: by
     adaptive composition with a fixed total, each costs its charge whatever
     was chosen. Which method ``"auto"`` uses depends on n, d and the cost

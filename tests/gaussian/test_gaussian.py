@@ -147,7 +147,7 @@ def test_top_eigenvalue_bounds_every_spectrum():
     # lambda_1 <= 2 M^2 / median(chi2_1) for every spectrum (equality for one
     # spike); for a flat spectrum the bound is about 2.2 d lambda_1.
     from dpgauss.accounting._plan import Release, ReleasePlan
-    from dpgauss.gaussian._steps import top_eigenvalue
+    from dpgauss.releases._range import top_eigenvalue
 
     rng = np.random.default_rng(0)
     d = 20

@@ -14,11 +14,11 @@ post-processing, instead of a copy of them:
    (:func:`release_trace`), ``AUTO_TRACE_SHARE`` of the rest, which chooses
    between GaussCov and SeparateCov;
 3. the covariance method's releases
-   (:func:`~dpgauss.covariance._methods.release_covariance`) on the second
+   (:func:`~dpgauss.releases._covariance.release_covariance`) on the second
    moment of the rows clipped to the ball of radius B around the released mean.
 
-:class:`~dpgauss.covariance._spectrum.SpectrumReleaseMixin` puts the three
-(or the tail-sensitive releases of :mod:`dpgauss.covariance._adaptive`) behind
+:class:`~dpgauss.releases._spectrum.SpectrumReleaseMixin` puts the three
+(or the tail-sensitive releases of :mod:`dpgauss.releases._adaptive`) behind
 the fit template of :class:`~dpgauss.base.PrivateEstimatorMixin` for
 estimators that use only the released spectrum (eigenvalues and
 eigenvectors): PCA and whitening.
@@ -31,8 +31,10 @@ import numpy as np
 
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release
-from dpgauss.covariance._denoise import shrink_mean
-from dpgauss.covariance._methods import (
+from dpgauss.mechanisms import GaussianMechanism
+from dpgauss.mechanisms._checks import check_noise_scale
+from dpgauss.mechanisms._releases import mean_mechanism, sum_mechanism
+from dpgauss.releases._covariance import (
     choose_method,
     covariance_entries,
     mechanism_factory,
@@ -40,9 +42,7 @@ from dpgauss.covariance._methods import (
     predicted_filled_error,
     release_covariance,
 )
-from dpgauss.mechanisms import GaussianMechanism
-from dpgauss.mechanisms._checks import check_noise_scale
-from dpgauss.mechanisms._releases import mean_mechanism, sum_mechanism
+from dpgauss.releases._denoise import shrink_mean
 from dpgauss.utils._sums import clipped_sums, fixed_point_bits, n_partial_sums
 from dpgauss.utils.validation import split_cost
 
@@ -118,7 +118,7 @@ def covariance_plan_entries(total, d, method, center):
     Examples
     --------
     >>> from dpgauss.accounting import ZCDP
-    >>> from dpgauss.covariance._release import covariance_plan_entries
+    >>> from dpgauss.releases._center import covariance_plan_entries
     >>> [r.name for r in covariance_plan_entries(ZCDP(1.0), 3, "gauss", True)]
     ['mean', 'second_moment']
     """
@@ -145,7 +145,7 @@ def calibrate_release(release, n, d, radius, make):
         The public clipping radius B.
     make : callable
         ``make(name)(cost)`` (see
-        :func:`~dpgauss.covariance._methods.mechanism_factory`).
+        :func:`~dpgauss.releases._covariance.mechanism_factory`).
     """
     if release.name == "mean":
         check_noise_scale(mean_mechanism(release.cost, n, d, radius, n), size=d)
@@ -180,7 +180,7 @@ def release_mean(X, center, radius, plan, rng):
 
     Sensitivity in :func:`dpgauss.mechanisms._releases.mean_mechanism`.
     Post-processing: a Gaussian release is shrunk towards ``center``
-    (:func:`~dpgauss.covariance._denoise.shrink_mean`, whose risk estimate
+    (:func:`~dpgauss.releases._denoise.shrink_mean`, whose risk estimate
     assumes the unprojected Gaussian release, so it comes first), then
     projected onto the ball of radius r, where the exact clipped mean lies
     (never farther from it).
@@ -289,7 +289,7 @@ def release_spectrum(X, center, shift, radius, method, plan, rng):
     One pass gives the second moment of the rows clipped to the ball of radius
     ``radius`` around ``center`` and its exact fixed-point trace; ``"auto"``
     releases the trace and chooses GaussCov or SeparateCov from it; the method's
-    releases follow (:func:`~dpgauss.covariance._methods.release_covariance`).
+    releases follow (:func:`~dpgauss.releases._covariance.release_covariance`).
 
     Returns
     -------
@@ -340,7 +340,7 @@ def whitening_floor(spectrum):
     Examples
     --------
     >>> import numpy as np
-    >>> from dpgauss.covariance._release import Spectrum, whitening_floor
+    >>> from dpgauss.releases._center import Spectrum, whitening_floor
     >>> whitening_floor(Spectrum(np.zeros(2), np.eye(2), 0.5, 1.0, "gauss"))
     0.5
     """

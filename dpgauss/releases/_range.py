@@ -2,7 +2,7 @@
 
 Everything here works in a frame A (a public d x d matrix, a function of
 released values): rows are mapped to ``w = A x`` and clipped there. See
-:mod:`dpgauss.covariance._coinpress` for the covariance steps.
+:mod:`dpgauss.releases._coinpress` for the covariance steps.
 """
 
 import math
@@ -13,8 +13,10 @@ from scipy import optimize, stats
 
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
-from dpgauss.covariance._adaptive import PairDifferences, pair_indices
-from dpgauss.covariance._coinpress import (
+from dpgauss.mechanisms._range import QuantileSearch, range_failure
+from dpgauss.mechanisms._releases import mean_mechanism
+from dpgauss.releases._adaptive import PairDifferences, pair_indices
+from dpgauss.releases._coinpress import (
     STEP_BETA,
     frame_inverse,
     learn_frame,
@@ -22,9 +24,7 @@ from dpgauss.covariance._coinpress import (
     staged_costs,
     tail_radius,
 )
-from dpgauss.covariance._methods import noise_variance
-from dpgauss.mechanisms._range import QuantileSearch, range_failure
-from dpgauss.mechanisms._releases import mean_mechanism
+from dpgauss.releases._covariance import noise_variance
 from dpgauss.utils._sums import frame_sums, n_partial_sums
 from dpgauss.utils.validation import split_cost
 
@@ -392,7 +392,7 @@ class Stages:
 
 def mean_entries(cost, steps):
     """Plan entries of the mean steps, ``mean_1`` ..., at the costs of
-    :func:`~dpgauss.covariance._coinpress.staged_costs` (the last gets 3/4 when
+    :func:`~dpgauss.releases._coinpress.staged_costs` (the last gets 3/4 when
     there are several)."""
     kind = kind_of(cost)
     parts = staged_costs(cost, steps)
@@ -641,7 +641,7 @@ def coinpress_mean(
 
 
 def frame_point(inverse, scale, c):
-    """``A^-1 c`` from :func:`~dpgauss.covariance._coinpress.frame_inverse`'s
+    """``A^-1 c`` from :func:`~dpgauss.releases._coinpress.frame_inverse`'s
     ``(B, f)``, kept finite (post-processing of a point in the frame)."""
     big = float(np.finfo(np.float64).max)
     with np.errstate(all="ignore"):
@@ -653,7 +653,7 @@ def pairs_frame(pairs, scales, top, plan, steps, rng, base=None):
     """A CoinPress frame A learned on the pairs ``x/2 - x'/2``.
 
     Runs the ``steps - 1`` releases ``precondition_k`` of ``plan``
-    (:func:`~dpgauss.covariance._coinpress.learn_frame`) from
+    (:func:`~dpgauss.releases._coinpress.learn_frame`) from
     ``S^-1 / sqrt(top)``, S = diag(scales) (the identity when None) and
     ``top`` a bound on the largest eigenvalue of ``S^-1 C S^-1`` (the upper
     ``cov_bounds``, or :func:`top_eigenvalue`), or from ``base / sqrt(top)``
