@@ -56,9 +56,8 @@ from scipy import linalg
 from dpgauss.accounting import ZCDP
 from dpgauss.accounting._plan import Release
 from dpgauss.covariance._base import eigenvalue_floor
-from dpgauss.mechanisms._additive import (
-    GaussianMechanism,
-    LaplaceMechanism,
+from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
+from dpgauss.mechanisms._symmetric import (
     SymmetricGaussianMechanism,
     SymmetricLaplaceMechanism,
 )
