@@ -34,20 +34,22 @@ from dpgauss.releases._coinpress import (
     staged_costs,
     tail_radius,
 )
-from dpgauss.releases._covariance import noise_variance
-from dpgauss.releases._range import (
+from dpgauss.releases._coinpress_mean import (
     MAX_FRAME_RADIUS,
     MAX_MEAN_RADIUS,
     MAX_MEAN_STEPS,
     MEAN_BETA,
-    Stages,
     coinpress_mean,
-    frame_count,
-    frame_pairs,
     frame_point,
     mean_entries,
     mean_steps_for,
     pairs_frame,
+)
+from dpgauss.releases._covariance import noise_variance
+from dpgauss.releases._range import (
+    Stages,
+    frame_count,
+    frame_pairs,
     range_searches,
 )
 from dpgauss.releases._winsorized import (

@@ -46,21 +46,23 @@ from dpgauss.releases._coinpress import (
     staged_costs,
     tail_radius,
 )
-from dpgauss.releases._covariance import entry_variances
-from dpgauss.releases._range import (
+from dpgauss.releases._coinpress_mean import (
     MAX_MEAN_RADIUS,
-    RANGE_ROWS,
     SPECTRUM_BETA,
-    Stages,
     coinpress_mean,
-    frame_count,
-    frame_pairs,
-    largest_scale,
     mean_entries,
     mean_steps_for,
     pairs_frame,
-    range_searches,
     weighted_tail_radius,
+)
+from dpgauss.releases._covariance import entry_variances
+from dpgauss.releases._range import (
+    RANGE_ROWS,
+    Stages,
+    frame_count,
+    frame_pairs,
+    largest_scale,
+    range_searches,
 )
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context

@@ -18,10 +18,12 @@ import dpgauss.releases._range as steps_module
 from dpgauss.accounting import ZCDP, zcdp_to_approx
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.mean._mean import log_scales
-from dpgauss.releases._range import (
-    Stages,
+from dpgauss.releases._coinpress_mean import (
     coinpress_mean,
     mean_entries,
+)
+from dpgauss.releases._range import (
+    Stages,
     norm_bound,
     top_eigenvalue,
 )

@@ -170,16 +170,16 @@ def test_the_scale_search_that_runs_is_the_one_predicted(monkeypatch):
     # helper-18: the location branch ignored one_scale, ran the d-column
     # search, and the warning judged the search that did not run). At d = 1
     # the one scale takes the whole cost and no "top" search runs.
-    from dpgauss.gaussian import _steps
+    from dpgauss.releases import _range
 
     calls = []
-    original = _steps.top_eigenvalue
+    original = _range.top_eigenvalue
 
     def spy(pairs, plan, rng, name="range_scale", scales=None):
         calls.append(name)
         return original(pairs, plan, rng, name, scales)
 
-    monkeypatch.setattr(_steps, "top_eigenvalue", spy)
+    monkeypatch.setattr(_range, "top_eigenvalue", spy)
     est = PrivateGaussianEstimator(rho=1e-4, random_state=0)
     plan = est._build_plan(ZCDP(1e-4), 5)
     assert est._one_scale(plan, 100_000, 5)

@@ -11,13 +11,15 @@ from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.accounting._plan import PlanError, Release
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.mean import PrivateMean
-from dpgauss.releases._range import (
+from dpgauss.releases._coinpress_mean import (
     MEAN_BETA,
-    Stages,
     clip_gain,
     mean_steps_for,
     step_radius,
     weighted_tail_radius,
+)
+from dpgauss.releases._range import (
+    Stages,
 )
 
 
@@ -264,7 +266,8 @@ def test_frame_predictions_use_the_pairs_the_frame_reads():
     # prediction assumed n // 2 and chose coinpress at n = 10^6, rho = 1e-4
     # with a frame five times noisier than predicted (review, helper-16).
     from dpgauss.mean._mean import frame_noise
-    from dpgauss.releases._range import FRAME_PAIRS, MAX_MEAN_RADIUS, frame_count
+    from dpgauss.releases._coinpress_mean import MAX_MEAN_RADIUS
+    from dpgauss.releases._range import FRAME_PAIRS, frame_count
 
     assert frame_count(10**6) == FRAME_PAIRS
     assert frame_count(1001) == 500
