@@ -15,7 +15,6 @@ from sklearn.base import BaseEstimator
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import GaussianDensityMixin, PrivateEstimatorMixin
-from dpgauss.covariance._base import eigenvalue_floor
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.gaussian._hints import RangeHintsMixin
 from dpgauss.mechanisms._checks import (
@@ -26,6 +25,7 @@ from dpgauss.mechanisms._checks import (
 )
 from dpgauss.mechanisms._range import QuantileSearch
 from dpgauss.mechanisms._releases import mean_mechanism, second_moment_mechanism
+from dpgauss.releases._center import eigenvalue_floor
 from dpgauss.releases._coinpress import (
     STEP_BETA,
     coinpress_entries,

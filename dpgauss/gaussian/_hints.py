@@ -24,19 +24,19 @@ from dpgauss.releases._range import (
     RANGE_SCALES,
     CoarseRange,
     coarse_range,
+    finite_mean,
     frame_count,
     range_failure,
     scale_costs,
+    scaled_deviations,
     top_eigenvalue,
 )
 from dpgauss.utils.validation import split_cost
 
 __all__ = [
     "RangeHintsMixin",
-    "finite_mean",
     "loose_public_range",
     "public_whitening",
-    "scaled_deviations",
     "wishart_kappa",
 ]
 
@@ -147,28 +147,6 @@ def public_whitening(public):
         P = (vectors / root) @ vectors.T / size
         inverse = (vectors * root) @ vectors.T * size
     return P, inverse
-
-
-def scaled_deviations(rows):
-    """``(center, deviations / size, size)``: the rows' :func:`finite_mean`
-    and their deviations from it divided by their largest magnitude ``size``
-    (1 when that is 0 or not finite), so that products of them neither
-    overflow nor underflow."""
-    center = finite_mean(rows)
-    with np.errstate(all="ignore"):
-        deviations = rows - center
-        size = float(np.max(np.abs(deviations)))
-        size = size if 0.0 < size < math.inf else 1.0
-        return center, deviations / size, size
-
-
-def finite_mean(rows):
-    """The rows' mean, averaged scaled where the plain sum overflows; finite."""
-    with np.errstate(all="ignore"):
-        center = np.mean(rows, axis=0)
-        if not np.all(np.isfinite(center)):
-            center = np.mean(rows / rows.shape[0], axis=0) * rows.shape[0]
-    return np.where(np.isfinite(center), center, 0.0)
 
 
 def tv_factors(gamma):

@@ -24,7 +24,6 @@ from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin, sampling_generator
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.gaussian import PrivateGaussianEstimator
-from dpgauss.gaussian._hints import finite_mean, scaled_deviations
 from dpgauss.mechanisms._checks import (
     calibration_error,
     check_noise_scale,
@@ -42,6 +41,7 @@ from dpgauss.mixture._refine import (
 )
 from dpgauss.model_selection._leak import warn_if_scored_in_search
 from dpgauss.releases._covariance import noise_variance
+from dpgauss.releases._range import finite_mean, scaled_deviations
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from dpgauss.utils._sums import clipped_sums, iter_chunks, n_partial_sums

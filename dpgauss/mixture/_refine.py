@@ -55,12 +55,12 @@ from scipy import linalg
 
 from dpgauss.accounting import ZCDP
 from dpgauss.accounting._plan import Release
-from dpgauss.covariance._base import eigenvalue_floor
 from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
 from dpgauss.mechanisms._symmetric import (
     SymmetricGaussianMechanism,
     SymmetricLaplaceMechanism,
 )
+from dpgauss.releases._center import eigenvalue_floor
 from dpgauss.releases._coinpress import shrinkage_factor, tail_radius
 from dpgauss.releases._covariance import noise_variance
 from dpgauss.utils._sums import clip_rows, iter_chunks, summation_error

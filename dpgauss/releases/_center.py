@@ -52,6 +52,7 @@ __all__ = [
     "Spectrum",
     "calibrate_release",
     "covariance_plan_entries",
+    "eigenvalue_floor",
     "mean_entries",
     "release_center",
     "release_mean",
@@ -323,7 +324,7 @@ def whitening_floor(spectrum):
     term keeps the floored spectrum's condition number within float64's reach
     (``V diag(values) V^T`` stays positive definite as computed), the third keeps
     ``floor^(-1/2)`` finite. Unlike
-    :func:`~dpgauss.covariance._base.eigenvalue_floor` it never falls below the
+    :func:`~eigenvalue_floor` it never falls below the
     noise when the released spectrum is small: whitening amplifies, a density
     does not.
 
@@ -349,3 +350,21 @@ def whitening_floor(spectrum):
     tiny = 4.0 / np.finfo(np.float64).max
     floor = max(float(spectrum.noise_sd), values.size * 2.0**-52 * top, tiny)
     return floor if math.isfinite(floor) else tiny
+
+
+def eigenvalue_floor(values, noise_sd, cap):
+    """The floor of a released spectrum (see ``_model_attributes``).
+
+    The smaller of ``noise_sd`` and the mean of ``values``; ``2^-52 cap / d``
+    when every value is 0; at least ``4 / max float`` (a finite precision) and
+    ``d 2^-52`` times the largest value (so the matrix built from the spectrum
+    stays positive definite in floating point: a spread beyond 1e16 made its
+    computed eigenvalues negative). NaN-free for finite inputs.
+    """
+    d = values.shape[0]
+    mean_value = float(np.sum(values)) / d
+    floor = min(noise_sd, mean_value) if mean_value > 0 else cap / d * 2.0**-52
+    if not floor == floor:  # NaN: fall back to the cap-based floor
+        floor = cap / d * 2.0**-52 if cap == cap else 0.0
+    top = float(np.max(values)) if d else 0.0
+    return max(floor, 4.0 / np.finfo(np.float64).max, d * 2.0**-52 * top)

@@ -22,12 +22,14 @@ __all__ = [
     "CoarseRange",
     "Stages",
     "coarse_range",
+    "finite_mean",
     "frame_pairs",
     "pair_scale",
     "range_failure",
     "range_searches",
     "range_subset",
     "scale_costs",
+    "scaled_deviations",
 ]
 
 #: The median of |z| for z = x/2 - x'/2, x and x' i.i.d. N(mu, sigma^2), is
@@ -369,3 +371,25 @@ def pair_scale(medians):
     # entries then stay within float64's range of each other (its inverse is
     # computed from the frame divided by its largest entry).
     return np.maximum(scale, float(scale.max()) * 2.0**-200)
+
+
+def scaled_deviations(rows):
+    """``(center, deviations / size, size)``: the rows' :func:`finite_mean`
+    and their deviations from it divided by their largest magnitude ``size``
+    (1 when that is 0 or not finite), so that products of them neither
+    overflow nor underflow."""
+    center = finite_mean(rows)
+    with np.errstate(all="ignore"):
+        deviations = rows - center
+        size = float(np.max(np.abs(deviations)))
+        size = size if 0.0 < size < math.inf else 1.0
+        return center, deviations / size, size
+
+
+def finite_mean(rows):
+    """The rows' mean, averaged scaled where the plain sum overflows; finite."""
+    with np.errstate(all="ignore"):
+        center = np.mean(rows, axis=0)
+        if not np.all(np.isfinite(center)):
+            center = np.mean(rows / rows.shape[0], axis=0) * rows.shape[0]
+    return np.where(np.isfinite(center), center, 0.0)
