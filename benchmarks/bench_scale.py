@@ -101,8 +101,8 @@ def _float_noise():
     import contextlib
     import functools
 
-    import dpgauss.covariance._adaptive as tail
     import dpgauss.mechanisms._releases as releases
+    import dpgauss.releases._adaptive as tail
 
     patches = [
         (releases, name)

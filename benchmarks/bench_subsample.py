@@ -44,7 +44,7 @@ seed; ``SubsampleAggregate(random_state=1000 + seed)``.
    candidate bound-free initial centre, SubsampleAggregate at 0.05 rho (the
    share ``PrivateGaussianEstimator`` gives its ``range_location`` search)
    against that search itself (the coordinate medians of at most 50,000 rows
-   by ``QuantileSearch``, as ``dpgauss.gaussian._steps.coarse_range`` runs it).
+   by ``QuantileSearch``, as ``dpgauss.releases._range.coarse_range`` runs it).
    The l2 error is the Mahalanobis error here (Sigma = I).
 
 ``--quick`` runs a few small cases of every part and writes nothing.
@@ -70,8 +70,8 @@ from dpgauss.accounting import ZCDP
 from dpgauss.ensemble import SubsampleAggregate, _subsample
 from dpgauss.ensemble import _populous as populous
 from dpgauss.exceptions import PrivateTestFailedError
-from dpgauss.gaussian._steps import range_subset
 from dpgauss.mechanisms._range import QuantileSearch
+from dpgauss.releases._range import range_subset
 
 RESULTS = Path(__file__).resolve().parent / "results"
 EPSILON, DELTA = 1.0, 1e-6

@@ -1,4 +1,4 @@
-"""Fit the error-proxy constants of dpgauss.covariance._methods on measured errors.
+"""Fit the error-proxy constants of dpgauss.releases._covariance on measured errors.
 
 Run: ``.venv/bin/python benchmarks/calibrate_proxies.py``. For settings of the DLY
 benchmark table it measures the mean Frobenius error of gauss_release and
@@ -22,11 +22,11 @@ from scipy.optimize import nnls
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _data import zipf_data
 
-import dpgauss.covariance._methods as K
+import dpgauss.releases._covariance as K
 from dpgauss.accounting import ZCDP
 from dpgauss.accounting._plan import ReleasePlan
-from dpgauss.covariance._methods import SEPARATE_MARGIN
 from dpgauss.mechanisms._releases import eigenvalue_mechanism, second_moment_mechanism
+from dpgauss.releases._covariance import SEPARATE_MARGIN
 from dpgauss.utils.validation import split_cost
 
 SETTINGS = [

@@ -2,7 +2,7 @@
 
 The public bound ``data_norm``, the center (``center``, ``location``) and the
 model assembly live here; the release of the clipped mean and of the trace are
-in :mod:`dpgauss.covariance._release` (shared with the estimators that use a
+in :mod:`dpgauss.releases._center` (shared with the estimators that use a
 covariance release without being covariance estimators); each estimator adds
 its own plan and releases.
 """
@@ -13,8 +13,9 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from dpgauss.base import GaussianDensityMixin, PrivateEstimatorMixin
-from dpgauss.covariance._release import (
+from dpgauss.releases._center import (
     MEAN_SHARE,
+    eigenvalue_floor,
     mean_entries,
     release_mean,
     release_trace,
@@ -22,7 +23,7 @@ from dpgauss.covariance._release import (
 from dpgauss.utils._sklearn_compat import Interval
 from dpgauss.utils.validation import check_data_norm
 
-__all__ = ["MEAN_SHARE", "BasePrivateCovariance", "eigenvalue_floor"]
+__all__ = ["MEAN_SHARE", "BasePrivateCovariance"]
 
 
 class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEstimator):
@@ -56,11 +57,11 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
 
     def _mean_entries(self, total):
         """The mean's release (if ``center``) and the cost left for the rest
-        (:func:`~dpgauss.covariance._release.mean_entries`)."""
+        (:func:`~dpgauss.releases._center.mean_entries`)."""
         return mean_entries(total, self.center)
 
     #: The mean and trace releases (shared with the other estimators built on
-    #: a covariance release: :mod:`dpgauss.covariance._release`).
+    #: a covariance release: :mod:`dpgauss.releases._center`).
     _release_mean = staticmethod(release_mean)
     _release_trace = staticmethod(release_trace)
 
@@ -78,21 +79,3 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
         """
         floor = eigenvalue_floor(values, noise_sd, cap)
         return self._gaussian_attributes(center, values, vectors, floor)
-
-
-def eigenvalue_floor(values, noise_sd, cap):
-    """The floor of a released spectrum (see ``_model_attributes``).
-
-    The smaller of ``noise_sd`` and the mean of ``values``; ``2^-52 cap / d``
-    when every value is 0; at least ``4 / max float`` (a finite precision) and
-    ``d 2^-52`` times the largest value (so the matrix built from the spectrum
-    stays positive definite in floating point: a spread beyond 1e16 made its
-    computed eigenvalues negative). NaN-free for finite inputs.
-    """
-    d = values.shape[0]
-    mean_value = float(np.sum(values)) / d
-    floor = min(noise_sd, mean_value) if mean_value > 0 else cap / d * 2.0**-52
-    if not floor == floor:  # NaN: fall back to the cap-based floor
-        floor = cap / d * 2.0**-52 if cap == cap else 0.0
-    top = float(np.max(values)) if d else 0.0
-    return max(floor, 4.0 / np.finfo(np.float64).max, d * 2.0**-52 * top)

@@ -14,21 +14,6 @@ import numpy as np
 
 from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.covariance._base import BasePrivateCovariance
-from dpgauss.covariance._coinpress import (
-    STEP_BETA,
-    coinpress_entries,
-    learn_frame,
-    release_in_frame,
-    tail_radius,
-)
-from dpgauss.covariance._methods import mechanism_factory
-from dpgauss.covariance._release import (
-    calibrate_release,
-    covariance_plan_entries,
-    release_center,
-    release_spectrum,
-    useless_release_message,
-)
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.mechanisms._checks import (
     calibration_error,
@@ -36,6 +21,21 @@ from dpgauss.mechanisms._checks import (
     check_radius,
 )
 from dpgauss.mechanisms._releases import second_moment_mechanism
+from dpgauss.releases._center import (
+    calibrate_release,
+    covariance_plan_entries,
+    release_center,
+    release_spectrum,
+    useless_release_message,
+)
+from dpgauss.releases._coinpress import (
+    STEP_BETA,
+    coinpress_entries,
+    learn_frame,
+    release_in_frame,
+    tail_radius,
+)
+from dpgauss.releases._covariance import mechanism_factory
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from dpgauss.utils._sums import n_partial_sums
@@ -148,7 +148,7 @@ class PrivateCovariance(BasePrivateCovariance):
     charged at its most expensive option. Everything after them
     (the mean's shrinkage towards ``location``, eigen-decompositions, the
     spectral denoiser of
-    :mod:`dpgauss.covariance._denoise`, the isotonic projection of noisy sorted
+    :mod:`dpgauss.releases._denoise`, the isotonic projection of noisy sorted
     eigenvalues, the projection onto {PSD, trace <= B^2} or the private trace
     bound, the eigenvalue floor) is post-processing: functions of released
     values and public noise parameters only. Noise is

@@ -3,7 +3,7 @@
 A private radius, a private trace, a sparse-vector search for the clipping
 threshold that balances clipping bias against noise, then the better of clipped
 GaussCov and clipped SeparateCov. The plan, the calibration check and the
-releases are in :mod:`dpgauss.covariance._adaptive` (shared with
+releases are in :mod:`dpgauss.releases._adaptive` (shared with
 ``PrivatePCA(method="tail")`` and ``PrivateWhitener(method="tail")``); this
 module holds the estimator: its parameters, and the Gaussian model it builds
 from the released spectrum.
@@ -12,13 +12,13 @@ from the released spectrum.
 import math
 import numbers
 
-from dpgauss.covariance._adaptive import (
+from dpgauss.covariance._base import BasePrivateCovariance
+from dpgauss.releases._adaptive import (
     DEFAULT_SPLIT,
     adaptive_plan,
     check_adaptive_calibration,
     release_adaptive,
 )
-from dpgauss.covariance._base import BasePrivateCovariance
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import _fit_context
 

@@ -3,15 +3,15 @@
 scikit-learn's ``PCA`` publishes the exact top eigenvectors of the training
 rows' covariance (and its mean, and its spectrum) in every fitted ``Pipeline``.
 This estimator makes exactly the releases of one of the private covariance
-estimators (the code is the same, :mod:`dpgauss.covariance._spectrum`): by
+estimators (the code is the same, :mod:`dpgauss.releases._spectrum`): by
 default (``method="tail"``) those of
 :class:`~dpgauss.covariance.TailSensitiveCovariance`
-(:mod:`dpgauss.covariance._adaptive`: a private radius below the public
+(:mod:`dpgauss.releases._adaptive`: a private radius below the public
 bound, the mean, the trace, a private clipping threshold, then GaussCov or
 SeparateCov on the rows clipped there); with ``"auto"``, ``"gauss"``,
 ``"separate"`` or ``"eigen"`` those of
 :class:`~dpgauss.covariance.PrivateCovariance`
-(:mod:`dpgauss.covariance._release`: the mean of the rows clipped to the public
+(:mod:`dpgauss.releases._center`: the mean of the rows clipped to the public
 ball of radius B, then the covariance of the rows clipped to the ball of radius
 B around that mean). Everything PCA needs afterwards (the eigendecomposition,
 the choice of components, their signs, the explained variances and their
@@ -35,8 +35,8 @@ from sklearn.base import (
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from dpgauss.base import PrivateEstimatorMixin
-from dpgauss.covariance._release import whitening_floor
-from dpgauss.covariance._spectrum import SpectrumReleaseMixin
+from dpgauss.releases._center import whitening_floor
+from dpgauss.releases._spectrum import SpectrumReleaseMixin
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, _fit_context
 

@@ -81,7 +81,6 @@ from dpgauss.accounting import ZCDP
 from dpgauss.accounting._costs import as_pure
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
-from dpgauss.covariance._methods import gauss_spectrum, noise_sd
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.mechanisms import (
     GaussianMechanism,
@@ -98,6 +97,7 @@ from dpgauss.mechanisms._checks import (
 )
 from dpgauss.mechanisms._releases import mean_mechanism
 from dpgauss.model_selection._leak import caller_stacklevel, warn_if_scored_in_search
+from dpgauss.releases._covariance import gauss_spectrum, noise_sd
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from dpgauss.utils._sums import (
     clip_rows,
@@ -379,7 +379,7 @@ def class_covariance(mechanism, released, cap, scale, between, shrinkage):
 
     Post-processing: the released matrix's spectrum is denoised and projected
     onto {PSD, trace <= cap}
-    (:func:`~dpgauss.covariance._methods.gauss_spectrum`), rescaled by
+    (:func:`~dpgauss.releases._covariance.gauss_spectrum`), rescaled by
     ``scale`` (``n / n_k`` for one class's share of the rows), the
     between-part ``between`` (released means) is subtracted, and the
     eigenvalues are floored and shrunk (:func:`shrink_spectrum`, with the

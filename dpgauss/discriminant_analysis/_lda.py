@@ -6,7 +6,7 @@ and :func:`~dpgauss.mechanisms._releases.second_moment_mechanism` (the pooled
 ``second_moment``). The classifier is post-processing:
 
 1. the released second moment is denoised and projected onto {PSD, trace <=
-   B^2} (:func:`~dpgauss.covariance._methods.gauss_spectrum`, the covariance
+   B^2} (:func:`~dpgauss.releases._covariance.gauss_spectrum`, the covariance
    estimators' GaussCov spectrum);
 2. the between-class part ``sum_k w_k m_k m_k^T`` (released weights and mean
    offsets) is subtracted, giving the pooled within-class covariance;

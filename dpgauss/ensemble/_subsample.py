@@ -46,14 +46,6 @@ from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.ensemble import _populous as populous
 from dpgauss.ensemble import _psd as psd
-from dpgauss.ensemble._winsorized import (
-    _MAX_FLOAT,
-    MIN_GROUPS,
-    WINSOR_RISK,
-    winsorized_entries,
-    winsorized_mean,
-    winsorized_min_groups,
-)
 from dpgauss.exceptions import PrivateTestFailedError, UtilityWarning
 from dpgauss.mechanisms import AboveThreshold, GaussianMechanism
 from dpgauss.mechanisms._checks import (
@@ -64,6 +56,14 @@ from dpgauss.mechanisms._checks import (
 )
 from dpgauss.mechanisms._range import QuantileSearch
 from dpgauss.mechanisms._releases import mean_mechanism
+from dpgauss.releases._winsorized import (
+    _MAX_FLOAT,
+    MIN_GROUPS,
+    WINSOR_RISK,
+    winsorized_entries,
+    winsorized_mean,
+    winsorized_min_groups,
+)
 from dpgauss.utils._sklearn_compat import HasMethods, Interval, StrOptions
 from dpgauss.utils.validation import split_cost
 
@@ -957,6 +957,6 @@ class _PopulousTest:
 
 
 def _winsorized_min_groups(plan, shape):
-    """:func:`~dpgauss.ensemble._winsorized.winsorized_min_groups` for a
+    """:func:`~dpgauss.releases._winsorized.winsorized_min_groups` for a
     statistic of this shape."""
     return winsorized_min_groups(plan, int(np.prod(shape, dtype=np.int64)))

@@ -15,40 +15,8 @@ from sklearn.base import BaseEstimator
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import GaussianDensityMixin, PrivateEstimatorMixin
-from dpgauss.covariance._base import eigenvalue_floor
-from dpgauss.covariance._coinpress import (
-    STEP_BETA,
-    coinpress_entries,
-    frame_inverse,
-    release_in_frame,
-    staged_costs,
-    tail_radius,
-)
-from dpgauss.covariance._methods import noise_variance
-from dpgauss.ensemble._winsorized import (
-    RADIUS_FACTOR,
-    RADIUS_QUANTILE,
-    winsorized_entries,
-    winsorized_mean,
-    winsorized_min_groups,
-)
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.gaussian._hints import RangeHintsMixin
-from dpgauss.gaussian._steps import (
-    MAX_FRAME_RADIUS,
-    MAX_MEAN_RADIUS,
-    MAX_MEAN_STEPS,
-    MEAN_BETA,
-    Stages,
-    coinpress_mean,
-    frame_count,
-    frame_pairs,
-    frame_point,
-    mean_entries,
-    mean_steps_for,
-    pairs_frame,
-    range_searches,
-)
 from dpgauss.mechanisms._checks import (
     MAX_RADIUS,
     MIN_RADIUS,
@@ -57,6 +25,40 @@ from dpgauss.mechanisms._checks import (
 )
 from dpgauss.mechanisms._range import QuantileSearch
 from dpgauss.mechanisms._releases import mean_mechanism, second_moment_mechanism
+from dpgauss.releases._center import eigenvalue_floor
+from dpgauss.releases._coinpress import (
+    STEP_BETA,
+    coinpress_entries,
+    frame_inverse,
+    release_in_frame,
+    staged_costs,
+    tail_radius,
+)
+from dpgauss.releases._coinpress_mean import (
+    MAX_FRAME_RADIUS,
+    MAX_MEAN_RADIUS,
+    MAX_MEAN_STEPS,
+    MEAN_BETA,
+    coinpress_mean,
+    frame_point,
+    mean_entries,
+    mean_steps_for,
+    pairs_frame,
+)
+from dpgauss.releases._covariance import noise_variance
+from dpgauss.releases._range import (
+    Stages,
+    frame_count,
+    frame_pairs,
+    range_searches,
+)
+from dpgauss.releases._winsorized import (
+    RADIUS_FACTOR,
+    RADIUS_QUANTILE,
+    winsorized_entries,
+    winsorized_mean,
+    winsorized_min_groups,
+)
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from dpgauss.utils._sums import (
@@ -187,7 +189,7 @@ class PrivateGaussianEstimator(
       ``range_location``): the winsorized aggregate of k group means, each
       mapped by the released frame (one row changes one group's mean; the
       aggregate is private for any k candidates:
-      :mod:`dpgauss.ensemble._winsorized`), its three parts nested in one
+      :mod:`dpgauss.releases._winsorized`), its three parts nested in one
       charge; the groups are drawn independently of the data and k is public;
     * ``range_location`` and ``range_scale``: noisy binary searches (64
       steps, each a Gaussian or Laplace release of d counts, l2 sensitivity
@@ -198,7 +200,7 @@ class PrivateGaussianEstimator(
       frame and clipped to a public radius (sensitivity ``sqrt(2) r^2 / m``, m
       pairs);
     * ``mean``: one charge made of the CoinPress mean steps ``mean_k``
-      (:class:`~dpgauss.gaussian._steps.Stages`), clipped means in the frame
+      (:class:`~dpgauss.releases._range.Stages`), clipped means in the frame
       (sensitivity ``2 lambda / n``); their number is chosen from public
       values and a released radius and their costs always add up to the
       charge, so by adaptive composition with a fixed total it costs the

@@ -16,26 +16,26 @@ import numpy as np
 
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release
-from dpgauss.covariance._coinpress import tail_radius
 from dpgauss.exceptions import UtilityWarning
-from dpgauss.gaussian._steps import (
+from dpgauss.releases._coinpress import tail_radius
+from dpgauss.releases._range import (
     RANGE_ROWS,
     RANGE_SCALES,
     CoarseRange,
     coarse_range,
+    finite_mean,
     frame_count,
     range_failure,
     scale_costs,
+    scaled_deviations,
     top_eigenvalue,
 )
 from dpgauss.utils.validation import split_cost
 
 __all__ = [
     "RangeHintsMixin",
-    "finite_mean",
     "loose_public_range",
     "public_whitening",
-    "scaled_deviations",
     "wishart_kappa",
 ]
 
@@ -146,28 +146,6 @@ def public_whitening(public):
         P = (vectors / root) @ vectors.T / size
         inverse = (vectors * root) @ vectors.T * size
     return P, inverse
-
-
-def scaled_deviations(rows):
-    """``(center, deviations / size, size)``: the rows' :func:`finite_mean`
-    and their deviations from it divided by their largest magnitude ``size``
-    (1 when that is 0 or not finite), so that products of them neither
-    overflow nor underflow."""
-    center = finite_mean(rows)
-    with np.errstate(all="ignore"):
-        deviations = rows - center
-        size = float(np.max(np.abs(deviations)))
-        size = size if 0.0 < size < math.inf else 1.0
-        return center, deviations / size, size
-
-
-def finite_mean(rows):
-    """The rows' mean, averaged scaled where the plain sum overflows; finite."""
-    with np.errstate(all="ignore"):
-        center = np.mean(rows, axis=0)
-        if not np.all(np.isfinite(center)):
-            center = np.mean(rows / rows.shape[0], axis=0) * rows.shape[0]
-    return np.where(np.isfinite(center), center, 0.0)
 
 
 def tv_factors(gamma):
@@ -321,7 +299,7 @@ class RangeHintsMixin:
 
     def _one_scale(self, plan, data):
         """Whether ``range_scale`` searches one column (the pairs' norms,
-        :func:`~dpgauss.gaussian._steps.top_eigenvalue`) rather than
+        :func:`~dpgauss.releases._range.top_eigenvalue`) rather than
         d coordinates: when the latter is predicted to go astray and the one
         column to fare better. Public: the cost, n, d."""
         n, d = data.n, data.d
@@ -350,7 +328,7 @@ class RangeHintsMixin:
         return _one_column_fares_better(plan.cost("range_location"), rows, rows, d)
 
     def _coarse_range(self, data, pairs, plan, rng, scale):
-        """:func:`~dpgauss.gaussian._steps.coarse_range` for the missing hints
+        """:func:`~dpgauss.releases._range.coarse_range` for the missing hints
         (``scale``: whether to search per-coordinate scales), with the
         one-column searches where the d-column ones would go astray."""
         way = self._public_scale(data)
@@ -374,7 +352,7 @@ class RangeHintsMixin:
         whitening P (free), and a bound on ``lambda_max(P Sigma P)``: the
         Wishart bound (free, ``way="free"``) or ``range_scale``, the private
         median of the norms of the pairs mapped by P
-        (:func:`~dpgauss.gaussian._steps.top_eigenvalue`; one row changes
+        (:func:`~dpgauss.releases._range.top_eigenvalue`; one row changes
         one pair, hence one norm)."""
         m, d = data.X_public.shape
         P, _ = data.public["whitening"]

@@ -32,35 +32,37 @@ from dpgauss.accounting import ApproxDP
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
-from dpgauss.covariance._coinpress import (
-    STEP_BETA,
-    frame_inverse,
-    staged_costs,
-    tail_radius,
-)
-from dpgauss.covariance._methods import entry_variances
 from dpgauss.gaussian._hints import RangeHintsMixin
-from dpgauss.gaussian._steps import (
-    MAX_MEAN_RADIUS,
-    RANGE_ROWS,
-    SPECTRUM_BETA,
-    Stages,
-    coinpress_mean,
-    frame_count,
-    frame_pairs,
-    largest_scale,
-    mean_entries,
-    mean_steps_for,
-    pairs_frame,
-    range_searches,
-    weighted_tail_radius,
-)
 from dpgauss.mean._tukey import RestrictedTukeyMechanism
 from dpgauss.mechanisms._checks import calibration_error, check_noise_scale
 from dpgauss.mechanisms._releases import (
     mean_mechanism,
     second_moment_mechanism,
     vector_mechanism,
+)
+from dpgauss.releases._coinpress import (
+    STEP_BETA,
+    frame_inverse,
+    staged_costs,
+    tail_radius,
+)
+from dpgauss.releases._coinpress_mean import (
+    MAX_MEAN_RADIUS,
+    SPECTRUM_BETA,
+    coinpress_mean,
+    mean_entries,
+    mean_steps_for,
+    pairs_frame,
+    weighted_tail_radius,
+)
+from dpgauss.releases._covariance import entry_variances
+from dpgauss.releases._range import (
+    RANGE_ROWS,
+    Stages,
+    frame_count,
+    frame_pairs,
+    largest_scale,
+    range_searches,
 )
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
@@ -196,7 +198,7 @@ class PrivateMean(
       as such (the exception), its cost charged.
 
     ``frame`` and ``mean`` are each one charge made of sub-releases
-    (:class:`~dpgauss.gaussian._steps.Stages`) whose number is chosen from n,
+    (:class:`~dpgauss.releases._range.Stages`) whose number is chosen from n,
     d and released values, and whose costs always add up to the charge: by
     adaptive composition with a fixed total, each costs its charge whatever
     was chosen. Which method ``"auto"`` uses depends on n, d and the cost

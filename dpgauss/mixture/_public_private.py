@@ -22,10 +22,8 @@ from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import FitData, PrivateEstimatorMixin, sampling_generator
-from dpgauss.covariance._methods import noise_variance
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.gaussian import PrivateGaussianEstimator
-from dpgauss.gaussian._hints import finite_mean, scaled_deviations
 from dpgauss.mechanisms._checks import (
     calibration_error,
     check_noise_scale,
@@ -42,6 +40,8 @@ from dpgauss.mixture._refine import (
     step_radius,
 )
 from dpgauss.model_selection._leak import warn_if_scored_in_search
+from dpgauss.releases._covariance import noise_variance
+from dpgauss.releases._range import finite_mean, scaled_deviations
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from dpgauss.utils._sums import clipped_sums, iter_chunks, n_partial_sums

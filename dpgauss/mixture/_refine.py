@@ -17,7 +17,7 @@ radius C, and three statistics are released with Gaussian (zCDP) or Laplace
 The M step (post-processing) is ``w_j ~ counts_j``, ``mu_j <- mu_j + L_j s``,
 ``Sigma_j <- L_j (M - s s^T) L_j^T`` with ``s = sums_j / counts_j`` and
 ``M = moments_j / (counts_j c(d, C))``, c the clipping shrinkage
-(:func:`~dpgauss.covariance._coinpress.shrinkage_factor`), the whitened
+(:func:`~dpgauss.releases._coinpress.shrinkage_factor`), the whitened
 spectrum floored at its noise level.
 
 Sensitivity (replace-one; proofs for the values as computed). The
@@ -55,14 +55,14 @@ from scipy import linalg
 
 from dpgauss.accounting import ZCDP
 from dpgauss.accounting._plan import Release
-from dpgauss.covariance._base import eigenvalue_floor
-from dpgauss.covariance._coinpress import shrinkage_factor, tail_radius
-from dpgauss.covariance._methods import noise_variance
 from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
 from dpgauss.mechanisms._symmetric import (
     SymmetricGaussianMechanism,
     SymmetricLaplaceMechanism,
 )
+from dpgauss.releases._center import eigenvalue_floor
+from dpgauss.releases._coinpress import shrinkage_factor, tail_radius
+from dpgauss.releases._covariance import noise_variance
 from dpgauss.utils._sums import clip_rows, iter_chunks, summation_error
 from dpgauss.utils.validation import split_cost
 

@@ -3,15 +3,15 @@
 Whitening with the exact covariance of the training rows publishes that
 covariance in the fitted transformer. This one uses the releases of
 :class:`~dpgauss.covariance.PrivateCovariance` (the same code,
-:mod:`dpgauss.covariance._release`, shared with
+:mod:`dpgauss.releases._center`, shared with
 :class:`~dpgauss.decomposition.PrivatePCA` through
-:mod:`dpgauss.covariance._spectrum`): the mean of the rows clipped to a public
+:mod:`dpgauss.releases._spectrum`): the mean of the rows clipped to a public
 ball (``center=True``), then their covariance about it; or, with
 ``method="tail"``, those of :class:`~dpgauss.covariance.TailSensitiveCovariance`
-(:mod:`dpgauss.covariance._adaptive`). The whitening
+(:mod:`dpgauss.releases._adaptive`). The whitening
 matrix ``W = V diag(max(values, floor))^(-1/2) V^T`` is post-processing of the
 released eigendecomposition, with the public floor of
-:func:`~dpgauss.covariance._release.whitening_floor` (the noise scale of the
+:func:`~dpgauss.releases._center.whitening_floor` (the noise scale of the
 release), so ``W`` is symmetric, positive definite and finite for every noise
 draw. No new mechanism.
 """
@@ -21,8 +21,8 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpgauss.base import PrivateEstimatorMixin
-from dpgauss.covariance._release import whitening_floor
-from dpgauss.covariance._spectrum import SpectrumReleaseMixin
+from dpgauss.releases._center import whitening_floor
+from dpgauss.releases._spectrum import SpectrumReleaseMixin
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import _fit_context
 

@@ -545,7 +545,7 @@ def group_means(X, labels, k):
     ndarray of shape (k, n_features)
         The groups' means. Each depends on its own rows only, so replacing one
         row changes one mean; a mean that overflows is not finite (a failed
-        candidate for :func:`~dpgauss.ensemble._winsorized.winsorized_mean`).
+        candidate for :func:`~dpgauss.releases._winsorized.winsorized_mean`).
     """
     size = int(np.count_nonzero(labels == 0))
     if is_dask_array(X):

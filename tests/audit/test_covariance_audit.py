@@ -7,14 +7,14 @@ off-diagonal noise sd is B^2 / (n sqrt(2 rho)): the shift is sqrt(2 rho) noise
 sds, exactly the Gaussian mechanism that rho-zCDP allows, so this neighbour is
 worst-case for the released entry. The canary is the same estimator with the
 clipping step removed (a plausible bug): the long row moves the entry by 5 B^2/n.
-The clipped sums are patched in :mod:`dpgauss.covariance._release`, where the
+The clipped sums are patched in :mod:`dpgauss.releases._center`, where the
 covariance release (shared with PrivatePCA and PrivateWhitener) calls them.
 """
 
 import numpy as np
 import pytest
 
-import dpgauss.covariance._release as module
+import dpgauss.releases._center as module
 from dpgauss import PrivateCovariance
 from dpgauss.accounting import zcdp_to_approx
 from dpgauss.utils.audit import audit

@@ -14,7 +14,7 @@ Without clipping (the canary, a plausible bug) it grows by 9 B^2 / n.
 import numpy as np
 import pytest
 
-import dpgauss.covariance._release as module
+import dpgauss.releases._center as module
 from dpgauss import PrivateEllipticEnvelope
 from dpgauss.accounting import zcdp_to_approx
 from dpgauss.utils.audit import audit

@@ -14,12 +14,12 @@ caught.
 import numpy as np
 import pytest
 
-import dpgauss.covariance._release as release_module
+import dpgauss.releases._center as release_module
 from dpgauss.accounting import ZCDP, zcdp_to_approx
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.covariance._base import BasePrivateCovariance
-from dpgauss.covariance._methods import mechanism_factory
 from dpgauss.mechanisms._releases import second_moment_mechanism
+from dpgauss.releases._covariance import mechanism_factory
 from dpgauss.utils._sums import clipped_sums, row_norms
 from dpgauss.utils.audit import audit
 

@@ -12,7 +12,7 @@ caught.
 import numpy as np
 import pytest
 
-import dpgauss.ensemble._winsorized as winsorized_module
+import dpgauss.releases._winsorized as winsorized_module
 from dpgauss import PrivateGaussianEstimator
 from dpgauss.accounting import ZCDP, zcdp_to_approx
 from dpgauss.accounting._plan import Release, ReleasePlan

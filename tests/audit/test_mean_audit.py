@@ -13,18 +13,20 @@ sensitivity off by a factor) that must be caught.
 import numpy as np
 import pytest
 
-import dpgauss.gaussian._steps as steps_module
 import dpgauss.mean._mean as mean_module
+import dpgauss.releases._range as steps_module
 from dpgauss.accounting import ZCDP, zcdp_to_approx
 from dpgauss.accounting._plan import Release, ReleasePlan
-from dpgauss.gaussian._steps import (
-    Stages,
+from dpgauss.mean._mean import log_scales
+from dpgauss.releases._coinpress_mean import (
     coinpress_mean,
     mean_entries,
+)
+from dpgauss.releases._range import (
+    Stages,
     norm_bound,
     top_eigenvalue,
 )
-from dpgauss.mean._mean import log_scales
 from dpgauss.utils.audit import audit
 
 pytestmark = pytest.mark.audit

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from sklearn.base import BaseEstimator
 
-import dpgauss.ensemble._winsorized as winsorized_module
+import dpgauss.releases._winsorized as winsorized_module
 from dpgauss.accounting import zcdp_to_approx
 from dpgauss.ensemble import SubsampleAggregate
 from dpgauss.mechanisms._releases import mean_mechanism

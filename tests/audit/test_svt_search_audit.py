@@ -12,7 +12,7 @@ the grid reveal far more than eps, and the audit must catch it.
 import numpy as np
 import pytest
 
-import dpgauss.covariance._adaptive as module
+import dpgauss.releases._adaptive as module
 from dpgauss.mechanisms import AboveThreshold, _noise
 from dpgauss.utils.audit import audit
 

@@ -8,7 +8,8 @@ import pytest
 from dpgauss import PrivacyBudget, PrivateCovariance, TailSensitiveCovariance
 from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.accounting._plan import ReleasePlan, dominates
-from dpgauss.covariance._adaptive import (
+from dpgauss.mechanisms import AboveThreshold
+from dpgauss.releases._adaptive import (
     RADIUS_BETA,
     RADIUS_GRID,
     TAU_GRID,
@@ -23,8 +24,7 @@ from dpgauss.covariance._adaptive import (
     search_threshold,
     tau_grid,
 )
-from dpgauss.covariance._methods import covariance_entries
-from dpgauss.mechanisms import AboveThreshold
+from dpgauss.releases._covariance import covariance_entries
 from dpgauss.utils._sums import row_norms
 
 
@@ -407,7 +407,7 @@ def test_tiny_radius_completes_after_the_charge(estimator):
 
 
 # Outputs of TailSensitiveCovariance(random_state=0) recorded before its plan and
-# releases moved to dpgauss.covariance._adaptive (shared with PrivatePCA and
+# releases moved to dpgauss.releases._adaptive (shared with PrivatePCA and
 # PrivateWhitener, method="tail"): (params, radius_, clip_threshold_,
 # centering_, method_, trace of covariance_, sum of location_). The radius and
 # threshold are grid points (exact); the two sums are checked to rtol 1e-9: BLAS

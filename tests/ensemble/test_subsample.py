@@ -16,7 +16,7 @@ from dpgauss.accounting._composition import compose
 from dpgauss.ensemble import SubsampleAggregate
 from dpgauss.ensemble._subsample import WINSOR_RISK, _winsorized_min_groups
 from dpgauss.exceptions import PrivateTestFailedError, UtilityWarning
-from dpgauss.gaussian._steps import range_failure
+from dpgauss.releases._range import range_failure
 
 BETA = np.array([1.0, -2.0, 0.5])
 

@@ -148,7 +148,7 @@ def test_top_eigenvalue_bounds_every_spectrum():
     # lambda_1 <= 2 M^2 / median(chi2_1) for every spectrum (equality for one
     # spike); for a flat spectrum the bound is about 2.2 d lambda_1.
     from dpgauss.accounting._plan import Release, ReleasePlan
-    from dpgauss.gaussian._steps import top_eigenvalue
+    from dpgauss.releases._range import top_eigenvalue
 
     rng = np.random.default_rng(0)
     d = 20
@@ -171,16 +171,16 @@ def test_the_scale_search_that_runs_is_the_one_predicted(monkeypatch):
     # helper-18: the location branch ignored one_scale, ran the d-column
     # search, and the warning judged the search that did not run). At d = 1
     # the one scale takes the whole cost and no "top" search runs.
-    from dpgauss.gaussian import _steps
+    from dpgauss.releases import _range
 
     calls = []
-    original = _steps.top_eigenvalue
+    original = _range.top_eigenvalue
 
     def spy(pairs, plan, rng, name="range_scale", scales=None):
         calls.append(name)
         return original(pairs, plan, rng, name, scales)
 
-    monkeypatch.setattr(_steps, "top_eigenvalue", spy)
+    monkeypatch.setattr(_range, "top_eigenvalue", spy)
     est = PrivateGaussianEstimator(rho=1e-4, random_state=0)
     plan = est._pricing_plan(5, total=ZCDP(1e-4))
     assert est._one_scale(plan, FitData(n=100_000, d=5))

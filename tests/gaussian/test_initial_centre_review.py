@@ -2,7 +2,7 @@
 
 Regression tests from the review of the ``subsample_centre`` release
 (``_subsample_start``, :func:`~dpgauss.utils._sums.group_means`,
-:func:`~dpgauss.ensemble._winsorized.winsorized_mean`):
+:func:`~dpgauss.releases._winsorized.winsorized_mean`):
 
 * one row replaced changes at most one candidate, bit for bit (NaN-aware),
   for numpy, chunked, memory-mapped and Dask rows, through real frames, for
@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-import dpgauss.ensemble._winsorized as winsorized_module
+import dpgauss.releases._winsorized as winsorized_module
 from dpgauss import PrivacyBudget, PrivateGaussianEstimator
 from dpgauss.accounting import ZCDP, PureDP, zcdp_to_approx
 from dpgauss.accounting._plan import Release, ReleasePlan

@@ -11,15 +11,17 @@ from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.accounting._plan import PlanError, Release
 from dpgauss.base import FitData
 from dpgauss.exceptions import UtilityWarning
-from dpgauss.gaussian._steps import (
+from dpgauss.mean import PrivateMean
+from dpgauss.releases._coinpress_mean import (
     MEAN_BETA,
-    Stages,
     clip_gain,
     mean_steps_for,
     step_radius,
     weighted_tail_radius,
 )
-from dpgauss.mean import PrivateMean
+from dpgauss.releases._range import (
+    Stages,
+)
 
 
 def _mahalanobis_ratio(mean, X, mu, C):
@@ -218,7 +220,7 @@ def test_step_radius_clips_few_rows_and_beats_the_triangle_inequality():
     # at most about MEAN_BETA of them (the inner-product bound) plus the
     # gamma tail's MEAN_BETA; 20,000 rows give each fraction to about 0.002.
     # The radius is never above r + gamma and well below it when r is large.
-    from dpgauss.covariance._coinpress import tail_radius
+    from dpgauss.releases._coinpress import tail_radius
 
     rng = np.random.default_rng(1)
     for d, r in ((2, 0.5), (10, 3.0), (50, 25.0), (50, 400.0)):
@@ -264,8 +266,9 @@ def test_frame_predictions_use_the_pairs_the_frame_reads():
     # The frame reads at most FRAME_PAIRS pairs; auto's frame-noise
     # prediction assumed n // 2 and chose coinpress at n = 10^6, rho = 1e-4
     # with a frame five times noisier than predicted (review, helper-16).
-    from dpgauss.gaussian._steps import FRAME_PAIRS, MAX_MEAN_RADIUS, frame_count
     from dpgauss.mean._mean import frame_noise
+    from dpgauss.releases._coinpress_mean import MAX_MEAN_RADIUS
+    from dpgauss.releases._range import FRAME_PAIRS, frame_count
 
     assert frame_count(10**6) == FRAME_PAIRS
     assert frame_count(1001) == 500

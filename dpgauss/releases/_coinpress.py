@@ -34,12 +34,12 @@ from scipy import stats
 
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release
-from dpgauss.covariance._methods import (
+from dpgauss.mechanisms._releases import second_moment_mechanism
+from dpgauss.releases._covariance import (
     gauss_spectrum,
     mechanism_factory,
     release_covariance,
 )
-from dpgauss.mechanisms._releases import second_moment_mechanism
 from dpgauss.utils._linalg import eigh_descending
 from dpgauss.utils._sums import clipped_sums, frame_sums
 from dpgauss.utils.validation import split_cost

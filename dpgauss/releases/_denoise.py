@@ -80,7 +80,7 @@ def rie_values(values, off_variance):
     Examples
     --------
     >>> import numpy as np
-    >>> from dpgauss.covariance._denoise import rie_values
+    >>> from dpgauss.releases._denoise import rie_values
     >>> rie_values(np.array([10.0, 0.5, -0.5]), 1.0 / 3.0).round(2)
     array([9.87, 0.07, 0.06])
     """
@@ -139,7 +139,7 @@ def monotone_decreasing(values):
     Examples
     --------
     >>> import numpy as np
-    >>> from dpgauss.covariance._denoise import monotone_decreasing
+    >>> from dpgauss.releases._denoise import monotone_decreasing
     >>> monotone_decreasing(np.array([3.0, 1.0, 2.0]))
     array([3. , 1.5, 1.5])
     """
@@ -320,7 +320,7 @@ def denoise_spectrum(values, off_variance, tau2, trace, trace_weight=1.0, cap=No
     Examples
     --------
     >>> import numpy as np
-    >>> from dpgauss.covariance._denoise import denoise_spectrum
+    >>> from dpgauss.releases._denoise import denoise_spectrum
     >>> rng = np.random.default_rng(0)
     >>> d, s = 50, 0.05
     >>> M = np.diag([3.0] + [0.1] * (d - 1))

@@ -7,10 +7,10 @@ the covariance estimators, chosen by the estimator's ``method``:
 
 * ``"auto"``, ``"gauss"``, ``"separate"``, ``"eigen"``: those of
   :class:`~dpgauss.covariance.PrivateCovariance`
-  (:mod:`dpgauss.covariance._release`), rows clipped at the public
+  (:mod:`dpgauss.releases._center`), rows clipped at the public
   ``data_norm``;
 * ``"tail"``: those of :class:`~dpgauss.covariance.TailSensitiveCovariance`
-  (:mod:`dpgauss.covariance._adaptive`), its defaults (``location`` the origin,
+  (:mod:`dpgauss.releases._adaptive`), its defaults (``location`` the origin,
   the default split), the radius and the clipping threshold found privately
   below ``data_norm``.
 
@@ -24,13 +24,14 @@ import warnings
 import numpy as np
 
 from dpgauss.accounting._plan import ReleasePlan
-from dpgauss.covariance._adaptive import (
+from dpgauss.exceptions import UtilityWarning
+from dpgauss.mechanisms._checks import calibration_error, check_radius
+from dpgauss.releases._adaptive import (
     adaptive_plan,
     check_adaptive_calibration,
     release_adaptive,
 )
-from dpgauss.covariance._methods import mechanism_factory
-from dpgauss.covariance._release import (
+from dpgauss.releases._center import (
     Spectrum,
     calibrate_release,
     covariance_plan_entries,
@@ -38,8 +39,7 @@ from dpgauss.covariance._release import (
     release_spectrum,
     useless_release_message,
 )
-from dpgauss.exceptions import UtilityWarning
-from dpgauss.mechanisms._checks import calibration_error, check_radius
+from dpgauss.releases._covariance import mechanism_factory
 from dpgauss.utils._sklearn_compat import Interval, StrOptions
 from dpgauss.utils.validation import check_data_norm
 

@@ -10,7 +10,7 @@ release function that calibrates its mechanisms from the plan by name:
 * ``"separate"`` (SeparateCov, DLY Algorithm 2): noisy sorted eigenvalues
   (``eigenvalues``, half the cost) paired in order with the eigenvectors of a
   noisy copy (``eigenvectors``, the other half; ``eigh``, never the SVD);
-* ``"eigen"`` (EMCov): see :mod:`dpgauss.covariance._eigen`.
+* ``"eigen"`` (EMCov): see :mod:`dpgauss.releases._emcov`.
 
 Sensitivities are in :mod:`dpgauss.mechanisms._releases`. Post-processing is
 free; the eigenvalues are projected onto {u >= 0, sum u <= cap} (DLY Appendix C:
@@ -26,19 +26,19 @@ import numpy as np
 from dpgauss.accounting import ZCDP
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Choice, Release
-from dpgauss.covariance._denoise import (
-    combine_traces,
-    denoise_spectrum,
-    monotone_decreasing,
-    shrink_trace,
-)
-from dpgauss.covariance._eigen import BinghamMechanism, eigen_entries, eigen_release
 from dpgauss.mechanisms import GaussianMechanism, SymmetricGaussianMechanism
 from dpgauss.mechanisms._releases import (
     eigenvalue_mechanism,
     mean_mechanism,
     second_moment_mechanism,
 )
+from dpgauss.releases._denoise import (
+    combine_traces,
+    denoise_spectrum,
+    monotone_decreasing,
+    shrink_trace,
+)
+from dpgauss.releases._emcov import BinghamMechanism, eigen_entries, eigen_release
 from dpgauss.utils._linalg import eigh_descending, project_simplex_capped
 from dpgauss.utils._sums import summation_error
 from dpgauss.utils.validation import split_cost
@@ -143,7 +143,7 @@ def release_covariance(
         (post-processing).
     denoise : bool, default=True
         GaussCov: replace the released eigenvalues by
-        :func:`~dpgauss.covariance._denoise.denoise_spectrum`; otherwise only
+        :func:`~dpgauss.releases._denoise.denoise_spectrum`; otherwise only
         project them onto {>= 0, sum <= cap}. SeparateCov and EMCov: project the
         noisy sorted eigenvalues onto decreasing sequences first (never worse).
 
@@ -271,7 +271,7 @@ def predicted_gauss_error(cost, n, d, radius, trace=None):
     Without a trace: ``KAPPA_GAUSS * sqrt(d s_diag^2 + d (d - 1) s_off^2)``, the
     expected norm of the noise matrix times the share the trace-capped
     projection keeps. With a trace t, the denoiser
-    (:mod:`dpgauss.covariance._denoise`) does better: a direction of variance
+    (:mod:`dpgauss.releases._denoise`) does better: a direction of variance
     ``theta`` above the noise level ``sigma = sqrt(d) s_off`` is kept with error
     about ``sqrt(2) sigma``, one below it is lost (error ``theta``); the worst
     split of t among k equal directions gives about ``sqrt(2 t sigma)``, and

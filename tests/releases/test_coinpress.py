@@ -8,7 +8,7 @@ from scipy import stats
 
 from dpgauss import PrivacyBudget, PrivateCovariance
 from dpgauss.accounting import ZCDP, PureDP
-from dpgauss.covariance._coinpress import (
+from dpgauss.releases._coinpress import (
     PRECONDITION_SHARE,
     coinpress_entries,
     shrinkage_factor,

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from dpgauss.covariance._denoise import (
+from dpgauss.releases._denoise import (
     _denoise_unit,
     _diagonal_derivative,
     _divergence,

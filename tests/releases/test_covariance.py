@@ -11,16 +11,16 @@ from scipy import integrate
 
 from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.accounting._plan import ReleasePlan
-from dpgauss.covariance._adaptive import tau_grid, threshold_queries
 from dpgauss.covariance._base import BasePrivateCovariance
-from dpgauss.covariance._eigen import sample_bingham
-from dpgauss.covariance._methods import (
+from dpgauss.releases._adaptive import tau_grid, threshold_queries
+from dpgauss.releases._covariance import (
     choose_method,
     covariance_entries,
     mechanism_factory,
     predicted_gauss_error,
     release_covariance,
 )
+from dpgauss.releases._emcov import sample_bingham
 from dpgauss.utils._linalg import (
     eigh_descending,
     project_simplex_capped,

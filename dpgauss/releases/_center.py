@@ -14,11 +14,11 @@ post-processing, instead of a copy of them:
    (:func:`release_trace`), ``AUTO_TRACE_SHARE`` of the rest, which chooses
    between GaussCov and SeparateCov;
 3. the covariance method's releases
-   (:func:`~dpgauss.covariance._methods.release_covariance`) on the second
+   (:func:`~dpgauss.releases._covariance.release_covariance`) on the second
    moment of the rows clipped to the ball of radius B around the released mean.
 
-:class:`~dpgauss.covariance._spectrum.SpectrumReleaseMixin` puts the three
-(or the tail-sensitive releases of :mod:`dpgauss.covariance._adaptive`) behind
+:class:`~dpgauss.releases._spectrum.SpectrumReleaseMixin` puts the three
+(or the tail-sensitive releases of :mod:`dpgauss.releases._adaptive`) behind
 the fit template of :class:`~dpgauss.base.PrivateEstimatorMixin` for
 estimators that use only the released spectrum (eigenvalues and
 eigenvectors): PCA and whitening.
@@ -31,8 +31,10 @@ import numpy as np
 
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release
-from dpgauss.covariance._denoise import shrink_mean
-from dpgauss.covariance._methods import (
+from dpgauss.mechanisms import GaussianMechanism
+from dpgauss.mechanisms._checks import check_noise_scale
+from dpgauss.mechanisms._releases import mean_mechanism, sum_mechanism
+from dpgauss.releases._covariance import (
     choose_method,
     covariance_entries,
     mechanism_factory,
@@ -40,9 +42,7 @@ from dpgauss.covariance._methods import (
     predicted_filled_error,
     release_covariance,
 )
-from dpgauss.mechanisms import GaussianMechanism
-from dpgauss.mechanisms._checks import check_noise_scale
-from dpgauss.mechanisms._releases import mean_mechanism, sum_mechanism
+from dpgauss.releases._denoise import shrink_mean
 from dpgauss.utils._sums import clipped_sums, fixed_point_bits, n_partial_sums
 from dpgauss.utils.validation import split_cost
 
@@ -52,6 +52,7 @@ __all__ = [
     "Spectrum",
     "calibrate_release",
     "covariance_plan_entries",
+    "eigenvalue_floor",
     "mean_entries",
     "release_center",
     "release_mean",
@@ -118,7 +119,7 @@ def covariance_plan_entries(total, d, method, center):
     Examples
     --------
     >>> from dpgauss.accounting import ZCDP
-    >>> from dpgauss.covariance._release import covariance_plan_entries
+    >>> from dpgauss.releases._center import covariance_plan_entries
     >>> [r.name for r in covariance_plan_entries(ZCDP(1.0), 3, "gauss", True)]
     ['mean', 'second_moment']
     """
@@ -145,7 +146,7 @@ def calibrate_release(release, n, d, radius, make):
         The public clipping radius B.
     make : callable
         ``make(name)(cost)`` (see
-        :func:`~dpgauss.covariance._methods.mechanism_factory`).
+        :func:`~dpgauss.releases._covariance.mechanism_factory`).
     """
     if release.name == "mean":
         check_noise_scale(mean_mechanism(release.cost, n, d, radius, n), size=d)
@@ -180,7 +181,7 @@ def release_mean(X, center, radius, plan, rng):
 
     Sensitivity in :func:`dpgauss.mechanisms._releases.mean_mechanism`.
     Post-processing: a Gaussian release is shrunk towards ``center``
-    (:func:`~dpgauss.covariance._denoise.shrink_mean`, whose risk estimate
+    (:func:`~dpgauss.releases._denoise.shrink_mean`, whose risk estimate
     assumes the unprojected Gaussian release, so it comes first), then
     projected onto the ball of radius r, where the exact clipped mean lies
     (never farther from it).
@@ -289,7 +290,7 @@ def release_spectrum(X, center, shift, radius, method, plan, rng):
     One pass gives the second moment of the rows clipped to the ball of radius
     ``radius`` around ``center`` and its exact fixed-point trace; ``"auto"``
     releases the trace and chooses GaussCov or SeparateCov from it; the method's
-    releases follow (:func:`~dpgauss.covariance._methods.release_covariance`).
+    releases follow (:func:`~dpgauss.releases._covariance.release_covariance`).
 
     Returns
     -------
@@ -323,7 +324,7 @@ def whitening_floor(spectrum):
     term keeps the floored spectrum's condition number within float64's reach
     (``V diag(values) V^T`` stays positive definite as computed), the third keeps
     ``floor^(-1/2)`` finite. Unlike
-    :func:`~dpgauss.covariance._base.eigenvalue_floor` it never falls below the
+    :func:`~eigenvalue_floor` it never falls below the
     noise when the released spectrum is small: whitening amplifies, a density
     does not.
 
@@ -340,7 +341,7 @@ def whitening_floor(spectrum):
     Examples
     --------
     >>> import numpy as np
-    >>> from dpgauss.covariance._release import Spectrum, whitening_floor
+    >>> from dpgauss.releases._center import Spectrum, whitening_floor
     >>> whitening_floor(Spectrum(np.zeros(2), np.eye(2), 0.5, 1.0, "gauss"))
     0.5
     """
@@ -349,3 +350,21 @@ def whitening_floor(spectrum):
     tiny = 4.0 / np.finfo(np.float64).max
     floor = max(float(spectrum.noise_sd), values.size * 2.0**-52 * top, tiny)
     return floor if math.isfinite(floor) else tiny
+
+
+def eigenvalue_floor(values, noise_sd, cap):
+    """The floor of a released spectrum (see ``_model_attributes``).
+
+    The smaller of ``noise_sd`` and the mean of ``values``; ``2^-52 cap / d``
+    when every value is 0; at least ``4 / max float`` (a finite precision) and
+    ``d 2^-52`` times the largest value (so the matrix built from the spectrum
+    stays positive definite in floating point: a spread beyond 1e16 made its
+    computed eigenvalues negative). NaN-free for finite inputs.
+    """
+    d = values.shape[0]
+    mean_value = float(np.sum(values)) / d
+    floor = min(noise_sd, mean_value) if mean_value > 0 else cap / d * 2.0**-52
+    if not floor == floor:  # NaN: fall back to the cap-based floor
+        floor = cap / d * 2.0**-52 if cap == cap else 0.0
+    top = float(np.max(values)) if d else 0.0
+    return max(floor, 4.0 / np.finfo(np.float64).max, d * 2.0**-52 * top)

@@ -11,14 +11,14 @@ same post-processing, instead of a copy of them:
 1. the radius scans (:func:`private_radius`: AboveThreshold on counts of norms
    beyond each radius ``data_norm * 2^(-k/2)``, sensitivity 1, monotone);
 2. with ``center=True``, the mean of the rows clipped to the radius around the
-   public location (:func:`~dpgauss.covariance._release.release_mean`);
+   public location (:func:`~dpgauss.releases._center.release_mean`);
 3. the trace of the rows (or the pair differences) clipped at their radius
-   (:func:`~dpgauss.covariance._release.release_trace`);
+   (:func:`~dpgauss.releases._center.release_trace`);
 4. the threshold search (:func:`search_threshold`: AboveThreshold on
    ``m (gamma(tau) - Noise(tau)) / r^2``, sensitivity 1 plus the rounding,
    monotone);
 5. the final GaussCov or SeparateCov release on the rows clipped at the chosen
-   threshold (:func:`~dpgauss.covariance._methods.release_covariance`).
+   threshold (:func:`~dpgauss.releases._covariance.release_covariance`).
 
 :func:`adaptive_plan` builds the plan, :func:`check_adaptive_calibration`
 refuses a noise scale float64 cannot hold before any spend, and
@@ -29,7 +29,7 @@ refuses a noise scale float64 cannot hold before any spend, and
 Fixes the authors' code: the Gauss noise proxy scales with tau^2 (not tau)
 inside the search, the final choice is evaluated at the chosen tau (not tau/2),
 and the noise proxies are explicit expected-value formulas (see
-:mod:`dpgauss.covariance._methods`) instead of an unexplained /6.
+:mod:`dpgauss.releases._covariance`) instead of an unexplained /6.
 
 Every pass over the data works on offsets from the center (rows may lie far
 outside the ball); both searches' queries are exact integer sums in fixed point.
@@ -44,14 +44,6 @@ from scipy import stats
 from dpgauss.accounting import PureDP
 from dpgauss.accounting._costs import as_pure, kind_of
 from dpgauss.accounting._plan import Choice, Release, ReleasePlan, dominates
-from dpgauss.covariance._methods import (
-    choose_method,
-    covariance_entries,
-    mechanism_factory,
-    predicted_errors,
-    release_covariance,
-)
-from dpgauss.covariance._release import mean_entries, release_mean, release_trace
 from dpgauss.mechanisms import AboveThreshold
 from dpgauss.mechanisms._checks import (
     calibration_error,
@@ -59,6 +51,14 @@ from dpgauss.mechanisms._checks import (
     check_radius,
 )
 from dpgauss.mechanisms._releases import mean_mechanism, sum_mechanism
+from dpgauss.releases._center import mean_entries, release_mean, release_trace
+from dpgauss.releases._covariance import (
+    choose_method,
+    covariance_entries,
+    mechanism_factory,
+    predicted_errors,
+    release_covariance,
+)
 from dpgauss.utils._sums import (
     CHUNK_ROWS,
     clipped_sums,
@@ -427,7 +427,7 @@ def adaptive_plan(total, d, center, split=DEFAULT_SPLIT):
     Examples
     --------
     >>> from dpgauss.accounting import ZCDP
-    >>> from dpgauss.covariance._adaptive import adaptive_plan
+    >>> from dpgauss.releases._adaptive import adaptive_plan
     >>> [r.name for r in adaptive_plan(ZCDP(1.0), 3, False).releases()][:3]
     ['radius', 'trace', 'clip_threshold']
     """
@@ -639,7 +639,7 @@ def _trace(norms, radius, plan, rng):
 
     Returns the clipped norms, the estimate, the upper bound and the public
     variance of the estimate (see
-    :func:`~dpgauss.covariance._release.release_trace`).
+    :func:`~dpgauss.releases._center.release_trace`).
     """
     m = norms.shape[0]
     clipped = np.minimum(norms, radius)

@@ -20,7 +20,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from dpgauss.accounting import ZCDP, PureDP
-from dpgauss.covariance._denoise import monotone_decreasing
+from dpgauss.releases._denoise import monotone_decreasing
 from dpgauss.utils._linalg import eigh_descending, project_simplex_capped
 from dpgauss.utils.validation import split_cost
 
@@ -117,7 +117,7 @@ class BinghamMechanism:
     --------
     >>> import numpy as np
     >>> from dpgauss.accounting import PureDP
-    >>> from dpgauss.covariance._eigen import BinghamMechanism
+    >>> from dpgauss.releases._emcov import BinghamMechanism
     >>> mech = BinghamMechanism(PureDP(1.0), radius=1.0)
     >>> u = mech.select(np.diag([100.0, 0.0]), np.random.default_rng(0))
     >>> round(float(np.linalg.norm(u)), 6)
