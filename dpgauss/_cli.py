@@ -60,13 +60,13 @@ def demo(seed=0, out=None, *, rhos=DEMO_RHOS, progress=None):
         (``None`` where the metric is measured against that counterpart), the
         fit's epsilon at ``DEMO_DELTA`` and its wall time in seconds.
     """
-    sections = len(SECTIONS)
+    total = len(SECTIONS)
     notes = progress_notes(progress)
     context = start(seed, sys.stdout if out is None else out, rhos)
     rows = []
     for index, section in enumerate(SECTIONS, 1):
         rows += section.run(
-            context, lambda text, index=index: notes(f"{index}/{sections} {text}")
+            context, lambda text, index=index: notes(f"{index}/{total} {text}")
         )
     finish(context)
     notes("done")
