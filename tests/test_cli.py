@@ -1,4 +1,5 @@
-"""The ``dpgauss`` command (the README's main job)."""
+"""The ``dpgauss`` command (the README's main job): parsing, dispatch and
+what it writes; the sections' own results are checked in ``tests/demo/``."""
 
 import contextlib
 import csv
@@ -11,114 +12,9 @@ from types import SimpleNamespace
 import pytest
 
 from dpgauss import __version__, _cli
-from dpgauss._cli import (
-    CSV_FIELDS,
-    DEMO_RHOS,
-    ROW_FIELDS,
-    _covariance_verdict,
-    demo,
-    main,
-)
-
-
-def test_demo_prints_error_and_privacy_per_budget():
-    out = io.StringIO()
-    rows = demo(seed=0, out=out)
-    text = out.getvalue()
-    assert all(tuple(row) == ROW_FIELDS for row in rows)
-    sections = {}
-    for row in rows:
-        sections.setdefault(row["section"], []).append(row)
-    assert list(sections) == [
-        "covariance",
-        "gaussian",
-        "mixture",
-        "subsample",
-        "product",
-        "workflow",
-    ]
-    covariance = sections["covariance"]
-    labels = sorted({row["estimator"] for row in covariance})
-    assert len(labels) == 3
-    assert sorted({row["rho"] for row in covariance}) == list(DEMO_RHOS)
-    assert "epsilon at delta=1e-6" in text
-    assert "Shared budget: spent rho=37.3" in text
-    # The no-hint Gaussian section: mean and covariance within 1.5 times the
-    # non-private errors (measured 1.00-1.01 at n = 20,000, d = 5, rho = 0.5).
-    gaussian = sections["gaussian"]
-    assert len(gaussian) == 3
-    for row in gaussian:
-        assert row["value"] < 1.5 * row["nonprivate"]
-    # The mixture section: within 0.1 nats of the non-private fit and well
-    # above the public rows alone (measured -12.364, -12.363 and -13.44).
-    ours, public_only = sections["mixture"]
-    assert ours["value"] > ours["nonprivate"] - 0.1
-    assert public_only["value"] < ours["value"] - 0.5
-    assert public_only["rho"] == public_only["epsilon"] == 0.0
-    # SubsampleAggregate(LinearRegression()): n = 30,000, d = 5, 1200 groups of
-    # 25 rows at rho = 0.5 (measured 0.0228 to the truth, 0.0070 to the
-    # non-private fit, which is 0.0179 from the truth). The aggregate's own
-    # noise and the candidates' spread add about 1/sqrt(k) relative error.
-    truth, to_full = sections["subsample"]
-    assert truth["metric"] == "coef_l2_error_to_truth"
-    assert truth["value"] < 2.0 * truth["nonprivate"]
-    assert to_full["value"] < 0.05
-    assert "1200 groups of 25 rows" in text
-    # PrivateProductDistribution: Hellinger distance within twice the
-    # non-private one (measured 0.0512 against 0.0350; bench_product's target).
-    (pp,) = sections["product"]
-    assert pp["value"] < 2.0 * pp["nonprivate"]
-    # One verdict per estimator, computed from its rows (not the public-only
-    # baseline of the mixture section).
-    for label in [*labels, "PrivateGaussianEstimator()", "PrivateMean()"]:
-        assert text.count(f"Verdict: {label}: ") == 1
-    # What users do next: the classifier within 0.06 of scikit-learn's test
-    # accuracy (measured 0.917-0.924 against 0.953 over seeds 0-3), the PCA
-    # capturing at least 80% (0.981-0.985 over seeds 0-3 with its default,
-    # method="tail"; 0.53-0.60 with "gauss") and the envelope's AUC within 0.15 of
-    # the non-private Mahalanobis distance's (0.766-0.799 against 0.857).
-    lda, pca, env = sections["workflow"]
-    assert lda["value"] > lda["nonprivate"] - 0.06
-    assert pca["value"] > 0.8
-    assert env["value"] > env["nonprivate"] - 0.15
-    assert text.count("Verdict: ") == 11
-    assert (
-        "Verdict: TailSensitiveCovariance(): within 10% of the non-private "
-        "covariance from rho = 10; the lowest error at every rho." in text
-    )
-    assert "A further fit is refused before it reads the data" in text
-    for label in labels:  # more budget, less error, larger epsilon
-        errors = [row["value"] for row in covariance if row["estimator"] == label]
-        assert errors[0] > errors[-1]
-        epsilons = [row["epsilon"] for row in covariance if row["estimator"] == label]
-        assert epsilons == sorted(epsilons)
-    assert all(row["seconds"] > 0 for row in rows)
-
-
-def test_covariance_verdict_is_computed_from_the_rows():
-    def rows(label, errors):
-        return [
-            {"section": "covariance", "estimator": label, "rho": rho, "value": e}
-            for rho, e in zip((0.1, 1.0, 10.0), errors, strict=True)
-        ]
-
-    table = rows("A", [0.5, 0.08, 0.04]) + rows("B", [0.09, 0.12, 0.08])
-    assert _covariance_verdict(table, "A") == (
-        "within 10% of the non-private covariance from rho = 1; "
-        "1.0-5.6x the lowest error at the same rho."
-    )
-    # below 0.1 at rho = 0.1 and 10 but not at 1: "from" means from there on
-    assert _covariance_verdict(table, "B").startswith(
-        "within 10% of the non-private covariance from rho = 10;"
-    )
-    table = rows("A", [0.5, 0.3, 0.2]) + rows("B", [1.0, 0.6, 0.4])
-    assert _covariance_verdict(table, "A") == (
-        "not within 10% of the non-private covariance at any rho tried (at best "
-        "0.200, at rho = 10); the lowest error at every rho."
-    )
-    assert _covariance_verdict(table, "B").endswith(
-        "; 2.0x the lowest error at the same rho."
-    )
+from dpgauss._cli import main
+from dpgauss.demo import report
+from dpgauss.demo.report import CSV_FIELDS, DEMO_RHOS
 
 
 def test_main_version(capsys):
@@ -229,19 +125,6 @@ def test_plot_saves_a_png(run):
     assert f"Wrote the utility-versus-budget figure to {figure}." in run.out
 
 
-@pytest.mark.parametrize(("name", "magic"), [("f.svg", b"<?xml"), ("f.PDF", b"%PDF")])
-def test_plot_format_follows_the_extension(tmp_path, name, magic):
-    pytest.importorskip("matplotlib")
-    rows = [
-        _cli._row("covariance", label, rho, "m", error, None, 2 * rho, 0.1)
-        for label, errors in (("A", (0.5, 0.2)), ("B", (0.9, 0.4)))
-        for rho, error in zip((0.1, 1.0), errors, strict=True)
-    ]
-    rows.append(_cli._row("gaussian", "C", 0.5, "m", 0.1, 0.1, 1.0, 0.1))
-    _cli.plot_sweep(rows, tmp_path / name)
-    assert (tmp_path / name).read_bytes().startswith(magic)
-
-
 def test_plot_without_matplotlib_says_how_to_install_it(
     fake_demo, capsys, monkeypatch, tmp_path
 ):
@@ -270,7 +153,7 @@ def fake_demo(monkeypatch):
 
     def record(**kwargs):
         calls.append(kwargs)
-        return [_cli._row("covariance", "A", 1.0, "m", 0.5, None, 2.0, 0.1)]
+        return [report.row("covariance", "A", 1.0, "m", 0.5, None, 2.0, 0.1)]
 
     monkeypatch.setattr(_cli, "demo", record)
     return calls
