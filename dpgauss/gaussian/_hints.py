@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 
+from dpgauss.accounting import split_cost
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release
 from dpgauss.base import PrivateEstimatorMixin
@@ -29,7 +30,6 @@ from dpgauss.gaussian._steps import (
     scale_costs,
     top_eigenvalue,
 )
-from dpgauss.utils.validation import split_cost
 
 __all__ = [
     "RangeHintsMixin",

@@ -11,6 +11,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import optimize, stats
 
+from dpgauss.accounting import split_cost
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.covariance._adaptive import PairDifferences, pair_indices
@@ -26,7 +27,6 @@ from dpgauss.covariance._methods import noise_variance
 from dpgauss.mechanisms._range import QuantileSearch, range_failure
 from dpgauss.mechanisms._releases import mean_mechanism
 from dpgauss.utils._sums import frame_sums, n_partial_sums
-from dpgauss.utils.validation import split_cost
 
 __all__ = [
     "MAX_FRAME_RADIUS",

@@ -53,7 +53,7 @@ import math
 import numpy as np
 from scipy import linalg
 
-from dpgauss.accounting import ZCDP
+from dpgauss.accounting import ZCDP, split_cost
 from dpgauss.accounting._plan import Release
 from dpgauss.covariance._base import eigenvalue_floor
 from dpgauss.covariance._coinpress import shrinkage_factor, tail_radius
@@ -65,7 +65,6 @@ from dpgauss.mechanisms._additive import (
     SymmetricLaplaceMechanism,
 )
 from dpgauss.utils._sums import clip_rows, iter_chunks, summation_error
-from dpgauss.utils.validation import split_cost
 
 __all__ = [
     "cholesky_factors",

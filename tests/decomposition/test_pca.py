@@ -30,7 +30,7 @@ from dpgauss import (
     PrivatePCA,
     TailSensitiveCovariance,
 )
-from dpgauss.accounting import ZCDP, PureDP, approx_to_zcdp
+from dpgauss.accounting import ZCDP, PureDP, approx_to_zcdp, split_cost
 from dpgauss.covariance._methods import entry_variances
 from dpgauss.covariance._release import MEAN_SHARE
 from dpgauss.decomposition._pca import flip_signs, select_n_components
@@ -40,7 +40,6 @@ from dpgauss.mechanisms._releases import (
     mean_mechanism,
     second_moment_mechanism,
 )
-from dpgauss.utils.validation import split_cost
 
 SCALES = np.array([3.0, 2.0, 1.0, 0.5, 0.3, 0.2])
 
