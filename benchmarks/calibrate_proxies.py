@@ -23,11 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _data import zipf_data
 
 import dpgauss.releases._covariance as K
-from dpgauss.accounting import ZCDP
+from dpgauss.accounting import ZCDP, split_cost
 from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.mechanisms._releases import eigenvalue_mechanism, second_moment_mechanism
 from dpgauss.releases._covariance import SEPARATE_MARGIN
-from dpgauss.utils.validation import split_cost
 
 SETTINGS = [
     (n, d, N, rho)

@@ -27,7 +27,7 @@ from scipy import linalg
 from sklearn.base import DensityMixin
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from dpgauss.accounting import PrivacyBudget
+from dpgauss.accounting import PrivacyBudget, resolve_privacy
 from dpgauss.mechanisms._checks import check_plan
 from dpgauss.model_selection._leak import (
     warn_if_fitted_after_leaky_step,
@@ -40,7 +40,6 @@ from dpgauss.utils._random import (
 )
 from dpgauss.utils._sklearn_compat import Interval, validate_parameter_constraints
 from dpgauss.utils._sums import all_finite, file_backed, is_dask_array, n_partial_sums
-from dpgauss.utils.validation import resolve_privacy
 
 __all__ = ["FitData", "GaussianDensityMixin", "PrivateEstimatorMixin"]
 

@@ -1,4 +1,4 @@
-"""Privacy accounting: typed costs, conversions and the shared PrivacyBudget."""
+"""Privacy accounting: typed costs, conversions, parameters and PrivacyBudget."""
 
 from dpgauss.accounting._budget import LedgerEvent, PrivacyBudget
 from dpgauss.accounting._costs import (
@@ -9,6 +9,7 @@ from dpgauss.accounting._costs import (
     pure_to_zcdp,
     zcdp_to_approx,
 )
+from dpgauss.accounting._parameters import resolve_privacy, split_cost
 
 __all__ = [
     "ZCDP",
@@ -18,5 +19,7 @@ __all__ = [
     "PureDP",
     "approx_to_zcdp",
     "pure_to_zcdp",
+    "resolve_privacy",
+    "split_cost",
     "zcdp_to_approx",
 ]

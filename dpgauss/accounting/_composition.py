@@ -17,6 +17,7 @@ epsilon after the conversion of the zCDP costs alone.
 """
 
 import math
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from dpgauss.accounting._costs import (
@@ -31,6 +32,8 @@ from dpgauss.exceptions import PrivacyAccountingError
 __all__ = [
     "RELATIVE_SLACK",
     "Parts",
+    "Tally",
+    "components",
     "compose",
     "compose_parts",
     "parts_of",
@@ -95,6 +98,14 @@ class Parts(NamedTuple):
 def parts_of(costs):
     """Return the :class:`Parts` of ``costs`` (each sum by ``math.fsum``).
 
+    The floats are those of ``Tally.of(costs).parts()`` (see :class:`Tally`) for
+    every list whose sums are finite floats. The one difference is near the
+    largest float: ``math.fsum`` raises ``OverflowError`` on some lists whose
+    exact sum exceeds it by less than half a unit in the last place (an
+    intermediate overflow), where the exact tally rounds to the largest float.
+    Composition keeps ``math.fsum`` so that no composed cost, accept or refusal
+    changes, even there.
+
     Parameters
     ----------
     costs : sequence of ZCDP, PureDP or ApproxDP
@@ -118,6 +129,137 @@ def parts_of(costs):
         n_pure=len(pure),
         n_approx=len(approx),
     )
+
+
+# -- exact sums ------------------------------------------------------------------
+# Every finite float is an integer multiple of 2**-1074 (the spacing of the
+# smallest subnormal), so a sum of floats is kept exactly as an integer count of
+# that unit. Rounding it back, ``count / _UNIT`` is int true division, which
+# CPython rounds correctly (to nearest, ties to even); math.fsum also returns the
+# exact sum of its terms rounded to nearest, ties to even. Both are therefore the
+# one float nearest the same exact number: bit for bit the same, for every list
+# whose rounded sum is finite (see parts_of for the overflow edge). Comparing two
+# counts compares the exact sums, as comparing Fractions of the floats does.
+_UNIT = 2**1074
+_SUMS = ("rho", "pure", "pure_rho", "eps_a", "delta_a")
+_COUNTS = ("events", "n_zcdp", "n_pure", "n_approx")
+
+
+def _units(value):
+    """``value`` as an exact integer count of 2**-1074 (ValueError unless finite)."""
+    numerator, denominator = float(value).as_integer_ratio()
+    return numerator << (1075 - denominator.bit_length())  # denominator: 2**k
+
+
+def components(cost):
+    """A cost as ``(kind, rho, epsilon, delta)``, ``None`` where it has no such part.
+
+    Parameters
+    ----------
+    cost : ZCDP, PureDP or ApproxDP
+        The cost.
+
+    Returns
+    -------
+    tuple
+        ``kind`` is ``"zcdp"``, ``"pure"`` or ``"approx"``.
+    """
+    if isinstance(cost, ZCDP):
+        return "zcdp", cost.rho, None, None
+    if isinstance(cost, PureDP):
+        return "pure", None, cost.epsilon, None
+    if isinstance(cost, ApproxDP):
+        return "approx", None, cost.epsilon, cost.delta
+    raise TypeError(f"a cost must be ZCDP, PureDP or ApproxDP, got {cost!r}.")
+
+
+@dataclass(frozen=True)
+class Tally:
+    """Counts and exact sums of a list of costs' additive components.
+
+    The one exact representation of a sum of costs: the ledger keeps its running
+    total as a tally, and a plan compares the options of a choice by their
+    tallies. Sums are integer counts of 2**-1074 (exact for any floats), read
+    as floats by :meth:`parts`.
+
+    Parameters
+    ----------
+    events, n_zcdp, n_pure, n_approx : int
+        Number of costs, and of each kind.
+    rho, pure, pure_rho, eps_a, delta_a : int
+        The sums of :class:`Parts`, in units of 2**-1074.
+
+    Examples
+    --------
+    >>> from dpgauss.accounting import ZCDP, PureDP
+    >>> from dpgauss.accounting._composition import Tally
+    >>> tally = Tally.of([ZCDP(0.1)] * 10)
+    >>> tally.parts().rho, sum([0.1] * 10)
+    (1.0, 0.9999999999999999)
+    >>> Tally.of([PureDP(0.5), PureDP(0.5)]).covers(Tally.of([PureDP(0.7)]))
+    True
+    """
+
+    events: int = 0
+    n_zcdp: int = 0
+    n_pure: int = 0
+    n_approx: int = 0
+    rho: int = 0
+    pure: int = 0
+    pure_rho: int = 0
+    eps_a: int = 0
+    delta_a: int = 0
+
+    @classmethod
+    def of(cls, costs):
+        """The tally of ``costs`` (TypeError for anything but a cost)."""
+        return cls.of_components(components(cost) for cost in costs)
+
+    @classmethod
+    def of_components(cls, rows):
+        """The tally of ``(kind, rho, epsilon, delta)`` rows (see :func:`components`).
+
+        A row is read as given, without the checks of the cost classes, so
+        that a ledger can be counted before its rows are trusted.
+        """
+        n = {"zcdp": 0, "pure": 0, "approx": 0}
+        rho = pure = pure_rho = eps_a = delta_a = 0
+        for kind, r, e, d in rows:
+            n[kind] += 1  # KeyError: not a kind of cost
+            if kind == "zcdp":
+                rho += _units(r)
+            elif kind == "pure":
+                pure += _units(e)
+                pure_rho += _units(pure_to_zcdp(e))
+            else:
+                eps_a += _units(e)
+                delta_a += _units(d)
+        return cls(
+            sum(n.values()), n["zcdp"], n["pure"], n["approx"],
+            rho, pure, pure_rho, eps_a, delta_a,
+        )  # fmt: skip
+
+    def __add__(self, other):
+        names = _COUNTS + _SUMS
+        return Tally(**{k: getattr(self, k) + getattr(other, k) for k in names})
+
+    def parts(self):
+        """The :class:`Parts`: each exact sum rounded to the nearest float."""
+        sums = [getattr(self, k) / _UNIT for k in _SUMS]
+        return Parts(*sums, self.n_zcdp, self.n_pure, self.n_approx)
+
+    def covers(self, other):
+        """Whether every exact sum and every kind :func:`compose` reads is >= other's.
+
+        Composition reads the five sums and whether any zCDP or approximate
+        cost occurs, and is non-decreasing in each; rounding to nearest is
+        non-decreasing in the exact sum. Costs that cover others therefore
+        compose, with anything added, to at least as much in every currency.
+        """
+        return all(getattr(self, k) >= getattr(other, k) for k in _SUMS) and all(
+            bool(getattr(self, k)) >= bool(getattr(other, k))
+            for k in ("n_zcdp", "n_approx")
+        )
 
 
 def compose(total, costs):

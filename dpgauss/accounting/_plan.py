@@ -19,10 +19,8 @@ in the same plan.
 """
 
 from dataclasses import dataclass, field
-from fractions import Fraction
 
-from dpgauss.accounting._composition import compose
-from dpgauss.accounting._costs import ZCDP, ApproxDP, PureDP, pure_to_zcdp
+from dpgauss.accounting._composition import Tally, compose
 
 __all__ = ["Choice", "PlanError", "Release", "ReleasePlan", "dominates"]
 
@@ -145,45 +143,14 @@ class Choice:
         dominates, the plan is refused (split the choice so that one does).
         """
         options = list(self.options.values())
-        vectors = [_dominance_vector(rel) for rel in options]
-        for candidate, vector in zip(options, vectors, strict=True):
-            if all(
-                all(a >= b for a, b in zip(vector, other, strict=True))
-                for other in vectors
-            ):
+        tallies = [Tally.of([r.cost for r in rel]) for rel in options]
+        for candidate, tally in zip(options, tallies, strict=True):
+            if all(tally.covers(other) for other in tallies):
                 return candidate
         raise PlanError(
             f"no option of {self.name!r} costs at least as much as every other in "
             "every currency; split the choice differently."
         )
-
-
-def _dominance_vector(releases):
-    return _cost_vector([r.cost for r in releases])
-
-
-def _cost_vector(costs):
-    """The additive components of ``costs`` as exact sums (Fractions).
-
-    Composition adds the same float components with ``math.fsum``, the
-    correctly rounded exact sum, which is non-decreasing in the exact sum: an
-    option whose exact sums dominate still does after any other costs are
-    added. Comparing the rounded sums did not (the review found two options
-    with equal rounded sums whose compositions with a third cost differ by one
-    ulp, the cheaper one charged).
-    """
-    zcdp = [c for c in costs if isinstance(c, ZCDP)]
-    pure = [c for c in costs if isinstance(c, PureDP)]
-    approx = [c for c in costs if isinstance(c, ApproxDP)]
-    return (
-        sum((Fraction(c.rho) for c in zcdp), Fraction(0)),
-        sum((Fraction(c.epsilon) for c in pure), Fraction(0)),
-        sum((Fraction(pure_to_zcdp(c.epsilon)) for c in pure), Fraction(0)),
-        sum((Fraction(c.epsilon) for c in approx), Fraction(0)),
-        sum((Fraction(c.delta) for c in approx), Fraction(0)),
-        Fraction(int(bool(zcdp))),
-        Fraction(int(bool(approx))),
-    )
 
 
 def dominates(costs, others):
@@ -209,8 +176,7 @@ def dominates(costs, others):
     >>> dominates([PureDP(0.5), PureDP(0.5)], [PureDP(0.7)])
     True
     """
-    mine, theirs = _cost_vector(costs), _cost_vector(others)
-    return all(a >= b for a, b in zip(mine, theirs, strict=True))
+    return Tally.of(costs).covers(Tally.of(others))
 
 
 class ReleasePlan:

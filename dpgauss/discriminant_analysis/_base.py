@@ -77,7 +77,7 @@ from sklearn.utils.validation import (
     column_or_1d,
 )
 
-from dpgauss.accounting import ZCDP
+from dpgauss.accounting import ZCDP, split_cost
 from dpgauss.accounting._costs import as_pure
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
@@ -109,7 +109,7 @@ from dpgauss.utils._sums import (
     row_norms,
     summation_error,
 )
-from dpgauss.utils.validation import check_data_norm, split_cost
+from dpgauss.utils.validation import check_data_norm
 
 #: Quantile of the rows' distances to the released centre that the adaptive
 #: clipping radius targets.

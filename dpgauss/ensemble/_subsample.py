@@ -41,7 +41,7 @@ from sklearn.utils import check_consistent_length
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from dpgauss.accounting import ZCDP, ApproxDP, PureDP, approx_to_zcdp
+from dpgauss.accounting import ZCDP, ApproxDP, PureDP, approx_to_zcdp, split_cost
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.ensemble import _populous as populous
@@ -65,7 +65,6 @@ from dpgauss.releases._winsorized import (
     winsorized_min_groups,
 )
 from dpgauss.utils._sklearn_compat import HasMethods, Interval, StrOptions
-from dpgauss.utils.validation import split_cost
 
 __all__ = ["SubsampleAggregate"]
 

@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from dpgauss.accounting import split_cost
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import GaussianDensityMixin, PrivateEstimatorMixin
@@ -67,7 +68,6 @@ from dpgauss.utils._sums import (
     group_means,
     n_partial_sums,
 )
-from dpgauss.utils.validation import split_cost
 
 __all__ = ["PrivateGaussianEstimator"]
 

@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 
+from dpgauss.accounting import split_cost
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release
 from dpgauss.exceptions import UtilityWarning
@@ -30,7 +31,6 @@ from dpgauss.releases._range import (
     scaled_deviations,
     top_eigenvalue,
 )
-from dpgauss.utils.validation import split_cost
 
 __all__ = [
     "RangeHintsMixin",

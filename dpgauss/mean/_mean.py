@@ -28,7 +28,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dpgauss.accounting import ApproxDP
+from dpgauss.accounting import ApproxDP, split_cost
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
@@ -72,7 +72,6 @@ from dpgauss.utils._sums import (
     n_partial_sums,
     summation_error,
 )
-from dpgauss.utils.validation import split_cost
 
 __all__ = ["PrivateMean"]
 

@@ -18,7 +18,7 @@ from sklearn.cluster import KMeans
 from sklearn.mixture import GaussianMixture
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dpgauss.accounting import ZCDP, PureDP
+from dpgauss.accounting import ZCDP, PureDP, split_cost
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import FitData, PrivateEstimatorMixin, sampling_generator
@@ -45,7 +45,6 @@ from dpgauss.releases._range import finite_mean, scaled_deviations
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from dpgauss.utils._sums import clipped_sums, iter_chunks, n_partial_sums
-from dpgauss.utils.validation import split_cost
 
 __all__ = ["PublicPrivateGMM", "SeparationError", "SeparationWarning"]
 

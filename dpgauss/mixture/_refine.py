@@ -53,7 +53,7 @@ import math
 import numpy as np
 from scipy import linalg
 
-from dpgauss.accounting import ZCDP
+from dpgauss.accounting import ZCDP, split_cost
 from dpgauss.accounting._plan import Release
 from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
 from dpgauss.mechanisms._symmetric import (
@@ -64,7 +64,6 @@ from dpgauss.releases._center import eigenvalue_floor
 from dpgauss.releases._coinpress import shrinkage_factor, tail_radius
 from dpgauss.releases._covariance import noise_variance
 from dpgauss.utils._sums import clip_rows, iter_chunks, summation_error
-from dpgauss.utils.validation import split_cost
 
 __all__ = [
     "cholesky_factors",

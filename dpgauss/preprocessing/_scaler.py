@@ -57,7 +57,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dpgauss.accounting import ZCDP
+from dpgauss.accounting import ZCDP, split_cost
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.exceptions import UtilityWarning
@@ -72,7 +72,6 @@ from dpgauss.model_selection._leak import caller_stacklevel
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import _fit_context
 from dpgauss.utils._sums import _over_blocks, iter_chunks, n_partial_sums
-from dpgauss.utils.validation import split_cost
 
 __all__ = ["PrivateStandardScaler"]
 

@@ -72,7 +72,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, DensityMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dpgauss.accounting import ZCDP
+from dpgauss.accounting import ZCDP, split_cost
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin, sampling_generator
 from dpgauss.mechanisms import GaussianMechanism, LaplaceMechanism
@@ -81,7 +81,6 @@ from dpgauss.model_selection._leak import warn_if_scored_in_search
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import _fit_context
 from dpgauss.utils._sums import CHUNK_ROWS
-from dpgauss.utils.validation import split_cost
 
 __all__ = ["PrivateProductDistribution"]
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from dpgauss.accounting import PureDP
+from dpgauss.accounting import PureDP, split_cost
 from dpgauss.accounting._costs import as_pure, kind_of
 from dpgauss.accounting._plan import Choice, Release, ReleasePlan, dominates
 from dpgauss.mechanisms import AboveThreshold
@@ -68,7 +68,6 @@ from dpgauss.utils._sums import (
     n_partial_sums,
     row_norms,
 )
-from dpgauss.utils.validation import split_cost
 
 __all__ = [
     "DEFAULT_SPLIT",

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpgauss.accounting import split_cost
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release
 from dpgauss.mechanisms import GaussianMechanism
@@ -44,7 +45,6 @@ from dpgauss.releases._covariance import (
 )
 from dpgauss.releases._denoise import shrink_mean
 from dpgauss.utils._sums import clipped_sums, fixed_point_bits, n_partial_sums
-from dpgauss.utils.validation import split_cost
 
 __all__ = [
     "AUTO_TRACE_SHARE",

@@ -32,6 +32,7 @@ import math
 import numpy as np
 from scipy import stats
 
+from dpgauss.accounting import split_cost
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release
 from dpgauss.mechanisms._releases import second_moment_mechanism
@@ -42,7 +43,6 @@ from dpgauss.releases._covariance import (
 )
 from dpgauss.utils._linalg import eigh_descending
 from dpgauss.utils._sums import clipped_sums, frame_sums
-from dpgauss.utils.validation import split_cost
 
 __all__ = [
     "coinpress_entries",

@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from dpgauss.accounting import ZCDP
+from dpgauss.accounting import ZCDP, split_cost
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Choice, Release
 from dpgauss.mechanisms import GaussianMechanism, SymmetricGaussianMechanism
@@ -41,7 +41,6 @@ from dpgauss.releases._denoise import (
 from dpgauss.releases._emcov import BinghamMechanism, eigen_entries, eigen_release
 from dpgauss.utils._linalg import eigh_descending, project_simplex_capped
 from dpgauss.utils._sums import summation_error
-from dpgauss.utils.validation import split_cost
 
 __all__ = [
     "choose_method",

@@ -19,10 +19,9 @@ import math
 import numpy as np
 from scipy.optimize import brentq
 
-from dpgauss.accounting import ZCDP, PureDP
+from dpgauss.accounting import ZCDP, PureDP, split_cost
 from dpgauss.releases._denoise import monotone_decreasing
 from dpgauss.utils._linalg import eigh_descending, project_simplex_capped
-from dpgauss.utils.validation import split_cost
 
 __all__ = ["BinghamMechanism", "eigen_entries", "eigen_release", "sample_bingham"]
 

@@ -12,11 +12,11 @@ from typing import NamedTuple
 import numpy as np
 from scipy import stats
 
+from dpgauss.accounting import split_cost
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.mechanisms._range import QuantileSearch, range_failure
 from dpgauss.releases._adaptive import PairDifferences, pair_indices
-from dpgauss.utils.validation import split_cost
 
 __all__ = [
     "CoarseRange",

@@ -28,13 +28,12 @@ By sequential composition the aggregate costs the sum of the three parts
 
 import numpy as np
 
-from dpgauss.accounting import ZCDP
+from dpgauss.accounting import ZCDP, split_cost
 from dpgauss.accounting._plan import Release
 from dpgauss.mechanisms._checks import MAX_RADIUS, MIN_RADIUS
 from dpgauss.mechanisms._range import QuantileSearch, range_failure
 from dpgauss.mechanisms._releases import mean_mechanism
 from dpgauss.utils._sums import clipped_sums, n_partial_sums, row_norms
-from dpgauss.utils.validation import split_cost
 
 #: Fewest groups the winsorized aggregator runs with.
 MIN_GROUPS = 4

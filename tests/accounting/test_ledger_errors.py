@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from dpgauss import PrivacyBudget
-from dpgauss.accounting import ZCDP, _budget
+from dpgauss.accounting import ZCDP
+from dpgauss.accounting import _ledger as ledger_storage
 from dpgauss.exceptions import LedgerError
 
 _NOBODY = 65534
@@ -141,7 +142,7 @@ def test_read_only_folder(folder):
 
 @pytest.fixture
 def short_timeout(monkeypatch):
-    monkeypatch.setattr(_budget, "_TIMEOUT", 0.05)
+    monkeypatch.setattr(ledger_storage, "_TIMEOUT", 0.05)
 
 
 @pytest.fixture

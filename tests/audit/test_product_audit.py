@@ -74,7 +74,7 @@ def _runner(X, total, make=counts_mechanism):
 
 
 def _equal_values(total, k):
-    from dpgauss.utils.validation import split_cost
+    from dpgauss.accounting import split_cost
 
     value = [
         c.rho if isinstance(c, ZCDP) else c.epsilon

@@ -14,7 +14,7 @@ from sklearn.covariance import EmpiricalCovariance
 
 import dpgauss.utils._sums as sums_module
 from dpgauss import PrivacyBudget, PrivateCovariance
-from dpgauss.accounting import ZCDP, PureDP, approx_to_zcdp
+from dpgauss.accounting import ZCDP, PureDP, approx_to_zcdp, split_cost
 from dpgauss.covariance._base import MEAN_SHARE
 from dpgauss.exceptions import (
     BudgetExceededError,
@@ -22,7 +22,6 @@ from dpgauss.exceptions import (
     UtilityWarning,
 )
 from dpgauss.utils._sums import clip_rows, clipped_sums
-from dpgauss.utils.validation import split_cost
 
 
 def _ball_data(n, d, radius, seed):

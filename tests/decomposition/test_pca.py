@@ -30,7 +30,7 @@ from dpgauss import (
     PrivatePCA,
     TailSensitiveCovariance,
 )
-from dpgauss.accounting import ZCDP, PureDP, approx_to_zcdp
+from dpgauss.accounting import ZCDP, PureDP, approx_to_zcdp, split_cost
 from dpgauss.decomposition._pca import flip_signs, select_n_components
 from dpgauss.exceptions import BudgetExceededError, UtilityWarning
 from dpgauss.mechanisms._releases import (
@@ -40,7 +40,6 @@ from dpgauss.mechanisms._releases import (
 )
 from dpgauss.releases._center import MEAN_SHARE
 from dpgauss.releases._covariance import entry_variances
-from dpgauss.utils.validation import split_cost
 
 SCALES = np.array([3.0, 2.0, 1.0, 0.5, 0.3, 0.2])
 

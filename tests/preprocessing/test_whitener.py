@@ -26,12 +26,11 @@ from dpgauss import (
     PrivateWhitener,
     TailSensitiveCovariance,
 )
-from dpgauss.accounting import ZCDP, PureDP, approx_to_zcdp
+from dpgauss.accounting import ZCDP, PureDP, approx_to_zcdp, split_cost
 from dpgauss.exceptions import BudgetExceededError, UtilityWarning
 from dpgauss.mechanisms._releases import mean_mechanism, second_moment_mechanism
 from dpgauss.releases._center import AUTO_TRACE_SHARE, MEAN_SHARE
 from dpgauss.releases._covariance import entry_variances
-from dpgauss.utils.validation import split_cost
 
 COV = np.array([[4.0, 1.5, 0.0], [1.5, 1.0, 0.2], [0.0, 0.2, 0.5]])
 
