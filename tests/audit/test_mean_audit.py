@@ -25,7 +25,7 @@ from dpgauss.gaussian._steps import (
     top_eigenvalue,
 )
 from dpgauss.mean._mean import log_scales
-from dpgauss.utils.audit import audit
+from dpgauss.testing.audit import audit
 
 pytestmark = pytest.mark.audit
 
