@@ -25,7 +25,7 @@ from sklearn.base import DensityMixin
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from dpgauss.accounting import PrivacyBudget
-from dpgauss.model_selection._leak import (
+from dpgauss.utils._leak import (
     warn_if_fitted_after_leaky_step,
     warn_if_scored_in_search,
 )
