@@ -357,8 +357,47 @@ def approx_to_zcdp(epsilon, delta):
 
 
 def kind_of(cost):
-    """The additive noise family of a cost: ``"gaussian"`` (zCDP) or ``"laplace"``."""
+    """The additive noise family of a cost: ``"gaussian"`` (zCDP) or ``"laplace"``.
+
+    The ledger's label for a release paid with additive noise; the noise itself is
+    chosen by :func:`dpgauss.mechanisms._factory.additive`.
+
+    Examples
+    --------
+    >>> from dpgauss.accounting import ZCDP, PureDP
+    >>> from dpgauss.accounting._costs import kind_of
+    >>> kind_of(ZCDP(0.5)), kind_of(PureDP(1.0))
+    ('gaussian', 'laplace')
+    """
     return "gaussian" if isinstance(cost, ZCDP) else "laplace"
+
+
+def scaled(cost, factor):
+    """A zCDP or pure cost times ``factor`` (rho or epsilon, in its own currency).
+
+    Examples
+    --------
+    >>> from dpgauss.accounting import ZCDP, PureDP
+    >>> from dpgauss.accounting._costs import scaled
+    >>> scaled(ZCDP(0.5), 0.5), scaled(PureDP(1.0), 0.5)
+    (ZCDP(rho=0.25), PureDP(epsilon=0.5))
+    """
+    if isinstance(cost, ZCDP):
+        return ZCDP(cost.rho * factor)
+    return PureDP(cost.epsilon * factor)
+
+
+def value_of(cost):
+    """A zCDP cost's rho or a pure cost's epsilon: the number in its own currency.
+
+    Examples
+    --------
+    >>> from dpgauss.accounting import ZCDP
+    >>> from dpgauss.accounting._costs import value_of
+    >>> value_of(ZCDP(0.5))
+    0.5
+    """
+    return cost.rho if isinstance(cost, ZCDP) else cost.epsilon
 
 
 def as_pure(cost):

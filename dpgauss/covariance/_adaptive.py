@@ -471,8 +471,8 @@ def check_adaptive_calibration(owner, plan, n, d, data_norm, center):
     At both ends of the clipping grid (``data_norm`` and ``data_norm *
     2^-99.5``) and for both row counts (n, and n // 2 pairs with
     ``center=True``). Raises the clear error of
-    :func:`~dpgauss.mechanisms._checks.calibration_error`, naming ``owner``, when float64
-    cannot hold a noise scale.
+    :func:`~dpgauss.mechanisms._checks.calibration_error`, naming ``owner``,
+    when float64 cannot hold a noise scale.
     """
     bound = float(data_norm)
     smallest = bound * 2.0 ** (-(RADIUS_GRID - 1) / 2.0 - (TAU_GRID - 1) / 2.0)

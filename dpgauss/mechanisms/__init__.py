@@ -20,14 +20,13 @@ bits leak the centre (Mironov 2012); it exists for benchmarks and as the canary
 of the privacy audits.
 """
 
-from dpgauss.mechanisms._additive import (
-    GaussianMechanism,
-    LaplaceMechanism,
+from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
+from dpgauss.mechanisms._selection import AboveThreshold, ExponentialMechanism
+from dpgauss.mechanisms._statistics import HistogramMechanism, QuantileMechanism
+from dpgauss.mechanisms._symmetric import (
     SymmetricGaussianMechanism,
     SymmetricLaplaceMechanism,
 )
-from dpgauss.mechanisms._selection import AboveThreshold, ExponentialMechanism
-from dpgauss.mechanisms._statistics import HistogramMechanism, QuantileMechanism
 
 __all__ = [
     "AboveThreshold",

@@ -33,9 +33,8 @@ holds for the values as computed in float64, for any finite input:
 import math
 
 from dpgauss.accounting import ZCDP, ApproxDP
-from dpgauss.mechanisms._additive import (
-    GaussianMechanism,
-    LaplaceMechanism,
+from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
+from dpgauss.mechanisms._symmetric import (
     SymmetricGaussianMechanism,
     SymmetricLaplaceMechanism,
 )

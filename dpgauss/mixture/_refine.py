@@ -58,9 +58,8 @@ from dpgauss.accounting._plan import Release
 from dpgauss.covariance._base import eigenvalue_floor
 from dpgauss.covariance._coinpress import shrinkage_factor, tail_radius
 from dpgauss.covariance._methods import noise_variance
-from dpgauss.mechanisms._additive import (
-    GaussianMechanism,
-    LaplaceMechanism,
+from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
+from dpgauss.mechanisms._symmetric import (
     SymmetricGaussianMechanism,
     SymmetricLaplaceMechanism,
 )
