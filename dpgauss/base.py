@@ -29,7 +29,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from dpgauss.accounting import PrivacyBudget, resolve_privacy
 from dpgauss.mechanisms._checks import check_plan
-from dpgauss.model_selection._leak import (
+from dpgauss.utils._leak import (
     warn_if_fitted_after_leaky_step,
     warn_if_scored_in_search,
 )

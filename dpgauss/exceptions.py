@@ -61,7 +61,7 @@ class PrivacyLeakWarning(UserWarning):
       ``score``, a metric name, any other callable), when no step of the
       estimator charges a privacy budget, and when the folds are chosen by
       reading labels or groups;
-    * :func:`dpgauss.model_selection._leak.warn_if_scored_in_search` warns when
+    * :func:`dpgauss.utils._leak.warn_if_scored_in_search` warns when
       an estimator's ``score`` is called from scikit-learn's model selection
       (``cross_val_score``, ``GridSearchCV``, ...), whose ``cv_results_``,
       ``best_score_`` and ``best_params_`` then reveal the private test folds.

@@ -1,6 +1,6 @@
 """scikit-learn's estimator checks and dpgauss's DP checks on every estimator.
 
-Estimators are discovered (:func:`dpgauss.utils.discovery.all_estimators`) and
+Estimators are discovered (:func:`dpgauss.testing.discovery.all_estimators`) and
 instantiated from ``INIT_PARAMS``; test ids are deterministic (class name and
 parameters). No check is expected to fail. scikit-learn skips two kinds of check
 on its own:
@@ -41,13 +41,13 @@ from sklearn.utils.estimator_checks import (
     parametrize_with_checks,
 )
 
-from dpgauss.utils._test_common.instance_generator import (
+from dpgauss.testing._test_common.instance_generator import (
     INIT_PARAMS,
     instance_id,
     make_instances,
 )
-from dpgauss.utils.discovery import all_estimators
-from dpgauss.utils.estimator_checks import check_dp_estimator
+from dpgauss.testing.discovery import all_estimators
+from dpgauss.testing.estimator_checks import check_dp_estimator
 
 ESTIMATORS = list(make_instances(all_estimators()))
 

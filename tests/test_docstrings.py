@@ -13,13 +13,13 @@ PUBLIC_MODULES = [
     "dpgauss",
     "dpgauss.model_selection",
     "dpgauss.base",
-    "dpgauss.utils.discovery",
+    "dpgauss.testing.discovery",
     "dpgauss.accounting",
     "dpgauss.covariance",
     "dpgauss.mechanisms",
     "dpgauss.utils",
-    "dpgauss.utils.audit",
-    "dpgauss.utils.estimator_checks",
+    "dpgauss.testing.audit",
+    "dpgauss.testing.estimator_checks",
     "dpgauss.utils.validation",
 ]
 

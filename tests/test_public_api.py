@@ -9,7 +9,7 @@ MODULES = [
     "dpgauss",
     "dpgauss.model_selection",
     "dpgauss.base",
-    "dpgauss.utils.discovery",
+    "dpgauss.testing.discovery",
     "dpgauss.accounting",
     "dpgauss.covariance",
     "dpgauss.decomposition",

@@ -39,8 +39,8 @@ from sklearn.base import OutlierMixin
 from sklearn.metrics import accuracy_score
 
 from dpgauss.covariance._private_covariance import PrivateCovariance
-from dpgauss.model_selection._leak import warn_if_scored_in_search
 from dpgauss.utils._docstring import fill_doc
+from dpgauss.utils._leak import warn_if_scored_in_search
 from dpgauss.utils._sklearn_compat import Interval, _fit_context
 
 __all__ = ["PrivateEllipticEnvelope", "chi2_offset"]

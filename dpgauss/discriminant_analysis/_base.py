@@ -96,8 +96,8 @@ from dpgauss.mechanisms._checks import (
     check_radius,
 )
 from dpgauss.mechanisms._releases import mean_mechanism
-from dpgauss.model_selection._leak import caller_stacklevel, warn_if_scored_in_search
 from dpgauss.releases._covariance import gauss_spectrum, noise_sd
+from dpgauss.utils._leak import caller_stacklevel, warn_if_scored_in_search
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from dpgauss.utils._sums import (
     clip_rows,

@@ -39,10 +39,10 @@ from dpgauss.mixture._refine import (
     step_mechanisms,
     step_radius,
 )
-from dpgauss.model_selection._leak import warn_if_scored_in_search
 from dpgauss.releases._covariance import noise_variance
 from dpgauss.releases._range import finite_mean, scaled_deviations
 from dpgauss.utils._docstring import fill_doc
+from dpgauss.utils._leak import warn_if_scored_in_search
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from dpgauss.utils._sums import clipped_sums, iter_chunks, n_partial_sums
 

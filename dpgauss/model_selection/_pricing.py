@@ -28,8 +28,8 @@ from sklearn.pipeline import Pipeline
 from dpgauss.accounting import ZCDP
 from dpgauss.accounting._composition import compose
 from dpgauss.exceptions import BudgetExceededError, PrivacyLeakWarning
-from dpgauss.model_selection._leak import is_private
 from dpgauss.model_selection._scorer import PrivateScorer
+from dpgauss.utils._leak import is_private
 
 __all__ = [
     "SearchCost",

@@ -15,8 +15,8 @@ import numpy as np
 from dpgauss.accounting import PrivacyBudget, PureDP, resolve_privacy
 from dpgauss.accounting._composition import compose
 from dpgauss.mechanisms import GaussianMechanism, LaplaceMechanism
-from dpgauss.model_selection._leak import private_scoring
 from dpgauss.utils import fit_generator
+from dpgauss.utils._leak import private_scoring
 
 __all__ = ["PrivateScorer", "make_private_scorer"]
 

@@ -68,8 +68,8 @@ from dpgauss.mechanisms._checks import (
     check_noise_scale,
 )
 from dpgauss.mechanisms._releases import mean_mechanism
-from dpgauss.model_selection._leak import caller_stacklevel
 from dpgauss.utils._docstring import fill_doc
+from dpgauss.utils._leak import caller_stacklevel
 from dpgauss.utils._sklearn_compat import _fit_context
 from dpgauss.utils._sums import _over_blocks, iter_chunks, n_partial_sums
 

@@ -77,8 +77,8 @@ from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin, sampling_generator
 from dpgauss.mechanisms import GaussianMechanism, LaplaceMechanism
 from dpgauss.mechanisms._checks import calibration_error, check_noise_scale
-from dpgauss.model_selection._leak import warn_if_scored_in_search
 from dpgauss.utils._docstring import fill_doc
+from dpgauss.utils._leak import warn_if_scored_in_search
 from dpgauss.utils._sklearn_compat import _fit_context
 from dpgauss.utils._sums import CHUNK_ROWS
 

@@ -1,4 +1,4 @@
-"""Public helpers: random-state resolution and the statistical privacy audit."""
+"""Public helpers: random-state resolution."""
 
 from dpgauss.utils._random import check_generator, fit_generator
 

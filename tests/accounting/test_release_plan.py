@@ -182,8 +182,8 @@ def test_finish_checks_every_release_drew_once_at_its_cost():
 
 
 def test_every_estimator_plan_composes_within_its_total():
-    from dpgauss.utils._test_common.instance_generator import make_instances
-    from dpgauss.utils.discovery import all_estimators
+    from dpgauss.testing._test_common.instance_generator import make_instances
+    from dpgauss.testing.discovery import all_estimators
 
     for est in make_instances(all_estimators()):
         total = est._privacy_total()

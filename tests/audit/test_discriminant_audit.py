@@ -18,7 +18,7 @@ import pytest
 import dpgauss.discriminant_analysis._base as module
 from dpgauss.accounting import zcdp_to_approx
 from dpgauss.discriminant_analysis import PrivateLinearDiscriminantAnalysis
-from dpgauss.utils.audit import audit
+from dpgauss.testing.audit import audit
 
 pytestmark = pytest.mark.audit
 

@@ -43,7 +43,7 @@ from dpgauss.discriminant_analysis import (
     PrivateLinearDiscriminantAnalysis,
     PrivateQuadraticDiscriminantAnalysis,
 )
-from dpgauss.utils.audit import audit
+from dpgauss.testing.audit import audit
 
 pytestmark = pytest.mark.audit
 

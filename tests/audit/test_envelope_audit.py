@@ -17,7 +17,7 @@ import pytest
 import dpgauss.releases._center as module
 from dpgauss import PrivateEllipticEnvelope
 from dpgauss.accounting import zcdp_to_approx
-from dpgauss.utils.audit import audit
+from dpgauss.testing.audit import audit
 
 pytestmark = pytest.mark.audit
 

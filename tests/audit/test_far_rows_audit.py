@@ -20,8 +20,8 @@ from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.covariance._base import BasePrivateCovariance
 from dpgauss.mechanisms._releases import second_moment_mechanism
 from dpgauss.releases._covariance import mechanism_factory
+from dpgauss.testing.audit import audit
 from dpgauss.utils._sums import clipped_sums, row_norms
-from dpgauss.utils.audit import audit
 
 pytestmark = pytest.mark.audit
 

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from dpgauss.mechanisms import LaplaceMechanism
-from dpgauss.utils.audit import audit
+from dpgauss.testing.audit import audit
 
 pytestmark = pytest.mark.audit
 EPSILON = 1.0

@@ -17,7 +17,7 @@ from dpgauss import PrivateGaussianEstimator
 from dpgauss.accounting import ZCDP, zcdp_to_approx
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.mechanisms._releases import mean_mechanism
-from dpgauss.utils.audit import audit
+from dpgauss.testing.audit import audit
 
 pytestmark = pytest.mark.audit
 

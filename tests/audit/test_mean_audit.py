@@ -27,7 +27,7 @@ from dpgauss.releases._range import (
     norm_bound,
     top_eigenvalue,
 )
-from dpgauss.utils.audit import audit
+from dpgauss.testing.audit import audit
 
 pytestmark = pytest.mark.audit
 

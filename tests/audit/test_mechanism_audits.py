@@ -33,7 +33,7 @@ from dpgauss.mechanisms import (
     _noise,
 )
 from dpgauss.mechanisms._range import QuantileSearch
-from dpgauss.utils.audit import audit
+from dpgauss.testing.audit import audit
 
 pytestmark = pytest.mark.audit
 

@@ -24,7 +24,7 @@ from dpgauss.mixture._refine import (
     step_radius,
     step_statistics,
 )
-from dpgauss.utils.audit import audit
+from dpgauss.testing.audit import audit
 
 pytestmark = pytest.mark.audit
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from dpgauss.ensemble import _populous as P
-from dpgauss.utils.audit import audit
+from dpgauss.testing.audit import audit
 
 pytestmark = pytest.mark.audit
 

@@ -24,7 +24,7 @@ from dpgauss.accounting import ZCDP, PureDP, zcdp_to_approx
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.mechanisms import GaussianMechanism, LaplaceMechanism
 from dpgauss.product._product import counts_mechanism, product_rounds, round_names
-from dpgauss.utils.audit import audit
+from dpgauss.testing.audit import audit
 
 pytestmark = pytest.mark.audit
 

@@ -21,7 +21,7 @@ from dpgauss.accounting import ZCDP
 from dpgauss.ensemble import _psd as S
 from dpgauss.ensemble._populous import weight_params
 from dpgauss.mechanisms import GaussianMechanism
-from dpgauss.utils.audit import audit
+from dpgauss.testing.audit import audit
 
 pytestmark = pytest.mark.audit
 

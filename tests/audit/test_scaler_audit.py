@@ -20,7 +20,7 @@ import pytest
 import dpgauss.preprocessing._scaler as module
 from dpgauss import PrivateStandardScaler
 from dpgauss.accounting import zcdp_to_approx
-from dpgauss.utils.audit import audit
+from dpgauss.testing.audit import audit
 
 pytestmark = pytest.mark.audit
 

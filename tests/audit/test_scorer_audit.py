@@ -6,7 +6,7 @@ whose per-sample score is the row's first entry: fold A has every score at
 non-finite). The audit runs the scorer's release (``PrivateScorer._release``,
 which a call runs right after paying; ``tests/model_selection/test_scorer.py``
 checks that a call is exactly that) and lower-bounds epsilon at delta with
-:func:`dpgauss.utils.audit.audit` (95%, Clopper-Pearson, event chosen on
+:func:`dpgauss.testing.audit.audit` (95%, Clopper-Pearson, event chosen on
 separate runs). The real scorer's bound must not exceed the claim; each broken
 variant's must.
 
@@ -28,7 +28,7 @@ from dpgauss.accounting import PureDP, zcdp_to_approx
 from dpgauss.mechanisms import GaussianMechanism, LaplaceMechanism
 from dpgauss.model_selection import PrivateScorer, make_private_scorer
 from dpgauss.model_selection import _scorer as scorer_module
-from dpgauss.utils.audit import audit
+from dpgauss.testing.audit import audit
 
 pytestmark = pytest.mark.audit
 

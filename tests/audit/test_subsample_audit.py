@@ -17,7 +17,7 @@ import dpgauss.releases._winsorized as winsorized_module
 from dpgauss.accounting import zcdp_to_approx
 from dpgauss.ensemble import SubsampleAggregate
 from dpgauss.mechanisms._releases import mean_mechanism
-from dpgauss.utils.audit import audit
+from dpgauss.testing.audit import audit
 
 pytestmark = pytest.mark.audit
 

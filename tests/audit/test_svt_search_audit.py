@@ -14,7 +14,7 @@ import pytest
 
 import dpgauss.releases._adaptive as module
 from dpgauss.mechanisms import AboveThreshold, _noise
-from dpgauss.utils.audit import audit
+from dpgauss.testing.audit import audit
 
 pytestmark = pytest.mark.audit
 EPSILON = 1.0

@@ -34,7 +34,7 @@ from dpgauss.accounting import ApproxDP
 from dpgauss.exceptions import PrivateTestFailedError
 from dpgauss.mean._tukey import RestrictedTukeyMechanism
 from dpgauss.mechanisms import LaplaceMechanism
-from dpgauss.utils.audit import audit
+from dpgauss.testing.audit import audit
 
 pytestmark = pytest.mark.audit
 

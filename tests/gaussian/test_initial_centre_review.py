@@ -34,8 +34,8 @@ from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import FitData
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.mechanisms._releases import mean_mechanism
+from dpgauss.testing.audit import audit
 from dpgauss.utils._sums import CHUNK_ROWS, group_means
-from dpgauss.utils.audit import audit
 
 BIG = float(np.finfo(np.float64).max)
 

@@ -22,7 +22,7 @@ from dpgauss import (
     PrivateStandardScaler,
 )
 from dpgauss.exceptions import PrivacyLeakWarning, UtilityWarning
-from dpgauss.model_selection._leak import (
+from dpgauss.utils._leak import (
     leaky_steps_before,
     learns_from_rows,
     warn_if_fitted_after_leaky_step,

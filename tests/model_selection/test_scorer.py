@@ -19,9 +19,9 @@ from dpgauss.accounting import ZCDP, PureDP, approx_to_zcdp
 from dpgauss.exceptions import BudgetExceededError, PrivacyAccountingError
 from dpgauss.mechanisms import GaussianMechanism, LaplaceMechanism
 from dpgauss.model_selection import PrivateScorer, make_private_scorer
-from dpgauss.model_selection._leak import warn_if_scored_in_search
 from dpgauss.model_selection._scorer import _unit_mean
 from dpgauss.utils import fit_generator
+from dpgauss.utils._leak import warn_if_scored_in_search
 
 
 class FirstColumn(BaseEstimator):

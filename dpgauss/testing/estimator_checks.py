@@ -181,7 +181,7 @@ def check_dp_estimator(estimator, X, attribute, y=None):
     --------
     >>> import numpy as np
     >>> from dpgauss import PrivateCovariance
-    >>> from dpgauss.utils.estimator_checks import check_dp_estimator
+    >>> from dpgauss.testing.estimator_checks import check_dp_estimator
     >>> X = np.random.default_rng(0).normal(size=(50, 3))
     >>> check_dp_estimator(PrivateCovariance(rho=1.0, data_norm=3.0), X, "covariance_")
     """

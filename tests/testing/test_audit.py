@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from dpgauss.utils.audit import audit, clopper_pearson
+from dpgauss.testing.audit import audit, clopper_pearson
 
 
 @pytest.mark.parametrize(

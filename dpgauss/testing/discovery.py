@@ -22,7 +22,7 @@ def all_estimators():
 
     Examples
     --------
-    >>> from dpgauss.utils.discovery import all_estimators
+    >>> from dpgauss.testing.discovery import all_estimators
     >>> for name, _ in all_estimators():
     ...     print(name)
     PrivateCovariance

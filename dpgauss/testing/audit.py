@@ -46,7 +46,7 @@ def clopper_pearson(successes, trials, alpha):
 
     Examples
     --------
-    >>> from dpgauss.utils.audit import clopper_pearson
+    >>> from dpgauss.testing.audit import clopper_pearson
     >>> lower, upper = clopper_pearson(50, 100, 0.025)
     >>> round(float(lower), 3), round(float(upper), 3)
     (0.398, 0.602)
@@ -74,7 +74,7 @@ class AuditResult:
 
     Examples
     --------
-    >>> from dpgauss.utils.audit import AuditResult
+    >>> from dpgauss.testing.audit import AuditResult
     >>> AuditResult(0.4, "A: output >= 1", (120, 80), 1000).epsilon_lower
     0.4
     """
@@ -144,7 +144,7 @@ def audit(
     --------
     >>> import numpy as np
     >>> from dpgauss.mechanisms import LaplaceMechanism
-    >>> from dpgauss.utils.audit import audit
+    >>> from dpgauss.testing.audit import audit
     >>> mech = LaplaceMechanism(sensitivity=1.0, epsilon=1.0)
     >>> result = audit(
     ...     lambda n, rng: mech.randomise(np.zeros(n), rng),

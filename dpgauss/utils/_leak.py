@@ -77,7 +77,7 @@ def caller_stacklevel():
 
     Examples
     --------
-    >>> from dpgauss.model_selection._leak import caller_stacklevel
+    >>> from dpgauss.utils._leak import caller_stacklevel
     >>> caller_stacklevel() >= 1
     True
     """
@@ -131,7 +131,7 @@ def warn_if_scored_in_search(estimator):
 
     Examples
     --------
-    >>> from dpgauss.model_selection._leak import warn_if_scored_in_search
+    >>> from dpgauss.utils._leak import warn_if_scored_in_search
     >>> warn_if_scored_in_search(object())  # not inside a cross-validation
     False
     """
@@ -204,7 +204,7 @@ def learns_from_rows(step):
     Examples
     --------
     >>> from sklearn.preprocessing import FunctionTransformer, StandardScaler
-    >>> from dpgauss.model_selection._leak import learns_from_rows
+    >>> from dpgauss.utils._leak import learns_from_rows
     >>> learns_from_rows(StandardScaler()), learns_from_rows(FunctionTransformer())
     (True, False)
     """
@@ -290,7 +290,7 @@ def warn_if_fitted_after_leaky_step(estimator):
 
     Examples
     --------
-    >>> from dpgauss.model_selection._leak import warn_if_fitted_after_leaky_step
+    >>> from dpgauss.utils._leak import warn_if_fitted_after_leaky_step
     >>> warn_if_fitted_after_leaky_step(object())  # not inside a Pipeline
     []
     """

@@ -19,7 +19,7 @@ from sklearn.preprocessing import FunctionTransformer
 from dpgauss import PrivacyBudget
 from dpgauss.exceptions import PrivacyLeakWarning
 from dpgauss.model_selection import make_private_scorer
-from dpgauss.model_selection._leak import private_scoring, warn_if_scored_in_search
+from dpgauss.utils._leak import private_scoring, warn_if_scored_in_search
 
 MATCH = r"Stand\.score read a private test fold.*make_private_scorer"
 
