@@ -17,7 +17,6 @@ from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import GaussianDensityMixin, PrivateEstimatorMixin
 from dpgauss.exceptions import UtilityWarning
-from dpgauss.gaussian._hints import RangeHintsMixin
 from dpgauss.mechanisms._checks import (
     MAX_RADIUS,
     MIN_RADIUS,
@@ -47,6 +46,7 @@ from dpgauss.releases._coinpress_mean import (
     pairs_frame,
 )
 from dpgauss.releases._covariance import noise_variance
+from dpgauss.releases._hints import RangeHintsMixin
 from dpgauss.releases._range import (
     Stages,
     frame_count,

@@ -32,7 +32,6 @@ from dpgauss.accounting import ApproxDP, split_cost
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
-from dpgauss.gaussian._hints import RangeHintsMixin
 from dpgauss.mean._tukey import RestrictedTukeyMechanism
 from dpgauss.mechanisms._checks import calibration_error, check_noise_scale
 from dpgauss.mechanisms._releases import (
@@ -56,6 +55,7 @@ from dpgauss.releases._coinpress_mean import (
     weighted_tail_radius,
 )
 from dpgauss.releases._covariance import entry_variances
+from dpgauss.releases._hints import RangeHintsMixin
 from dpgauss.releases._range import (
     RANGE_ROWS,
     Stages,

@@ -12,10 +12,11 @@ Algorithm 3, and its private radius scans), :mod:`._denoise` (spectral
 denoising, post-processing), :mod:`._coinpress` (the CoinPress covariance steps
 and frames), :mod:`._coinpress_mean` (the CoinPress mean steps and the frame
 learned from pairs of rows), :mod:`._range` (the coarse range, the norm bound
-and the means of public rows) and :mod:`._winsorized` (the winsorized aggregate
-of group statistics). The rule that keeps the layer below the estimators: a
-module here imports only :mod:`dpgauss.mechanisms`, :mod:`dpgauss.accounting`,
-:mod:`dpgauss.utils`, :mod:`dpgauss.exceptions` and other modules of this
-layer, never :mod:`dpgauss.base`, an estimator family or
-:mod:`dpgauss.model_selection`.
+and the means of public rows), :mod:`._hints` (the public hints and public rows
+of the unbounded estimators and the coarse-range releases they replace) and
+:mod:`._winsorized` (the winsorized aggregate of group statistics). The rule
+that keeps the layer below the estimators: a module here imports only
+:mod:`dpgauss.mechanisms`, :mod:`dpgauss.accounting`, :mod:`dpgauss.utils`,
+:mod:`dpgauss.exceptions` and other modules of this layer, never
+:mod:`dpgauss.base`, an estimator family or :mod:`dpgauss.model_selection`.
 """

@@ -166,7 +166,7 @@ def test_shifted_public_rows_with_a_declared_bound():
 def test_wishart_kappa_bounds_the_whitened_covariance():
     # lambda_max(P Sigma P) <= kappa^2 with probability >= 1 - beta (beta =
     # 0.01): over 400 draws at most 4 + 3 binomial sds (about 10) may fail.
-    from dpgauss.gaussian._hints import public_whitening, wishart_kappa
+    from dpgauss.releases._hints import public_whitening, wishart_kappa
 
     d, m = 5, 60
     kappa = wishart_kappa(m, d)
@@ -185,7 +185,7 @@ def test_wishart_kappa_bounds_the_whitened_covariance():
 
 
 def test_public_whitening_stays_finite_on_degenerate_rows():
-    from dpgauss.gaussian._hints import public_whitening
+    from dpgauss.releases._hints import public_whitening
 
     for public in (np.ones((8, 3)), np.full((8, 3), 1e300), np.eye(8)[:, :3] * 1e-300):
         P, inverse = public_whitening(public)
@@ -206,7 +206,7 @@ def test_subnormal_public_rows_give_no_public_frame():
     # helper-19: deviations near 5e-324 made the public whitening infinite and
     # the fit failed after the spend; such rows now start no frame (decided
     # before the spend, from the public rows alone).
-    from dpgauss.gaussian._hints import public_whitening
+    from dpgauss.releases._hints import public_whitening
 
     public = np.array([[0, 0], [5e-324, 0], [0, 5e-324], [1e-323, 1e-323], [0, 1e-323]])
     P, _ = public_whitening(public)
@@ -243,7 +243,7 @@ def test_a_searched_top_eigenvalue_is_clamped_to_the_loose_public_bounds():
 def test_loose_public_range_covers_the_whitened_top_eigenvalue(m, d):
     # Each side fails with probability at most 0.1: over 300 draws, at most
     # 30 + 3 binomial sds (about 46) failures a side.
-    from dpgauss.gaussian._hints import loose_public_range, public_whitening
+    from dpgauss.releases._hints import loose_public_range, public_whitening
 
     low, high = loose_public_range(m, d)
     rng = np.random.default_rng(m + d)
