@@ -292,16 +292,22 @@ def _private_parts(estimator, n_features_X, n_features):
     return parts
 
 
-def _fit_charges(estimator, n_features_X, n_features, budgets):
-    """Ledger path (None without a budget) to the costs one fit charges."""
+def _fit_charges(estimator, n_features_X, n_features, budgets, n_samples):
+    """Ledger path (None without a budget) to the costs one fit on ``n_samples``
+    rows charges (a plan may depend on the public n)."""
     charges = defaultdict(list)
     for obj, width in _private_parts(estimator, n_features_X, n_features):
         budget = getattr(obj, "budget", None)
         key = None if budget is None else budget.path
         if budget is not None:
             budgets.setdefault(key, budget)
-        charges[key].extend(obj.planned_costs(width))
+        charges[key].extend(obj.planned_costs(width, n_samples=n_samples))
     return dict(charges)
+
+
+def _n_samples_of(X):
+    shape = getattr(X, "shape", None)
+    return int(shape[0]) if shape is not None else len(X)
 
 
 # -- scorers, splits, candidates -----------------------------------------------------
@@ -416,13 +422,18 @@ def _price(
     calls = n_splits * (2 if return_train_score else 1)
     budgets, fixed, refits = {}, defaultdict(list), []
     d = _n_features_of(X)
+    # Each fold's fit is priced at its own training size (public: the split of
+    # row indices), the refit at all rows.
+    sizes = [len(train) for train, _ in splitter.split(X, y, groups)]
     any_private = False
     for params in candidates:
         est = clone(estimator).set_params(**clone(params, safe=False))
-        charges = _fit_charges(est, d, n_features, budgets)
-        any_private = any_private or bool(charges)
-        for key, costs in charges.items():
-            fixed[key].extend(costs * n_splits)
+        for size in sizes:
+            charges = _fit_charges(est, d, n_features, budgets, size)
+            any_private = any_private or bool(charges)
+            for key, costs in charges.items():
+                fixed[key].extend(costs)
+        charges = _fit_charges(est, d, n_features, budgets, _n_samples_of(X))
         for scorer in private:
             budgets.setdefault(scorer.budget.path, scorer.budget)
             fixed[scorer.budget.path].extend([scorer.cost] * calls)

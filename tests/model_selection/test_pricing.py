@@ -43,7 +43,7 @@ class PerFeature(BaseEstimator):
         self.unit = unit
         self.budget = budget
 
-    def planned_costs(self, n_features):
+    def planned_costs(self, n_features, *, n_samples=None):
         return [ZCDP(self.unit * n_features)]
 
     def fit(self, X, y=None):
@@ -466,3 +466,23 @@ def test_one_to_one_private_steps_keep_the_width():
     cost = cross_validation_cost(pipe, X, cv=2, scoring=scorer)  # no n_features
     assert cost.total(budget).rho == pytest.approx(2 * (0.5 + 1.0 + 0.05))
     assert budget.ledger() == []
+
+
+class PerRow(PerFeature):
+    """Charges in proportion to the rows it is fitted on: a plan from n."""
+
+    def planned_costs(self, n_features, *, n_samples=None):
+        return [ZCDP(self.unit * n_samples)]
+
+
+def test_each_fold_is_priced_at_its_own_training_size():
+    # 10 rows in 3 folds train on 6, 7 and 7 rows; the refit on all 10.
+    budget = PrivacyBudget(rho=1e6)
+    est = PerRow(unit=1.0, budget=budget)
+    X = np.zeros((10, 2))
+    search = GridSearchCV(est, {"unit": [1.0]}, cv=KFold(3), scoring=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        cost = search_cost(search, X)
+    # The folds' charges, then the refit's: the dearest charge composed.
+    assert sorted(c.rho for c in cost.costs(budget)) == [6.0, 7.0, 7.0, 10.0]
