@@ -18,8 +18,8 @@ from sklearn.cluster import KMeans
 from sklearn.mixture import GaussianMixture
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dpgauss.accounting import ZCDP, PureDP, split_cost
-from dpgauss.accounting._costs import kind_of
+from dpgauss.accounting import split_cost
+from dpgauss.accounting._costs import kind_of, privacy_parameters, scaled
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import FitData, PrivateEstimatorMixin, sampling_generator
 from dpgauss.exceptions import UtilityWarning
@@ -853,16 +853,12 @@ def _weights(cost, k):
     sqrt(2), l1 2, :class:`~dpgauss.mechanisms.HistogramMechanism`); the
     sizes are exact integers."""
     edges = np.arange(k + 1, dtype=np.float64) - 0.5
-    if isinstance(cost, ZCDP):
-        return HistogramMechanism(edges, rho=cost.rho)
-    return HistogramMechanism(edges, epsilon=cost.epsilon)
+    return HistogramMechanism(edges, **privacy_parameters(cost))
 
 
 def _half(cost):
     """Half of a zCDP or pure cost (each of two components' share)."""
-    if isinstance(cost, ZCDP):
-        return ZCDP(cost.rho / 2.0)
-    return PureDP(cost.epsilon / 2.0)
+    return scaled(cost, 0.5)
 
 
 def _pca_ball(public):
@@ -896,8 +892,7 @@ def component_rows(X, members, rank, target, center):
 def _component_estimator(cost, rng):
     """A PrivateGaussianEstimator at ``cost`` seeded from the fit's stream."""
     return PrivateGaussianEstimator(
-        rho=cost.rho if isinstance(cost, ZCDP) else None,
-        epsilon=None if isinstance(cost, ZCDP) else cost.epsilon,
+        **privacy_parameters(cost),
         random_state=int(rng.integers(2**63)),
     )
 

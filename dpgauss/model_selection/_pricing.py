@@ -27,6 +27,7 @@ from sklearn.pipeline import Pipeline
 
 from dpgauss.accounting import ZCDP
 from dpgauss.accounting._composition import compose
+from dpgauss.accounting._costs import value_of
 from dpgauss.exceptions import BudgetExceededError, PrivacyLeakWarning
 from dpgauss.model_selection._scorer import PrivateScorer
 from dpgauss.utils._leak import is_private
@@ -49,7 +50,7 @@ _MAX_STAND_IN = 10**7
 def _magnitude(total, costs):
     """The composed cost as one number in the currency of ``total``."""
     spent = compose(total, costs)
-    return spent.rho if isinstance(spent, ZCDP) else spent.epsilon
+    return value_of(spent)
 
 
 class SearchCost:
