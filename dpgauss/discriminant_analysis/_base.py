@@ -93,7 +93,7 @@ from dpgauss.mechanisms._checks import (
 )
 from dpgauss.mechanisms._factory import additive
 from dpgauss.mechanisms._releases import mean_mechanism
-from dpgauss.releases._covariance import gauss_spectrum, noise_sd
+from dpgauss.releases._covariance import gauss_spectrum
 from dpgauss.utils._leak import caller_stacklevel, warn_if_scored_in_search
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from dpgauss.utils._sums import (
@@ -388,7 +388,7 @@ def class_covariance(mechanism, released, cap, scale, between, shrinkage):
     second = (vectors * (values * scale)) @ vectors.T
     cov = second - between
     values, vectors = np.linalg.eigh(0.5 * (cov + cov.T))
-    sd = noise_sd(mechanism) * scale
+    sd = mechanism.sd() * scale
     return shrink_spectrum(values, sd, d, shrinkage), vectors
 
 
@@ -659,7 +659,7 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         makers = self._makers(n, d, radius, n_partial_sums(X))
         mech = plan.calibrate("class_counts", makers["class_counts"])
         noisy_counts = mech.randomise(counts.astype(np.float64), rng)
-        count_sd = noise_sd(mech)
+        count_sd = mech.sd()
         mech = plan.calibrate("class_sums", makers["class_sums"])
         noisy_sums = mech.randomise((sums / n).ravel(), rng).reshape(K, d)
         # Post-processing. A count below max(1, its noise sd) is taken as that
@@ -669,7 +669,7 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         sizes = np.clip(noisy_counts, floor, float(n))
         offsets = project_ball(noisy_sums * (n / sizes)[:, None], radius)
         self._warn_if_clipped_away(
-            noisy_sums.sum(axis=0), radius, noise_sd(mech) * math.sqrt(K * d)
+            noisy_sums.sum(axis=0), radius, mech.sd() * math.sqrt(K * d)
         )
         if self.priors is None:
             priors = sizes / np.sum(sizes)

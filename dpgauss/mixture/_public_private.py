@@ -39,7 +39,6 @@ from dpgauss.mixture._refine import (
     step_mechanisms,
     step_radius,
 )
-from dpgauss.releases._covariance import noise_variance
 from dpgauss.releases._range import finite_mean, scaled_deviations
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._leak import warn_if_scored_in_search
@@ -499,7 +498,7 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
             labels, public_labels, k = self._projected(X, public, clusters.k, plan, rng)
         hist = plan.calibrate("weights", lambda c: _weights(c, k))
         released = hist.release(labels, rng)
-        sd = math.sqrt(noise_variance(hist.mechanism, k))
+        sd = math.sqrt(hist.mechanism.variance(k))
         fits = self._fit_components(
             X, labels, public, public_labels, released, sd, order, plan, rng
         )

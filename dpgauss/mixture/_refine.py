@@ -58,7 +58,6 @@ from dpgauss.accounting._plan import Release
 from dpgauss.mechanisms._factory import additive
 from dpgauss.releases._center import eigenvalue_floor
 from dpgauss.releases._coinpress import shrinkage_factor, tail_radius
-from dpgauss.releases._covariance import noise_variance
 from dpgauss.utils._sums import clip_rows, iter_chunks, summation_error
 
 __all__ = [
@@ -359,7 +358,7 @@ def refine(X, model, plan, rng, steps, n_partials):
             _blocks(mechs[2].randomise(_block_diagonal(moments), rng), k, d),
         )
         sds = [
-            math.sqrt(noise_variance(mech, size))
+            math.sqrt(mech.variance(size))
             for mech, size in zip(mechs, (k, k * d, k * d), strict=True)
         ]
         weights, means, covariances = m_step(
