@@ -54,11 +54,13 @@ SETTINGS = [
 
 
 def components(cost, n, d, radius, trace):
-    diag, off = K._entry_stds(second_moment_mechanism(cost, n, d, radius))
+    diag, off = K._stds(second_moment_mechanism(cost, n, d, radius).entry_variances())
     raw_gauss = math.sqrt(d * diag**2 + d * (d - 1) * off**2)
     value_cost, vector_cost = split_cost(cost, [0.5, 0.5])
     value_sd = eigenvalue_mechanism(value_cost, n, d, radius).scale
-    _, off_copy = K._entry_stds(second_moment_mechanism(vector_cost, n, d, radius))
+    _, off_copy = K._stds(
+        second_moment_mechanism(vector_cost, n, d, radius).entry_variances()
+    )
     return raw_gauss, d * value_sd**2, trace * 2 * math.sqrt(d) * off_copy
 
 

@@ -387,6 +387,21 @@ def scaled(cost, factor):
     return PureDP(cost.epsilon * factor)
 
 
+def privacy_parameters(cost):
+    """An estimator's privacy parameters that state ``cost`` (zCDP or pure).
+
+    Examples
+    --------
+    >>> from dpgauss.accounting import PureDP
+    >>> from dpgauss.accounting._costs import privacy_parameters
+    >>> privacy_parameters(PureDP(0.5))
+    {'rho': None, 'epsilon': 0.5}
+    """
+    if isinstance(cost, ZCDP):
+        return {"rho": cost.rho, "epsilon": None}
+    return {"rho": None, "epsilon": cost.epsilon}
+
+
 def value_of(cost):
     """A zCDP cost's rho or a pure cost's epsilon: the number in its own currency.
 

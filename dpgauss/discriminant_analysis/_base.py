@@ -77,17 +77,13 @@ from sklearn.utils.validation import (
     column_or_1d,
 )
 
-from dpgauss.accounting import ZCDP, split_cost
-from dpgauss.accounting._costs import as_pure
+from dpgauss.accounting import split_cost
+from dpgauss.accounting._costs import as_pure, kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.mechanisms import (
-    GaussianMechanism,
-    LaplaceMechanism,
     QuantileMechanism,
-    SymmetricGaussianMechanism,
-    SymmetricLaplaceMechanism,
 )
 from dpgauss.mechanisms._checks import (
     MIN_RADIUS,
@@ -95,8 +91,9 @@ from dpgauss.mechanisms._checks import (
     check_noise_scale,
     check_radius,
 )
+from dpgauss.mechanisms._factory import additive
 from dpgauss.mechanisms._releases import mean_mechanism
-from dpgauss.releases._covariance import gauss_spectrum, noise_sd
+from dpgauss.releases._covariance import gauss_spectrum
 from dpgauss.utils._leak import caller_stacklevel, warn_if_scored_in_search
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from dpgauss.utils._sums import (
@@ -286,9 +283,7 @@ def _block_class_statistics(X, codes, n_classes, location, radius, outer):
 
 def count_mechanism(cost):
     """Noise for the K class counts: l2 sensitivity sqrt(2), l1 2 (module docstring)."""
-    if isinstance(cost, ZCDP):
-        return GaussianMechanism(sensitivity=math.sqrt(2.0), rho=cost.rho)
-    return LaplaceMechanism(sensitivity=2.0, epsilon=cost.epsilon)
+    return additive(cost, l2=math.sqrt(2.0), l1=2.0)
 
 
 def class_sum_mechanism(cost, n, d, n_classes, radius, n_partials=None):
@@ -304,10 +299,9 @@ def class_sum_mechanism(cost, n, d, n_classes, radius, n_partials=None):
     0.02
     """
     rounding = 2.0 * summation_error(n, n_partials) * radius * math.sqrt(n_classes)
-    if isinstance(cost, ZCDP):
-        return GaussianMechanism(sensitivity=2.0 * radius / n + rounding, rho=cost.rho)
+    l2 = 2.0 * radius / n + rounding
     l1 = 2.0 * math.sqrt(d) * radius / n + math.sqrt(n_classes * d) * rounding
-    return LaplaceMechanism(sensitivity=l1, epsilon=cost.epsilon)
+    return additive(cost, l2=l2, l1=l1)
 
 
 def block_moment_mechanism(cost, n, d, n_classes, radius, n_partials=None):
@@ -318,13 +312,10 @@ def block_moment_mechanism(cost, n, d, n_classes, radius, n_partials=None):
     """
     r2 = radius * radius
     rounding = 2.0 * summation_error(n, n_partials) * r2 * math.sqrt(n_classes)
-    if isinstance(cost, ZCDP):
-        return SymmetricGaussianMechanism(
-            sensitivity=math.sqrt(2.0) * r2 / n + rounding, rho=cost.rho
-        )
+    l2 = math.sqrt(2.0) * r2 / n + rounding
     upper = n_classes * d * (d + 1) / 2.0
     l1 = (d + 1.0) * r2 / n + math.sqrt(upper) * rounding
-    return SymmetricLaplaceMechanism(sensitivity=l1, epsilon=cost.epsilon)
+    return additive(cost, l2=l2, l1=l1, symmetric=True)
 
 
 def _radius_mechanism(cost, data_norm):
@@ -397,7 +388,7 @@ def class_covariance(mechanism, released, cap, scale, between, shrinkage):
     second = (vectors * (values * scale)) @ vectors.T
     cov = second - between
     values, vectors = np.linalg.eigh(0.5 * (cov + cov.T))
-    sd = noise_sd(mechanism) * scale
+    sd = mechanism.sd() * scale
     return shrink_spectrum(values, sd, d, shrinkage), vectors
 
 
@@ -516,7 +507,7 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
     def _build_plan(self, total, data):
         d = data.d
         self._location(d)
-        kind = "gaussian" if isinstance(total, ZCDP) else "laplace"
+        kind = kind_of(total)
         shares = list(self._SHARES)
         if self.clipping == "adaptive":
             rest = 1.0 - 2.0 * ADAPTIVE_SHARE
@@ -668,7 +659,7 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         makers = self._makers(n, d, radius, n_partial_sums(X))
         mech = plan.calibrate("class_counts", makers["class_counts"])
         noisy_counts = mech.randomise(counts.astype(np.float64), rng)
-        count_sd = noise_sd(mech)
+        count_sd = mech.sd()
         mech = plan.calibrate("class_sums", makers["class_sums"])
         noisy_sums = mech.randomise((sums / n).ravel(), rng).reshape(K, d)
         # Post-processing. A count below max(1, its noise sd) is taken as that
@@ -678,7 +669,7 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         sizes = np.clip(noisy_counts, floor, float(n))
         offsets = project_ball(noisy_sums * (n / sizes)[:, None], radius)
         self._warn_if_clipped_away(
-            noisy_sums.sum(axis=0), radius, noise_sd(mech) * math.sqrt(K * d)
+            noisy_sums.sum(axis=0), radius, mech.sd() * math.sqrt(K * d)
         )
         if self.priors is None:
             priors = sizes / np.sum(sizes)

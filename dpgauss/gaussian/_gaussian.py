@@ -45,7 +45,6 @@ from dpgauss.releases._coinpress_mean import (
     mean_steps_for,
     pairs_frame,
 )
-from dpgauss.releases._covariance import noise_variance
 from dpgauss.releases._hints import RangeHintsMixin
 from dpgauss.releases._range import (
     Stages,
@@ -387,7 +386,7 @@ class PrivateGaussianEstimator(
         with np.errstate(all="ignore"):
             value, radius, mech, _ = winsorized_mean(Y, stages.plan, rng)
         stages.finish()
-        tail = math.sqrt(noise_variance(mech, d)) * tail_radius(d, MEAN_BETA)
+        tail = math.sqrt(mech.variance(d)) * tail_radius(d, MEAN_BETA)
         start = (1.0 + _SUBSAMPLE_SLACK) * radius + tail
         center = frame_point(*frame_inverse(frame), value)  # post-processing
         return center, min(start, MAX_MEAN_RADIUS)

@@ -54,7 +54,6 @@ from dpgauss.releases._coinpress_mean import (
     pairs_frame,
     weighted_tail_radius,
 )
-from dpgauss.releases._covariance import entry_variances
 from dpgauss.releases._hints import RangeHintsMixin
 from dpgauss.releases._range import (
     RANGE_ROWS,
@@ -533,7 +532,7 @@ def frame_noise(cost, n, d):
     """
     part = split_cost(cost, [1.0 / FRAME_STEPS] * FRAME_STEPS)[0]
     mech = second_moment_mechanism(part, frame_count(n), d, tail_radius(d, STEP_BETA))
-    _, off = entry_variances(mech, d)
+    _, off = mech.entry_variances(d)
     return 2.0 * math.sqrt(d * off)
 
 

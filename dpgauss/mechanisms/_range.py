@@ -123,8 +123,7 @@ class QuantileSearch:
 
     def count_sd(self):
         """The noise sd of each step's count (public)."""
-        scale = self.step.effective_scale(self.n_features)
-        return scale if isinstance(self.cost, ZCDP) else math.sqrt(2.0) * scale
+        return self.step.sd(self.n_features)
 
     def release(self, values, random_state=None):
         """Return the private q-quantile of each column of ``values``.

@@ -18,8 +18,8 @@ from sklearn.cluster import KMeans
 from sklearn.mixture import GaussianMixture
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dpgauss.accounting import ZCDP, PureDP, split_cost
-from dpgauss.accounting._costs import kind_of
+from dpgauss.accounting import split_cost
+from dpgauss.accounting._costs import kind_of, privacy_parameters, scaled
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import FitData, PrivateEstimatorMixin, sampling_generator
 from dpgauss.exceptions import UtilityWarning
@@ -39,7 +39,6 @@ from dpgauss.mixture._refine import (
     step_mechanisms,
     step_radius,
 )
-from dpgauss.releases._covariance import noise_variance
 from dpgauss.releases._range import finite_mean, scaled_deviations
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._leak import warn_if_scored_in_search
@@ -499,7 +498,7 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
             labels, public_labels, k = self._projected(X, public, clusters.k, plan, rng)
         hist = plan.calibrate("weights", lambda c: _weights(c, k))
         released = hist.release(labels, rng)
-        sd = math.sqrt(noise_variance(hist.mechanism, k))
+        sd = math.sqrt(hist.mechanism.variance(k))
         fits = self._fit_components(
             X, labels, public, public_labels, released, sd, order, plan, rng
         )
@@ -853,16 +852,12 @@ def _weights(cost, k):
     sqrt(2), l1 2, :class:`~dpgauss.mechanisms.HistogramMechanism`); the
     sizes are exact integers."""
     edges = np.arange(k + 1, dtype=np.float64) - 0.5
-    if isinstance(cost, ZCDP):
-        return HistogramMechanism(edges, rho=cost.rho)
-    return HistogramMechanism(edges, epsilon=cost.epsilon)
+    return HistogramMechanism(edges, **privacy_parameters(cost))
 
 
 def _half(cost):
     """Half of a zCDP or pure cost (each of two components' share)."""
-    if isinstance(cost, ZCDP):
-        return ZCDP(cost.rho / 2.0)
-    return PureDP(cost.epsilon / 2.0)
+    return scaled(cost, 0.5)
 
 
 def _pca_ball(public):
@@ -896,8 +891,7 @@ def component_rows(X, members, rank, target, center):
 def _component_estimator(cost, rng):
     """A PrivateGaussianEstimator at ``cost`` seeded from the fit's stream."""
     return PrivateGaussianEstimator(
-        rho=cost.rho if isinstance(cost, ZCDP) else None,
-        epsilon=None if isinstance(cost, ZCDP) else cost.epsilon,
+        **privacy_parameters(cost),
         random_state=int(rng.integers(2**63)),
     )
 

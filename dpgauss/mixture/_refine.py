@@ -53,16 +53,11 @@ import math
 import numpy as np
 from scipy import linalg
 
-from dpgauss.accounting import ZCDP, split_cost
+from dpgauss.accounting import split_cost
 from dpgauss.accounting._plan import Release
-from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
-from dpgauss.mechanisms._symmetric import (
-    SymmetricGaussianMechanism,
-    SymmetricLaplaceMechanism,
-)
+from dpgauss.mechanisms._factory import additive
 from dpgauss.releases._center import eigenvalue_floor
 from dpgauss.releases._coinpress import shrinkage_factor, tail_radius
-from dpgauss.releases._covariance import noise_variance
 from dpgauss.utils._sums import clip_rows, iter_chunks, summation_error
 
 __all__ = [
@@ -153,26 +148,23 @@ def step_mechanisms(costs, n, d, k, radius, n_partials):
     slack = 2.0 * math.sqrt(k) * e  # two datasets' rounding, k blocks
     c1, c2 = radius, radius * radius
     counts, sums, moments = costs
-    if isinstance(counts, ZCDP):
-        return (
-            GaussianMechanism(sensitivity=math.sqrt(2.0) / n + slack, rho=counts.rho),
-            GaussianMechanism(sensitivity=2.0 * c1 / n + slack * c1, rho=sums.rho),
-            SymmetricGaussianMechanism(
-                sensitivity=math.sqrt(2.0) * c2 / n + slack * c2, rho=moments.rho
-            ),
-        )
     upper = k * d * (k * d + 1) / 2.0
     return (
-        LaplaceMechanism(
-            sensitivity=2.0 / n + math.sqrt(k) * slack, epsilon=counts.epsilon
+        additive(
+            counts,
+            l2=math.sqrt(2.0) / n + slack,
+            l1=2.0 / n + math.sqrt(k) * slack,
         ),
-        LaplaceMechanism(
-            sensitivity=2.0 * math.sqrt(d) * c1 / n + math.sqrt(k * d) * slack * c1,
-            epsilon=sums.epsilon,
+        additive(
+            sums,
+            l2=2.0 * c1 / n + slack * c1,
+            l1=2.0 * math.sqrt(d) * c1 / n + math.sqrt(k * d) * slack * c1,
         ),
-        SymmetricLaplaceMechanism(
-            sensitivity=(d + 1.0) * c2 / n + math.sqrt(upper) * slack * c2,
-            epsilon=moments.epsilon,
+        additive(
+            moments,
+            l2=math.sqrt(2.0) * c2 / n + slack * c2,
+            l1=(d + 1.0) * c2 / n + math.sqrt(upper) * slack * c2,
+            symmetric=True,
         ),
     )
 
@@ -366,7 +358,7 @@ def refine(X, model, plan, rng, steps, n_partials):
             _blocks(mechs[2].randomise(_block_diagonal(moments), rng), k, d),
         )
         sds = [
-            math.sqrt(noise_variance(mech, size))
+            math.sqrt(mech.variance(size))
             for mech, size in zip(mechs, (k, k * d, k * d), strict=True)
         ]
         weights, means, covariances = m_step(

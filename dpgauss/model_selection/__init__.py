@@ -16,8 +16,8 @@ This package never imports the estimator packages (``dpgauss.covariance``, ...):
 it finds private steps by duck typing (a ``planned_costs`` method).
 """
 
+from dpgauss.model_selection._cost import SearchCost
 from dpgauss.model_selection._pricing import (
-    SearchCost,
     check_cross_validation_budget,
     check_search_budget,
     cross_validation_cost,

@@ -1,7 +1,8 @@
 """Price a search or a cross-validation before it runs, and refuse it up front.
 
 A search charges, for each candidate and each split, one fit (the costs the
-estimator's ``planned_costs(n_features)`` lists, for every private step) and one
+estimator's ``planned_costs(n_features, n_samples=...)`` lists, for every private
+step, at the fold's training size) and one
 call of each private scorer (two with ``return_train_score=True``), then a refit.
 All of these depend on public values only (parameters, the number of rows and of
 columns, the splitter), so the whole price is known before any data are read. A
@@ -14,8 +15,7 @@ import numbers
 import warnings
 from collections import defaultdict
 
-import numpy as np
-from sklearn.base import OneToOneFeatureMixin, clone, is_classifier
+from sklearn.base import clone, is_classifier
 from sklearn.model_selection import (
     GridSearchCV,
     ParameterGrid,
@@ -23,16 +23,13 @@ from sklearn.model_selection import (
     RandomizedSearchCV,
     check_cv,
 )
-from sklearn.pipeline import Pipeline
 
-from dpgauss.accounting import ZCDP
-from dpgauss.accounting._composition import compose
-from dpgauss.exceptions import BudgetExceededError, PrivacyLeakWarning
+from dpgauss.exceptions import PrivacyLeakWarning
+from dpgauss.model_selection._cost import SearchCost
 from dpgauss.model_selection._scorer import PrivateScorer
-from dpgauss.utils._leak import is_private
+from dpgauss.model_selection._widths import private_parts
 
 __all__ = [
-    "SearchCost",
     "check_cross_validation_budget",
     "check_search_budget",
     "cross_validation_cost",
@@ -42,261 +39,13 @@ __all__ = [
 #: Parameters that are public bounds: choosing them by non-private scores reads
 #: them off the data, the very thing the privacy model forbids.
 _PUBLIC_BOUNDS = ("data_norm", "location", "bounds")
-#: Largest public stand-in (rows x columns) fitted to learn a transform's width.
-_MAX_STAND_IN = 10**7
-
-
-def _magnitude(total, costs):
-    """The composed cost as one number in the currency of ``total``."""
-    spent = compose(total, costs)
-    return spent.rho if isinstance(spent, ZCDP) else spent.epsilon
-
-
-class SearchCost:
-    """What a search or cross-validation will charge, priced before it runs.
-
-    Returned by :func:`search_cost`, :func:`cross_validation_cost` and the checks
-    built on them; not meant to be built by hand.
-
-    Parameters
-    ----------
-    what : str
-        What is priced (``"GridSearchCV"``, ``"cross-validation"``, ...).
-    n_candidates : int
-        Number of parameter settings.
-    n_splits : int
-        Number of train/test splits per candidate.
-    n_scores : int
-        Number of private scorer calls.
-    fixed : dict
-        Ledger path (None for private steps without a budget) to the list of
-        costs of the cross-validation fits and scores.
-    refits : list of dict
-        For each candidate, ledger path to the costs of refitting it (empty list
-        when the search does not refit).
-    budgets : dict
-        Ledger path to a budget handle.
-
-    Attributes
-    ----------
-    what : str
-        What is priced.
-    n_candidates : int
-        Number of parameter settings.
-    n_splits : int
-        Number of splits per candidate.
-    n_fits : int
-        Number of fits, the refit included.
-    n_scores : int
-        Number of private scorer calls.
-    refit : bool
-        Whether the price includes a refit.
-    budgets : tuple of PrivacyBudget
-        The budgets charged (one handle per ledger).
-
-    See Also
-    --------
-    check_search_budget : Price a search and refuse it if it cannot pay.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from dpgauss import PrivacyBudget, PrivateCovariance
-    >>> from dpgauss.model_selection import cross_validation_cost, make_private_scorer
-    >>> budget = PrivacyBudget(rho=1.0)
-    >>> est = PrivateCovariance(rho=0.1, data_norm=3.0, budget=budget)
-    >>> scorer = make_private_scorer(budget=budget, rho=0.02, bounds=(-10.0, 0.0))
-    >>> X = np.zeros((100, 2))  # only the shape is read
-    >>> cost = cross_validation_cost(est, X, cv=5, scoring=scorer)
-    >>> cost.n_fits, cost.n_scores, cost.total(budget)
-    (5, 5, ZCDP(rho=0.6))
-    """
-
-    def __init__(
-        self, *, what, n_candidates, n_splits, n_scores, fixed, refits, budgets
-    ):
-        self.what = what
-        self.n_candidates = int(n_candidates)
-        self.n_splits = int(n_splits)
-        self.refit = bool(refits)
-        self.n_fits = self.n_candidates * self.n_splits + int(self.refit)
-        self.n_scores = int(n_scores)
-        self._fixed = {key: list(costs) for key, costs in fixed.items()}
-        self._refits = [dict(r) for r in refits]
-        self._budgets = dict(budgets)
-        self.budgets = tuple(self._budgets.values())
-
-    def _key(self, budget):
-        return None if budget is None else budget.path
-
-    def _refit_options(self, key):
-        options = []
-        for refit in self._refits:
-            costs = list(refit.get(key, []))
-            if costs not in options:
-                options.append(costs)
-        return options or [[]]
-
-    def costs(self, budget):
-        """Return the costs charged to ``budget``, with the dearest refit.
-
-        Parameters
-        ----------
-        budget : PrivacyBudget or None
-            A budget (any handle to its ledger), or None for the costs of private
-            steps that have no budget (they are charged to no ledger).
-
-        Returns
-        -------
-        list of ZCDP, PureDP or ApproxDP
-            One cost per release: the cross-validation fits and scores, then the
-            refit of the most expensive candidate (the search refits the best
-            one, which is not known in advance).
-        """
-        key = self._key(budget)
-        total = ZCDP(1.0) if budget is None else budget.total
-        refit = max(self._refit_options(key), key=lambda c: _magnitude(total, c))
-        return [*self._fixed.get(key, []), *refit]
-
-    def total(self, budget):
-        """Return the composed cost charged to ``budget``, in its currency.
-
-        Parameters
-        ----------
-        budget : PrivacyBudget or None
-            A budget, or None (composed as zCDP).
-
-        Returns
-        -------
-        ZCDP, PureDP or ApproxDP
-            The composition of :meth:`costs`.
-        """
-        total = ZCDP(1.0) if budget is None else budget.total
-        return compose(total, self.costs(budget))
-
-    def check(self):
-        """Raise unless every budget can pay the whole price; record nothing.
-
-        Each budget is checked with the refit of every candidate (whichever wins),
-        by :meth:`~dpgauss.PrivacyBudget.check`. Costs of private steps without a
-        budget are charged to no ledger and not checked.
-
-        Raises
-        ------
-        BudgetExceededError
-            If a budget cannot pay; nothing is spent.
-        """
-        for key, budget in self._budgets.items():
-            for refit in self._refit_options(key):
-                try:
-                    budget.check([*self._fixed.get(key, []), *refit])
-                except BudgetExceededError as exc:
-                    raise BudgetExceededError(
-                        f"{self.what} needs {self.total(budget)} from the budget at "
-                        f"{key!r} ({self._describe()}), but only "
-                        f"{budget.remaining()} of {budget.total} remains. Nothing "
-                        "was spent and no data was read: shrink the grid, the "
-                        "number of splits, or the privacy of each fit and score."
-                    ) from exc
-
-    def _describe(self):
-        refit = " + 1 refit" if self.refit else ""
-        return (
-            f"{self.n_candidates} candidates x {self.n_splits} splits = "
-            f"{self.n_candidates * self.n_splits} fits{refit}, "
-            f"{self.n_scores} private scores"
-        )
-
-    def __repr__(self):
-        charged = "; ".join(f"{b.path}: {self.total(b)}" for b in self.budgets)
-        return f"SearchCost({self.what}: {self._describe()}; {charged or 'no budget'})"
-
-
-# -- what one fit charges ------------------------------------------------------------
-
-
-def _params(obj):
-    if isinstance(obj, type) or not callable(getattr(obj, "get_params", None)):
-        return {}
-    return obj.get_params(deep=True)
-
-
-def _contains_private(obj):
-    return is_private(obj) or any(is_private(v) for v in _params(obj).values())
-
-
-def _probe_width(step, width):
-    """Columns out of ``step`` for ``width`` columns in, from a public stand-in.
-
-    The step is fitted on a fixed standard-normal array, never on the data (so
-    the probe reads nothing private). A step with a private part is never fitted
-    (it would spend). Returns None when the width cannot be learnt this way.
-    """
-    if isinstance(step, OneToOneFeatureMixin):
-        # One output column per input column, whatever it learns (a private
-        # scaler or whitener included): known without fitting anything.
-        return width
-    rows = max(2 * width, 20)
-    if _contains_private(step) or rows * width > _MAX_STAND_IN:
-        return None
-    stand_in = np.random.default_rng(0).standard_normal((rows, width))
-    try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            out = clone(step).fit(stand_in).transform(stand_in)
-    except Exception:  # any failure: the caller asks for n_features instead
-        return None
-    shape = getattr(out, "shape", None)
-    return int(shape[1]) if shape is not None and len(shape) == 2 else None
-
-
-def _walk_widths(est, width, widths):
-    """Record, for every object reachable through Pipelines, the columns it gets."""
-    widths.setdefault(id(est), width)
-    if width is None or not isinstance(est, Pipeline):
-        return
-    steps = [step for _, step in est.steps]
-    for i, step in enumerate(steps):
-        if step is None or (isinstance(step, str) and step == "passthrough"):
-            continue
-        _walk_widths(step, width, widths)
-        if any(_contains_private(s) for s in steps[i + 1 :]):
-            width = _probe_width(step, width)
-            if width is None:
-                return
-
-
-def _private_parts(estimator, n_features_X, n_features):
-    """The private objects of ``estimator`` and the columns each receives."""
-    found = {}
-    if is_private(estimator):
-        found[id(estimator)] = estimator
-    else:
-        for value in _params(estimator).values():
-            if is_private(value):
-                found.setdefault(id(value), value)
-    if n_features is not None:
-        return [(obj, n_features) for obj in found.values()]
-    widths = {}
-    _walk_widths(estimator, n_features_X, widths)
-    parts = []
-    for key, obj in found.items():
-        width = widths.get(key)
-        if width is None:
-            raise ValueError(
-                f"cannot tell how many columns reach {type(obj).__name__} inside "
-                f"{type(estimator).__name__} without fitting the steps before it; "
-                "pass n_features=<the number of columns it receives>."
-            )
-        parts.append((obj, width))
-    return parts
 
 
 def _fit_charges(estimator, n_features_X, n_features, budgets, n_samples):
     """Ledger path (None without a budget) to the costs one fit on ``n_samples``
     rows charges (a plan may depend on the public n)."""
     charges = defaultdict(list)
-    for obj, width in _private_parts(estimator, n_features_X, n_features):
+    for obj, width in private_parts(estimator, n_features_X, n_features):
         budget = getattr(obj, "budget", None)
         key = None if budget is None else budget.path
         if budget is not None:

@@ -12,9 +12,10 @@ import warnings
 
 import numpy as np
 
-from dpgauss.accounting import PrivacyBudget, PureDP, resolve_privacy
+from dpgauss.accounting import PrivacyBudget, resolve_privacy
 from dpgauss.accounting._composition import compose
-from dpgauss.mechanisms import GaussianMechanism, LaplaceMechanism
+from dpgauss.mechanisms import LaplaceMechanism
+from dpgauss.mechanisms._factory import additive
 from dpgauss.utils import fit_generator
 from dpgauss.utils._leak import private_scoring
 
@@ -229,9 +230,7 @@ class PrivateScorer:
         Sensitivity ``1/n_test + 2^-50``: see the class Notes and :func:`_unit_mean`.
         """
         sensitivity = 1.0 / n_test + _ROUNDING_SLACK
-        if isinstance(self.cost, PureDP):
-            return LaplaceMechanism(sensitivity=sensitivity, epsilon=self.cost.epsilon)
-        return GaussianMechanism(sensitivity=sensitivity, rho=self.cost.rho)
+        return additive(self.cost, l2=sensitivity, l1=sensitivity)
 
     def noise_scale(self, n_test):
         """Return the noise scale of a score on a fold of ``n_test`` rows.

@@ -57,7 +57,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dpgauss.accounting import ZCDP, split_cost
+from dpgauss.accounting import split_cost
+from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.exceptions import UtilityWarning
@@ -526,7 +527,7 @@ class PrivateStandardScaler(
         d = data.d
         check_bounds(self.bounds, d, owner=type(self).__name__)
         names = self._release_names()
-        kind = "gaussian" if isinstance(total, ZCDP) else "laplace"
+        kind = kind_of(total)
         if len(names) == 2:
             costs = split_cost(total, [MEAN_SHARE, 1.0 - MEAN_SHARE])
         else:

@@ -72,11 +72,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, DensityMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dpgauss.accounting import ZCDP, split_cost
+from dpgauss.accounting import split_cost
+from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin, sampling_generator
-from dpgauss.mechanisms import GaussianMechanism, LaplaceMechanism
 from dpgauss.mechanisms._checks import calibration_error, check_noise_scale
+from dpgauss.mechanisms._factory import additive
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._leak import warn_if_scored_in_search
 from dpgauss.utils._sklearn_compat import _fit_context
@@ -190,9 +191,7 @@ def counts_mechanism(cost, l2_squared):
     2.0
     """
     l2_squared = max(int(l2_squared), 1)
-    if isinstance(cost, ZCDP):
-        return GaussianMechanism(sensitivity=math.sqrt(l2_squared), rho=cost.rho)
-    return LaplaceMechanism(sensitivity=float(l2_squared), epsilon=cost.epsilon)
+    return additive(cost, l2=math.sqrt(l2_squared), l1=float(l2_squared))
 
 
 def truncated_counts(rows, columns, flipped, limit):
@@ -282,7 +281,7 @@ def product_rounds(blocks, names, release, rng, flip=True):
         # release of a coordinate is its one count plus independent noise:
         # the inverse-variance average of its releases so far is the better
         # estimate (post-processing).
-        weight = 1.0 / noise_variance(mech, n)
+        weight = 1.0 / mech.variance(per=n)
         weighted[active] += weight * means
         weights[active] += weight
         combined = weighted[active] / weights[active]
@@ -296,13 +295,6 @@ def product_rounds(blocks, names, release, rng, flip=True):
     estimate = weighted / weights
     estimate = np.where(flipped, 1.0 - estimate, estimate)
     return estimate, flipped, lock_round
-
-
-def noise_variance(mech, n):
-    """The variance of a mechanism's noise on a mean of n rows (its ``scale``:
-    sd sigma for Gaussian, scale b for Laplace, variance 2 b^2)."""
-    scale = mech.scale / n
-    return scale * scale * (1.0 if isinstance(mech, GaussianMechanism) else 2.0)
 
 
 def round_names(d):
@@ -462,7 +454,7 @@ class PrivateProductDistribution(DensityMixin, PrivateEstimatorMixin, BaseEstima
         d = data.d
         names = round_names(d)
         costs = split_cost(total, [1.0 / len(names)] * len(names))
-        kind = "gaussian" if isinstance(total, ZCDP) else "laplace"
+        kind = kind_of(total)
         return ReleasePlan(
             total,
             [

@@ -39,7 +39,6 @@ from dpgauss.releases._covariance import (
     choose_method,
     covariance_entries,
     mechanism_factory,
-    noise_variance,
     predicted_filled_error,
     release_covariance,
 )
@@ -203,7 +202,7 @@ def release_mean(X, center, radius, plan, rng):
         "mean", lambda c: mean_mechanism(c, n, d, radius, n_partial_sums(X))
     )
     raw = mech.randomise(sum_y / n, rng)
-    variance = noise_variance(mech, d)
+    variance = mech.variance(d)
     if isinstance(mech, GaussianMechanism):
         offset, error = shrink_mean(raw, variance)
     else:  # Stein's lemma needs Gaussian noise: Laplace releases stay as they are
@@ -237,7 +236,7 @@ def release_trace(units, bits, n, radius, plan, rng, beta=1e-3):
     to_trace = r2 / (n * unit)
     estimate = min(max(noisy * to_trace, 0.0), r2)
     upper = min(max((noisy + shift) * to_trace, 0.0), r2)
-    return estimate, upper, noise_variance(mech, 1) * to_trace * to_trace
+    return estimate, upper, mech.variance(1) * to_trace * to_trace
 
 
 def release_center(X, location, radius, center, plan, rng):

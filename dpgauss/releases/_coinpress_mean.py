@@ -25,7 +25,6 @@ from dpgauss.releases._coinpress import (
     staged_costs,
     tail_radius,
 )
-from dpgauss.releases._covariance import noise_variance
 from dpgauss.utils._sums import frame_sums, n_partial_sums
 
 __all__ = [
@@ -187,7 +186,7 @@ def final_radius(cost, n, d, radius, gamma, n_partials):
     spread = d * shrinkage_factor(d, lams) / n
     # The noise variance is proportional to lambda^2 (sensitivity 2 lambda / n):
     # one mechanism, at the top, gives it for the whole grid (a prediction).
-    at_top = d * noise_variance(mean_mechanism(cost, n, d, top, n_partials), d)
+    at_top = d * mean_mechanism(cost, n, d, top, n_partials).variance(d)
     noise = at_top * (lams / top) ** 2
     errors = (spread + noise) / (gains * gains)
     best = int(np.argmin(errors))
@@ -226,7 +225,7 @@ def mean_steps_for(cost, n, d, radius, n_partials, gamma=None):
             if k == steps > 1 and isotropic:
                 lam, gain = final_radius(part, n, d, r, gamma, n_partials)
             mech = mean_mechanism(part, n, d, lam, n_partials)
-            variance = noise_variance(mech, d) / (gain * gain)
+            variance = mech.variance(d) / (gain * gain)
             r = next_radius(gamma, noise_gamma, n, variance)
         finals.append(variance)
     best = min(finals)
@@ -308,7 +307,7 @@ def coinpress_mean(
         if not norm <= lam:  # also inf: project onto the ball (post-processing)
             offset = offset * (lam / norm) if math.isfinite(norm) else np.zeros(d)
         c = c + offset / gain
-        variance = noise_variance(mech, d) / (gain * gain)
+        variance = mech.variance(d) / (gain * gain)
         radius = next_radius(gamma, noise_gamma, n, variance)
     return frame_point(inverse, scale, c), variance, radius
 

@@ -23,10 +23,9 @@ import math
 
 import numpy as np
 
-from dpgauss.accounting import ZCDP, split_cost
+from dpgauss.accounting import split_cost
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Choice, Release
-from dpgauss.mechanisms import GaussianMechanism, SymmetricGaussianMechanism
 from dpgauss.mechanisms._releases import (
     eigenvalue_mechanism,
     mean_mechanism,
@@ -46,7 +45,6 @@ __all__ = [
     "choose_method",
     "covariance_entries",
     "method_entries",
-    "noise_sd",
     "predicted_filled_error",
     "predicted_gauss_error",
     "predicted_separate_error",
@@ -167,7 +165,7 @@ def release_covariance(
         ordered = monotone_decreasing(noisy_values) if denoise else None
         if ordered is None:
             ordered = np.sort(noisy_values)[::-1]
-        return project_simplex_capped(ordered, cap), vectors, noise_sd(mech)
+        return project_simplex_capped(ordered, cap), vectors, mech.sd()
     return eigen_release(M, n, plan, make, rng, cap)
 
 
@@ -181,49 +179,15 @@ def gauss_spectrum(mech, released, cap, trace=None, shift=0.0, denoise=True):
     values, vectors = eigh_descending(released)
     values = values - shift
     if not denoise:
-        return project_simplex_capped(values, cap), vectors, noise_sd(mech)
-    diagonal, off = entry_variances(mech, d)
+        return project_simplex_capped(values, cap), vectors, mech.sd()
+    diagonal, off = mech.entry_variances(d)
     own = float(np.sum(values))
     other = (None, None) if trace is None else (trace[0] - d * shift, trace[1])
     estimate, weight = combine_traces(own, d * diagonal, *other)
     estimate = shrink_trace(estimate, weight, d * diagonal, *other[1:])
     tau2 = 2.0 * off  # Gaussian: the diagonal variance; Laplace: see _denoise
     values = denoise_spectrum(values, off, tau2, estimate, weight, cap)
-    return values, vectors, noise_sd(mech)
-
-
-def noise_variance(mechanism, size=1):
-    """Variance of one noise entry of an additive (Gaussian or Laplace) release.
-
-    Public: uses the calibrated mechanism's actual lattice parameter
-    (``effective_scale``); ``size`` is the number of entries released together.
-    """
-    scale = mechanism.effective_scale(size)
-    if isinstance(mechanism, GaussianMechanism):  # also the symmetric one
-        return scale * scale
-    return 2.0 * scale * scale
-
-
-def entry_variances(mechanism, d):
-    """Variances of one diagonal and one off-diagonal noise entry of a d x d release.
-
-    Public: functions of the calibrated mechanism only (the exact samplers' actual
-    lattice parameter, see ``effective_scale``).
-    """
-    return _variances_at(mechanism, mechanism.effective_scale(d))
-
-
-def _variances_at(mechanism, scale):
-    """Diagonal and off-diagonal noise variances of a symmetric release at ``scale``."""
-    if isinstance(mechanism, SymmetricGaussianMechanism):
-        return scale * scale, scale * scale / 2.0
-    return 2.0 * scale * scale, 2.0 * scale * scale
-
-
-def noise_sd(mechanism):
-    """Standard deviation of one (diagonal) noise entry of a calibrated mechanism."""
-    gaussian = isinstance(mechanism, GaussianMechanism)  # also the symmetric one
-    return mechanism.scale * (1.0 if gaussian else math.sqrt(2.0))
+    return values, vectors, mech.sd()
 
 
 # -- choosing a mechanism: predicted errors (data-independent given a trace) --------
@@ -258,9 +222,9 @@ def _norm(*terms):
     return peak * math.sqrt(math.fsum((t / peak) ** 2 for t in terms))
 
 
-def _entry_stds(mechanism):
-    """Standard deviations of the diagonal and off-diagonal noise entries (nominal)."""
-    diagonal, off = _variances_at(mechanism, mechanism.scale)
+def _stds(variances):
+    """Standard deviations from a symmetric mechanism's entry variances."""
+    diagonal, off = variances
     return math.sqrt(diagonal), math.sqrt(off)
 
 
@@ -277,7 +241,7 @@ def predicted_gauss_error(cost, n, d, radius, trace=None):
     shrinking to ``(t / d) I`` never does worse than the zero matrix (at most t).
     ``KAPPA_DENOISED`` scales the worst case to typical data.
     """
-    diag, off = _entry_stds(second_moment_mechanism(cost, n, d, radius))
+    diag, off = _stds(second_moment_mechanism(cost, n, d, radius).entry_variances())
     plain = KAPPA_GAUSS * _norm(math.sqrt(d) * diag, math.sqrt(d * (d - 1)) * off)
     if trace is None:
         return plain
@@ -295,8 +259,8 @@ def predicted_separate_error(value_cost, vector_cost, n, d, radius, trace):
     eigenvector copy's noise.
     """
     values = eigenvalue_mechanism(value_cost, n, d, radius)
-    value_sd = values.scale * (1.0 if isinstance(value_cost, ZCDP) else math.sqrt(2.0))
-    _, off = _entry_stds(second_moment_mechanism(vector_cost, n, d, radius))
+    value_sd = values.sd()
+    _, off = _stds(second_moment_mechanism(vector_cost, n, d, radius).entry_variances())
     eigenvalue_part = KAPPA_EIGENVALUES * math.sqrt(d) * value_sd
     eigenvector_part = math.sqrt(max(trace, 0.0)) * math.sqrt(
         KAPPA_EIGENVECTORS * 2.0 * math.sqrt(d) * off
@@ -347,7 +311,7 @@ def predicted_filled_error(plan, method, n, d, radius):
     predicted = min(errors)
     if any(r.name == "mean" for r in plan.releases()):
         mech = mean_mechanism(plan.cost("mean"), n, d, radius, n)
-        predicted += d * noise_variance(mech, d)
+        predicted += d * mech.variance(d)
     return predicted, zero
 
 

@@ -220,5 +220,5 @@ def eigen_release(M, n, plan, make, rng, cap):
     directions.append(P[:, 0])
     vectors = np.column_stack(directions)
     values = project_simplex_capped(monotone_decreasing(noisy_values), cap)
-    sd = value_mech.scale * (1.0 if isinstance(value_mech.cost, ZCDP) else math.sqrt(2))
+    sd = value_mech.sd()
     return values, vectors, sd

@@ -28,7 +28,8 @@ By sequential composition the aggregate costs the sum of the three parts
 
 import numpy as np
 
-from dpgauss.accounting import ZCDP, split_cost
+from dpgauss.accounting import split_cost
+from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release
 from dpgauss.mechanisms._checks import MAX_RADIUS, MIN_RADIUS
 from dpgauss.mechanisms._range import QuantileSearch, range_failure
@@ -56,7 +57,7 @@ _MAX_FLOAT = float(np.finfo(np.float64).max)
 def winsorized_entries(total, auto_radius=True):
     """The plan entries ``centre``, ``radius`` (when ``auto_radius``) and
     ``mean`` that split ``total`` by :data:`WINSOR_SHARES`."""
-    kind = "gaussian" if isinstance(total, ZCDP) else "laplace"
+    kind = kind_of(total)
     if auto_radius:
         centre, radius, mean = split_cost(total, WINSOR_SHARES)
         entries = [

@@ -20,12 +20,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from dpgauss.accounting import ZCDP, PrivacyBudget
 from dpgauss.accounting._composition import compose
+from dpgauss.accounting._costs import value_of
 
 __all__ = ["check_dp_estimator"]
 
 
 def _value(cost):
-    return cost.rho if isinstance(cost, ZCDP) else cost.epsilon
+    return value_of(cost)
 
 
 def check_budget_charged_exactly(estimator, X, y=None):

@@ -39,7 +39,6 @@ from dpgauss.mechanisms._releases import (
     second_moment_mechanism,
 )
 from dpgauss.releases._center import MEAN_SHARE
-from dpgauss.releases._covariance import entry_variances
 
 SCALES = np.array([3.0, 2.0, 1.0, 0.5, 0.3, 0.2])
 
@@ -257,7 +256,7 @@ def _noise_bounds(n, d, radius, rho, method):
     """
     mean_cost, rest = split_cost(ZCDP(rho), [MEAN_SHARE, 1 - MEAN_SHARE])
     cost = rest if method == "gauss" else split_cost(rest, [0.5, 0.5])[1]
-    diagonal, _ = entry_variances(second_moment_mechanism(cost, n, d, radius), d)
+    diagonal, _ = second_moment_mechanism(cost, n, d, radius).entry_variances(d)
     frobenius = math.sqrt(diagonal * stats.chi2.ppf(0.999, d * (d + 1) // 2))
     v = mean_mechanism(mean_cost, n, d, radius).effective_scale(d) ** 2
     return frobenius, v * stats.chi2.ppf(0.999, d)

@@ -30,7 +30,6 @@ from dpgauss.accounting import ZCDP, PureDP, approx_to_zcdp, split_cost
 from dpgauss.exceptions import BudgetExceededError, UtilityWarning
 from dpgauss.mechanisms._releases import mean_mechanism, second_moment_mechanism
 from dpgauss.releases._center import AUTO_TRACE_SHARE, MEAN_SHARE
-from dpgauss.releases._covariance import entry_variances
 
 COV = np.array([[4.0, 1.5, 0.0], [1.5, 1.0, 0.2], [0.0, 0.2, 0.5]])
 
@@ -148,7 +147,7 @@ def test_whitened_covariance_is_near_identity(global_random_seed):
         data_norm=radius, method="gauss", rho=rho, random_state=global_random_seed
     ).fit(X)
     mean_cost, rest = split_cost(ZCDP(rho), [MEAN_SHARE, 1 - MEAN_SHARE])
-    diagonal, _ = entry_variances(second_moment_mechanism(rest, n, d, radius), d)
+    diagonal, _ = second_moment_mechanism(rest, n, d, radius).entry_variances(d)
     noise = math.sqrt(diagonal * stats.chi2.ppf(0.999, d * (d + 1) // 2))
     v = mean_mechanism(mean_cost, n, d, radius).effective_scale(d) ** 2
     error = 2 * (noise + v * stats.chi2.ppf(0.999, d))
