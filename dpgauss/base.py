@@ -40,6 +40,7 @@ from dpgauss.utils._random import (
 )
 from dpgauss.utils._sklearn_compat import Interval, validate_parameter_constraints
 from dpgauss.utils._sums import all_finite, file_backed, is_dask_array, n_partial_sums
+from dpgauss.utils.validation import validate_dask_rows
 
 __all__ = ["FitData", "GaussianDensityMixin", "PrivateEstimatorMixin"]
 
@@ -106,6 +107,11 @@ class FitData:
 
     def derive(self, **values):
         """A copy with more public values (read-only, like the rest).
+
+        Parameters
+        ----------
+        **values
+            Public values derived before the spend, by name.
 
         Returns
         -------
@@ -303,31 +309,9 @@ class PrivateEstimatorMixin:
                 return X
             if not is_dask_array(X):
                 return validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
-            return self._validate_dask(X)
-
-    def _validate_dask(self, X):
-        name = type(self).__name__
-        if X.ndim != 2:
-            raise ValueError(f"Expected 2D array, got a {X.ndim}D dask array.")
-        if not np.issubdtype(X.dtype, np.number) or np.issubdtype(
-            X.dtype, np.complexfloating
-        ):
-            raise ValueError(f"{name}: a dask array of real numbers is required.")
-        if X.shape[0] < 2:
-            raise ValueError(
-                f"Found array with {X.shape[0]} sample(s) while a minimum of 2 is "
-                f"required by {name}."
-            )
-        # As the numpy path: the rows are read as float64 (lazily), so a wider
-        # dtype's value beyond float64's range becomes inf and is refused here,
-        # before the spend, instead of overflowing in a worker after it; every
-        # later pass then casts nothing.
-        if X.dtype != np.float64:  # cast in the workers, warning-free
-            X = X.map_blocks(_as_float64, dtype=np.float64)
-        if not bool(np.isfinite(X).all().compute()):
-            raise ValueError("Input X contains NaN or infinity.")
-        self.n_features_in_ = int(X.shape[1])
-        return X
+            X = validate_dask_rows(X, type(self).__name__)
+            self.n_features_in_ = int(X.shape[1])
+            return X
 
     # -- the fit ----------------------------------------------------------------
     def _private_fit(self, X, y=None, X_public=None):
@@ -413,13 +397,6 @@ class PrivateEstimatorMixin:
         tags = super().__sklearn_tags__()
         tags.non_deterministic = True
         return tags
-
-
-def _as_float64(block):
-    """A block as float64 (out-of-range values become inf), with no warning:
-    it runs in a Dask worker, outside the caller's errstate."""
-    with np.errstate(all="ignore"):
-        return np.asarray(block, dtype=np.float64)
 
 
 def sampling_generator(estimator, n_samples, random_state):

@@ -8,6 +8,8 @@ privacy invariant may rest on ``_parameter_constraints`` alone.
 import math
 import numbers
 
+import numpy as np
+
 __all__ = ["check_data_norm"]
 
 
@@ -47,3 +49,49 @@ def check_data_norm(data_norm, *, owner="estimator"):
             "would leak privacy; choose it from domain knowledge."
         )
     return _positive_finite("data_norm", data_norm, owner)
+
+
+def validate_dask_rows(X, owner):
+    """Check a Dask array of rows lazily and return it as float64 blocks.
+
+    As for numpy input: 2-D, real numbers, at least 2 rows, every value finite.
+    The rows are read as float64 (lazily, in the workers), so a wider dtype's
+    value beyond float64's range becomes inf and is refused here, before the
+    spend, instead of overflowing in a worker after it; every later pass then
+    casts nothing.
+
+    Parameters
+    ----------
+    X : dask array
+        The rows.
+    owner : str
+        The estimator, for the messages.
+
+    Returns
+    -------
+    dask array
+        ``X`` with float64 blocks.
+    """
+    if X.ndim != 2:
+        raise ValueError(f"Expected 2D array, got a {X.ndim}D dask array.")
+    if not np.issubdtype(X.dtype, np.number) or np.issubdtype(
+        X.dtype, np.complexfloating
+    ):
+        raise ValueError(f"{owner}: a dask array of real numbers is required.")
+    if X.shape[0] < 2:
+        raise ValueError(
+            f"Found array with {X.shape[0]} sample(s) while a minimum of 2 is "
+            f"required by {owner}."
+        )
+    if X.dtype != np.float64:  # cast in the workers, warning-free
+        X = X.map_blocks(_as_float64, dtype=np.float64)
+    if not bool(np.isfinite(X).all().compute()):
+        raise ValueError("Input X contains NaN or infinity.")
+    return X
+
+
+def _as_float64(block):
+    """A block as float64 (out-of-range values become inf), with no warning:
+    it runs in a Dask worker, outside the caller's errstate."""
+    with np.errstate(all="ignore"):
+        return np.asarray(block, dtype=np.float64)
