@@ -67,10 +67,10 @@ def components(cost, n, d, radius, trace):
 def _release(method, M, n, cost, seed):
     """The release's estimate of M (no centering, trace cap 1 = data_norm^2)."""
     d = M.shape[0]
-    plan = ReleasePlan(cost, K.covariance_entries(method, cost, d))
-    make = K.mechanism_factory(n, d, 1.0, 1)
+    plan = ReleasePlan(cost, K.covariance_entries(method, cost, d, n, 1.0))
     rng = np.random.default_rng(seed)
-    values, vectors, _ = K.release_covariance(method, M, n, plan, make, rng, 1.0)
+    case = {"n_partials": 1}
+    values, vectors, _ = K.release_covariance(method, M, n, plan, case, rng, 1.0)
     return (vectors * values) @ vectors.T
 
 

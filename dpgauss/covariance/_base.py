@@ -55,10 +55,17 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
             )
         return location
 
-    def _mean_entries(self, total):
+    def _prepare_fit(self, data):
+        """Refuse a malformed ``location`` before the spend (when fitting)."""
+        if data.X is not None:
+            self._location(data.d)
+        return data
+
+    def _mean_entries(self, total, n, d):
         """The mean's release (if ``center``) and the cost left for the rest
-        (:func:`~dpgauss.releases._center.mean_entries`)."""
-        return mean_entries(total, self.center)
+        (:func:`~dpgauss.releases._center.mean_entries`, rows clipped at
+        ``data_norm``)."""
+        return mean_entries(total, self.center, n, d, float(self.data_norm))
 
     #: The mean and trace releases (shared with the other estimators built on
     #: a covariance release: :mod:`dpgauss.releases._center`).

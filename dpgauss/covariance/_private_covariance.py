@@ -15,27 +15,17 @@ import numpy as np
 from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.covariance._base import BasePrivateCovariance
 from dpgauss.exceptions import UtilityWarning
-from dpgauss.mechanisms._checks import (
-    calibration_error,
-    check_noise_scale,
-    check_radius,
-)
-from dpgauss.mechanisms._releases import second_moment_mechanism
 from dpgauss.releases._center import (
-    calibrate_release,
     covariance_plan_entries,
     release_center,
     release_spectrum,
     useless_release_message,
 )
 from dpgauss.releases._coinpress import (
-    STEP_BETA,
     coinpress_entries,
     learn_frame,
     release_in_frame,
-    tail_radius,
 )
-from dpgauss.releases._covariance import mechanism_factory
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from dpgauss.utils._sums import n_partial_sums
@@ -219,25 +209,17 @@ class PrivateCovariance(BasePrivateCovariance):
         return self._private_fit(X)
 
     def _build_plan(self, total, data):
-        d = data.d
+        n, d, radius = data.n, data.d, float(self.data_norm)
         if self.method != "coinpress":
-            return ReleasePlan(
-                total, covariance_plan_entries(total, d, self.method, self.center)
+            entries = covariance_plan_entries(
+                total, d, self.method, self.center, n, radius
             )
-        entries, rest = self._mean_entries(total)
-        return ReleasePlan(total, entries + coinpress_entries(rest, self._steps))
-
-    def _check_calibration(self, plan, data):
-        n, d = data.n, data.d
-        radius = float(self.data_norm)
-        self._location(d)
-        make = mechanism_factory(n, d, radius, n)
-        try:
-            check_radius(radius)
-            for release in plan.releases():
-                self._calibrate_one(release, make, n, d, radius)
-        except (ValueError, OverflowError, ZeroDivisionError) as exc:
-            raise calibration_error(type(self).__name__, "a noise scale", exc) from exc
+            return ReleasePlan(total, entries)
+        # In the frame I / B (rows in the ball of radius B): radius 1 for the
+        # first step, which clips at B, the Gaussian tail radius after it.
+        entries, rest = self._mean_entries(total, n, d)
+        steps = coinpress_entries(rest, self._steps, d, n, bound=radius)
+        return ReleasePlan(total, entries + steps)
 
     def _check_utility(self, plan, data):
         """Warn (UtilityWarning) when public values predict no better than zero."""
@@ -247,16 +229,6 @@ class PrivateCovariance(BasePrivateCovariance):
         )
         if message is not None:
             warnings.warn(message, UtilityWarning, stacklevel=4)
-
-    def _calibrate_one(self, release, make, n, d, radius):
-        if self.method == "coinpress" and release.name != "mean":
-            # In the frame: radius 1 for the first step (rows in the ball of
-            # radius B, frame I / B), the Gaussian tail radius after it.
-            first = release.name == "precondition_1" or self._steps == 1
-            r = 1.0 if first else tail_radius(d, STEP_BETA)
-            check_noise_scale(second_moment_mechanism(release.cost, n, d, r), size=d)
-        else:
-            calibrate_release(release, n, d, radius, make)
 
     def _fit_releases(self, data, plan, rng):
         X = data.X

@@ -225,7 +225,9 @@ class TailSensitiveCovariance(BasePrivateCovariance):
 
     def _build_plan(self, total, data):
         d = data.d
-        return adaptive_plan(total, d, self.center, tuple(self.split))
+        return adaptive_plan(
+            total, d, self.center, tuple(self.split), data.n, float(self.data_norm)
+        )
 
     def _check_calibration(self, plan, data):
         n, d = data.n, data.d

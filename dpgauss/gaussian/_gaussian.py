@@ -396,7 +396,7 @@ class PrivateGaussianEstimator(
         entries, rest = self._range_entries(total, data)
         mean_share = float(self.mean_share)
         mean, cov = split_cost(rest, [mean_share, 1.0 - mean_share])
-        cov_entries = coinpress_entries(cov, int(self.cov_steps))
+        cov_entries = coinpress_entries(cov, int(self.cov_steps), data.d)
         mean_release = Release("mean", mean, kind_of(total))
         entries += [*cov_entries[:-1], mean_release, cov_entries[-1]]
         return ReleasePlan(total, entries)

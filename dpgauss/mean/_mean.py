@@ -54,6 +54,7 @@ from dpgauss.releases._coinpress_mean import (
     pairs_frame,
     weighted_tail_radius,
 )
+from dpgauss.releases._covariance import covariance_factory
 from dpgauss.releases._hints import RangeHintsMixin
 from dpgauss.releases._range import (
     RANGE_ROWS,
@@ -448,7 +449,8 @@ class PrivateMean(
             frame, scales = self._public_frame(d)
         else:
             stages = plan.calibrate(
-                "frame", lambda c: Stages(c, frame_entries(c, method))
+                "frame",
+                lambda c: Stages(c, frame_entries(c, method, d, pairs.shape[0])),
             )
             if method == "coinpress":
                 frame = pairs_frame(
@@ -512,14 +514,22 @@ class PrivateMean(
         return {"mean_": center, "method_": "tukey", "frame_": frame, "mean_steps_": 0}
 
 
-def frame_entries(cost, method):
+def frame_entries(cost, method, d=None, n=None):
     """The frame's sub-releases: ``precondition_1`` ... (coinpress) or
-    ``variances`` (plan)."""
+    ``variances`` (plan).
+
+    A preconditioning step is a second moment of the n pairs whitened to about
+    the identity, clipped at the Gaussian tail radius in d dimensions (its
+    factory, :func:`~dpgauss.releases._covariance.covariance_factory`).
+    """
     if method == "plan":
         return [Release("log_scales", cost, kind_of(cost))]
     parts = split_cost(cost, [1.0 / FRAME_STEPS] * FRAME_STEPS)
+    gamma = None if d is None else tail_radius(d, STEP_BETA)
+    names = [f"precondition_{k}" for k in range(1, FRAME_STEPS + 1)]
     return [
-        Release(f"precondition_{k}", c, kind_of(cost)) for k, c in enumerate(parts, 1)
+        Release(name, c, kind_of(cost), covariance_factory(name, n, d, gamma, None))
+        for name, c in zip(names, parts, strict=True)
     ]
 
 

@@ -42,7 +42,7 @@ import numpy as np
 from scipy import stats
 
 from dpgauss.accounting import PureDP, split_cost
-from dpgauss.accounting._costs import as_pure, kind_of
+from dpgauss.accounting._costs import as_pure
 from dpgauss.accounting._plan import Choice, Release, ReleasePlan, dominates
 from dpgauss.mechanisms import AboveThreshold
 from dpgauss.mechanisms._checks import (
@@ -51,7 +51,12 @@ from dpgauss.mechanisms._checks import (
     check_radius,
 )
 from dpgauss.mechanisms._releases import mean_mechanism, sum_mechanism
-from dpgauss.releases._center import mean_entries, release_mean, release_trace
+from dpgauss.releases._center import (
+    mean_entries,
+    release_mean,
+    release_trace,
+    trace_release,
+)
 from dpgauss.releases._covariance import (
     choose_method,
     covariance_entries,
@@ -401,7 +406,7 @@ def predicted_noise(plan, n, d, tau, trace):
     return min(predicted_errors(plan, n, d, tau, min(trace, tau * tau)))
 
 
-def adaptive_plan(total, d, center, split=DEFAULT_SPLIT):
+def adaptive_plan(total, d, center, split=DEFAULT_SPLIT, n=None, data_norm=None):
     """The release plan of one AdaptiveCov fit (public values only).
 
     Parameters
@@ -415,6 +420,10 @@ def adaptive_plan(total, d, center, split=DEFAULT_SPLIT):
     split : tuple of 4 floats, default=DEFAULT_SPLIT
         Shares of the non-mean cost: radius scans, trace, threshold search,
         final release (validated by the caller).
+    n : int, default=None
+        Rows (None when the plan is only priced).
+    data_norm : float, default=None
+        The public bound, the largest radius the releases clip at.
 
     Returns
     -------
@@ -430,9 +439,8 @@ def adaptive_plan(total, d, center, split=DEFAULT_SPLIT):
     >>> [r.name for r in adaptive_plan(ZCDP(1.0), 3, False).releases()][:3]
     ['radius', 'trace', 'clip_threshold']
     """
-    mean, rest = mean_entries(total, center)
+    mean, rest = mean_entries(total, center, n, d, data_norm)
     radius, trace, search, final = split_cost(rest, tuple(split))
-    kind = kind_of(total)
     entries = [Release("radius", as_pure(radius), "above_threshold")]
     if center:
         # The radius share pays either two scans, around ``location`` (for the
@@ -457,9 +465,9 @@ def adaptive_plan(total, d, center, split=DEFAULT_SPLIT):
         ]
     entries += [
         *mean,
-        Release("trace", trace, kind),
+        trace_release(trace, n),
         Release("clip_threshold", as_pure(search), "above_threshold"),
-        *covariance_entries("auto", final, d),
+        *covariance_entries("auto", final, d, n, data_norm),
     ]
     return ReleasePlan(total, entries)
 
@@ -602,13 +610,13 @@ def release_adaptive(X, location, data_norm, center, plan, rng):
     method = choose_method(plan, m, d, tau, min(path.trace, tau * tau))
     plan.choose("covariance", method)
     M = clipped_sums(path.rows, path.local, tau)[1] / m
-    make = mechanism_factory(m, d, tau, n_partial_sums(path.rows))
+    case = {"rows": m, "radius": tau, "n_partials": n_partial_sums(path.rows)}
     cap = min(path.upper, tau * tau)
     # The released trace is of the rows clipped at the radius: it is the
     # trace of M only when tau is the radius (otherwise it enters the cap).
     same = path.released if tau == radius else None
     values, vectors, sd = release_covariance(
-        method, M, m, plan, make, rng, cap, trace=same, shift=path.shift
+        method, M, m, plan, case, rng, cap, trace=same, shift=path.shift
     )
     # Pairs: E[z z^T] = C / 2 for z = x/2 - x'/2, so C is twice the release
     # (post-processing); thresholds are reported for (x - x') / sqrt(2),

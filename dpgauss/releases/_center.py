@@ -33,12 +33,11 @@ from dpgauss.accounting import split_cost
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release
 from dpgauss.mechanisms import GaussianMechanism
-from dpgauss.mechanisms._checks import check_noise_scale
+from dpgauss.mechanisms._checks import check_radius
 from dpgauss.mechanisms._releases import mean_mechanism, sum_mechanism
 from dpgauss.releases._covariance import (
     choose_method,
     covariance_entries,
-    mechanism_factory,
     predicted_filled_error,
     release_covariance,
 )
@@ -49,14 +48,15 @@ __all__ = [
     "AUTO_TRACE_SHARE",
     "MEAN_SHARE",
     "Spectrum",
-    "calibrate_release",
     "covariance_plan_entries",
     "eigenvalue_floor",
     "mean_entries",
+    "mean_factory",
     "release_center",
     "release_mean",
     "release_spectrum",
     "release_trace",
+    "trace_factory",
     "useless_release_message",
     "whitening_floor",
 ]
@@ -70,7 +70,43 @@ MEAN_SHARE = 0.1
 AUTO_TRACE_SHARE = 1.0 / 16.0
 
 
-def mean_entries(total, center):
+def mean_factory(n, d, radius):
+    """The factory of the ``mean`` release: rows clipped to a ball.
+
+    ``make(cost, radius=radius, n_partials=n)`` is
+    :func:`~dpgauss.mechanisms._releases.mean_mechanism` for the n rows
+    clipped at ``radius`` (the public bound by default; a fit may clip at a
+    released radius) whose pass adds ``n_partials`` chunk sums (n, every row
+    its own chunk, is the worst case). The radius is checked first
+    (:func:`~dpgauss.mechanisms._checks.check_radius`).
+    """
+    default = radius
+
+    def make(cost, *, radius=radius, n_partials=n):
+        check_radius(radius, "data_norm" if radius == default else "the radius")
+        return mean_mechanism(cost, n, d, radius, n_partials)
+
+    return make
+
+
+def trace_factory(n):
+    """The factory of the ``trace`` release: a fixed-point sum of n terms.
+
+    ``make(cost, bits=None)`` is
+    :func:`~dpgauss.mechanisms._releases.sum_mechanism` with unit ``2^bits``,
+    ``bits`` the fixed-point precision of the sum (by default
+    :func:`~dpgauss.utils._sums.fixed_point_bits` of n; a fit passes the
+    precision it summed with).
+    """
+
+    def make(cost, *, bits=None):
+        bits = fixed_point_bits(n) if bits is None else bits
+        return sum_mechanism(cost, float(2**bits))
+
+    return make
+
+
+def mean_entries(total, center, n=None, d=None, radius=None):
     """The mean's release (if ``center``) and the cost left for the rest.
 
     ``MEAN_SHARE`` of ``total`` goes to the mean; the split is made once, here.
@@ -81,6 +117,11 @@ def mean_entries(total, center):
         The fit's cost.
     center : bool
         Whether a mean is released.
+    n, d : int, default=None
+        Rows and features, for the release's factory (:func:`mean_factory`;
+        n is None when the plan is only priced).
+    radius : float, default=None
+        The public clipping radius.
 
     Returns
     -------
@@ -92,10 +133,17 @@ def mean_entries(total, center):
     if not center:
         return [], total
     mean, rest = split_cost(total, [MEAN_SHARE, 1.0 - MEAN_SHARE])
-    return [Release("mean", mean, kind_of(total))], rest
+    make = mean_factory(n, d, radius)
+    return [Release("mean", mean, kind_of(total), make, size=d or 1)], rest
 
 
-def covariance_plan_entries(total, d, method, center):
+def trace_release(cost, n):
+    """The ``trace`` release at ``cost`` for n rows (a scalar clipped at once,
+    so its noise scale need only be finite)."""
+    return Release("trace", cost, kind_of(cost), trace_factory(n), bounded=False)
+
+
+def covariance_plan_entries(total, d, method, center, n=None, radius=None):
     """Every release of a centred (or not) covariance fit by ``method``.
 
     Parameters
@@ -108,12 +156,18 @@ def covariance_plan_entries(total, d, method, center):
         The covariance method.
     center : bool
         Release the mean first.
+    n : int, default=None
+        Rows (None when the plan is only priced).
+    radius : float, default=None
+        The public clipping radius ``data_norm``.
 
     Returns
     -------
     list of Release or Choice
         ``mean`` (if ``center``), ``trace`` (if ``"auto"``), then the method's
-        releases (a choice between GaussCov and SeparateCov for ``"auto"``).
+        releases (a choice between GaussCov and SeparateCov for ``"auto"``),
+        each with the factory of its mechanism at the worst public case: n
+        rows clipped at ``radius``, each row its own chunk.
 
     Examples
     --------
@@ -122,38 +176,11 @@ def covariance_plan_entries(total, d, method, center):
     >>> [r.name for r in covariance_plan_entries(ZCDP(1.0), 3, "gauss", True)]
     ['mean', 'second_moment']
     """
-    entries, rest = mean_entries(total, center)
+    entries, rest = mean_entries(total, center, n, d, radius)
     if method == "auto":
         trace, rest = split_cost(rest, [AUTO_TRACE_SHARE, 1 - AUTO_TRACE_SHARE])
-        entries.append(Release("trace", trace, kind_of(total)))
-    return entries + covariance_entries(method, rest, d)
-
-
-def calibrate_release(release, n, d, radius, make):
-    """Build the mechanism of one planned release and check its noise scale.
-
-    Raises ValueError (or OverflowError, ZeroDivisionError) when float64 cannot
-    hold it; the caller turns that into a clear error before any spend.
-
-    Parameters
-    ----------
-    release : Release
-        A release of :func:`covariance_plan_entries`.
-    n, d : int
-        Rows and features (public).
-    radius : float
-        The public clipping radius B.
-    make : callable
-        ``make(name)(cost)`` (see
-        :func:`~dpgauss.releases._covariance.mechanism_factory`).
-    """
-    if release.name == "mean":
-        check_noise_scale(mean_mechanism(release.cost, n, d, radius, n), size=d)
-    elif release.name == "trace":
-        unit = float(2 ** fixed_point_bits(n))
-        check_noise_scale(sum_mechanism(release.cost, unit), bounded=False)
-    else:
-        check_noise_scale(make(release.name)(release.cost), size=d)
+        entries.append(trace_release(trace, n))
+    return entries + covariance_entries(method, rest, d, n, radius)
 
 
 def useless_release_message(owner, plan, method, n, d, radius):
@@ -198,9 +225,7 @@ def release_mean(X, center, radius, plan, rng):
     """
     n, d = X.shape
     sum_y = clipped_sums(X, center, radius, with_outer=False)[0]
-    mech = plan.calibrate(
-        "mean", lambda c: mean_mechanism(c, n, d, radius, n_partial_sums(X))
-    )
+    mech = plan.calibrate("mean", radius=radius, n_partials=n_partial_sums(X))
     raw = mech.randomise(sum_y / n, rng)
     variance = mech.variance(d)
     if isinstance(mech, GaussianMechanism):
@@ -227,7 +252,7 @@ def release_trace(units, bits, n, radius, plan, rng, beta=1e-3):
     """
     r2 = radius * radius
     unit = float(2**bits)
-    mech = plan.calibrate("trace", lambda c: sum_mechanism(c, unit))
+    mech = plan.calibrate("trace", bits=bits)
     noisy = float(mech.randomise(float(units), rng))
     if isinstance(mech, GaussianMechanism):
         shift = mech.scale * math.sqrt(2.0 * math.log(1.0 / beta))
@@ -306,9 +331,9 @@ def release_spectrum(X, center, shift, radius, method, plan, rng):
         trace = (estimate, variance)
         method = choose_method(plan, n, d, radius, estimate)
         plan.choose("covariance", method)
-    make = mechanism_factory(n, d, radius, n_partial_sums(X))
+    case = {"rows": n, "radius": radius, "n_partials": n_partial_sums(X)}
     values, vectors, sd = release_covariance(
-        method, M, n, plan, make, rng, cap, trace=trace, shift=shift
+        method, M, n, plan, case, rng, cap, trace=trace, shift=shift
     )
     return Spectrum(values, vectors, float(sd), float(cap), method)
 

@@ -35,10 +35,9 @@ from scipy import stats
 from dpgauss.accounting import split_cost
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release
-from dpgauss.mechanisms._releases import second_moment_mechanism
 from dpgauss.releases._covariance import (
+    covariance_factory,
     gauss_spectrum,
-    mechanism_factory,
     release_covariance,
 )
 from dpgauss.utils._linalg import eigh_descending
@@ -97,16 +96,32 @@ def staged_costs(cost, steps):
     return [*split_cost(early, [1.0 / (steps - 1)] * (steps - 1)), final]
 
 
-def coinpress_entries(cost, steps):
+def coinpress_entries(cost, steps, d, n=None, bound=None, first=1.0):
     """Plan entries: ``steps - 1`` preconditioning releases, then the final one.
 
-    ``precondition_1`` ... and ``second_moment``, at :func:`staged_costs`.
+    ``precondition_1`` ... and ``second_moment``, at :func:`staged_costs`,
+    each with its factory (:func:`~dpgauss.releases._covariance.covariance_factory`,
+    size d): a second moment of n rows (None when only priced) clipped in the
+    frame at ``first`` for the first step and at the Gaussian tail radius
+    after it, at most ``ceil(n / CHUNK_ROWS)`` chunk sums (the fit passes its
+    own). ``bound``, when given, is the public radius the first step clips
+    at in the rows' coordinates (its factory checks it).
     """
     kind = kind_of(cost)
     *early, final = staged_costs(cost, steps)
+    later = tail_radius(d, STEP_BETA)
+    names = [f"precondition_{k}" for k in range(1, steps)] + ["second_moment"]
     return [
-        *(Release(f"precondition_{k}", c, kind) for k, c in enumerate(early, 1)),
-        Release("second_moment", final, kind),
+        Release(
+            name,
+            c,
+            kind,
+            covariance_factory(
+                name, n, d, first if k == 0 else later, None, bound if k == 0 else None
+            ),
+            size=d,
+        )
+        for k, (name, c) in enumerate(zip(names, [*early, final], strict=True))
     ]
 
 
@@ -151,8 +166,7 @@ def learn_frame(X, center, frame, radius, plan, steps, rng, n_partials):
     for k in range(1, steps):
         S = clipped_sums(X, center, radius, transform=frame)[1] / n
         mech = plan.calibrate(
-            f"precondition_{k}",
-            lambda c, r=radius: second_moment_mechanism(c, n, d, r, n_partials),
+            f"precondition_{k}", rows=n, radius=radius, n_partials=n_partials
         )
         Z = mech.randomise(S, rng)
         with np.errstate(all="ignore"):
@@ -196,9 +210,9 @@ def release_in_frame(
     """
     n, d = X.shape[0], frame.shape[0]
     S = frame_sums(X, center, radius, frame)[1] / n
-    make = mechanism_factory(n, d, radius, n_partials)
+    case = {"rows": n, "radius": radius, "n_partials": n_partials}
     values, vectors, sd = release_covariance(
-        "gauss", S, n, plan, make, rng, radius * radius, shift=shift
+        "gauss", S, n, plan, case, rng, radius * radius, shift=shift
     )
     if correct:
         values = values / shrinkage_factor(d, radius)

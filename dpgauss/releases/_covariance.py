@@ -20,12 +20,14 @@ Frobenius error.
 """
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
 from dpgauss.accounting import split_cost
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Choice, Release
+from dpgauss.mechanisms._checks import check_radius
 from dpgauss.mechanisms._releases import (
     eigenvalue_mechanism,
     mean_mechanism,
@@ -44,6 +46,7 @@ from dpgauss.utils._sums import summation_error
 __all__ = [
     "choose_method",
     "covariance_entries",
+    "covariance_factory",
     "method_entries",
     "predicted_filled_error",
     "predicted_gauss_error",
@@ -52,7 +55,7 @@ __all__ = [
 ]
 
 
-def method_entries(method, cost, d):
+def method_entries(method, cost, d, n=None, radius=None):
     """The releases of one covariance method at ``cost`` (the split is made here).
 
     Parameters
@@ -63,34 +66,74 @@ def method_entries(method, cost, d):
         What the covariance release may spend.
     d : int
         Number of features.
+    n : int, default=None
+        Rows (None when the plan is only priced: its factories are then
+        never called).
+    radius : float, default=None
+        The public clipping radius, the factories' worst case.
 
     Returns
     -------
     tuple of Release
-        The method's releases.
+        The method's releases, each with its factory
+        (:func:`covariance_factory`) and size d.
     """
     kind = kind_of(cost)
     if method == "gauss":
-        return (Release("second_moment", cost, kind),)
-    if method == "separate":
+        releases = (Release("second_moment", cost, kind),)
+    elif method == "separate":
         values, vectors = split_cost(cost, [0.5, 0.5])
-        return (
+        releases = (
             Release("eigenvalues", values, kind),
             Release("eigenvectors", vectors, kind),
         )
-    return eigen_entries(cost, d)
+    else:
+        releases = eigen_entries(cost, d)
+    return tuple(
+        replace(r, make=covariance_factory(r.name, n, d, radius, n), size=d)
+        for r in releases
+    )
 
 
-def covariance_entries(method, cost, d):
+def covariance_entries(method, cost, d, n=None, radius=None):
     """Plan entries for the covariance release: a method's releases, or a choice.
 
     ``method="auto"`` gives a :class:`~dpgauss.accounting._plan.Choice` named
     ``"covariance"`` between GaussCov and SeparateCov, made privately later.
+    ``n`` and ``radius`` are those of :func:`method_entries`.
     """
     if method == "auto":
-        options = {m: method_entries(m, cost, d) for m in ("gauss", "separate")}
+        options = {
+            m: method_entries(m, cost, d, n, radius) for m in ("gauss", "separate")
+        }
         return [Choice("covariance", options)]
-    return list(method_entries(method, cost, d))
+    return list(method_entries(method, cost, d, n, radius))
+
+
+def covariance_factory(name, n, d, radius, n_partials, bound=None):
+    """The factory of the covariance release ``name`` (plan entries carry it).
+
+    ``make(cost, rows=n, radius=radius, n_partials=n_partials)`` builds the
+    mechanism of :func:`mechanism_factory` for ``rows`` rows clipped at
+    ``radius`` whose pass adds ``n_partials`` chunk sums: the defaults are the
+    plan's worst public case (``n_partials=n``, every row its own chunk, for
+    the DLY methods), and a fit passes the values it knows (its rows' chunk
+    count, a released radius, the pairs' count). The radius is checked first
+    (:func:`~dpgauss.mechanisms._checks.check_radius`), and so is ``bound``,
+    the public radius rows are clipped at when ``radius`` is in a frame
+    (CoinPress's first step clips at 1 in the frame ``I / bound``).
+    ``precondition_k`` releases are second moments.
+    """
+    kind = "second_moment" if name.startswith("precondition_") else name
+    default = radius
+
+    def make(cost, *, rows=n, radius=radius, n_partials=n_partials):
+        if bound is not None:
+            check_radius(bound)
+        check_radius(radius, "data_norm" if radius == default else "the radius")
+        return mechanism_factory(rows, d, radius, n_partials)(kind)(cost)
+
+    return make
 
 
 def mechanism_factory(n, d, radius, n_partials):
@@ -110,7 +153,7 @@ def mechanism_factory(n, d, radius, n_partials):
 
 
 def release_covariance(
-    method, M, n, plan, make, rng, cap, *, trace=None, shift=0.0, denoise=True
+    method, M, n, plan, case, rng, cap, *, trace=None, shift=0.0, denoise=True
 ):
     """Release the covariance of ``M`` by ``method``, its costs taken from ``plan``.
 
@@ -124,8 +167,9 @@ def release_covariance(
         Number of rows.
     plan : ReleasePlan
         The fit's plan; the method's releases are calibrated from it by name.
-    make : callable
-        ``make(name)(cost)`` builds a mechanism (see :func:`mechanism_factory`).
+    case : dict
+        The keyword arguments of the releases' factories for this fit
+        (``rows``, ``radius``, ``n_partials``: see :func:`covariance_factory`).
     rng : numpy.random.Generator
         The fit's noise stream.
     cap : float
@@ -154,19 +198,19 @@ def release_covariance(
         The standard deviation of one noise entry of the release (public).
     """
     if method == "gauss":
-        mech = plan.calibrate("second_moment", make("second_moment"))
+        mech = plan.calibrate("second_moment", **case)
         released = mech.randomise(M, rng)
         return gauss_spectrum(mech, released, cap, trace, shift, denoise)
     if method == "separate":
-        value_mech = plan.calibrate("eigenvalues", make("eigenvalues"))
+        value_mech = plan.calibrate("eigenvalues", **case)
         noisy_values = value_mech.randomise(eigh_descending(M)[0], rng) - shift
-        mech = plan.calibrate("eigenvectors", make("eigenvectors"))
+        mech = plan.calibrate("eigenvectors", **case)
         vectors = eigh_descending(mech.randomise(M, rng))[1]
         ordered = monotone_decreasing(noisy_values) if denoise else None
         if ordered is None:
             ordered = np.sort(noisy_values)[::-1]
         return project_simplex_capped(ordered, cap), vectors, mech.sd()
-    return eigen_release(M, n, plan, make, rng, cap)
+    return eigen_release(M, n, plan, case, rng, cap)
 
 
 def gauss_spectrum(mech, released, cap, trace=None, shift=0.0, denoise=True):

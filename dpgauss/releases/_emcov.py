@@ -181,7 +181,7 @@ def eigen_entries(cost, d):
     return (Release("eigenvalues", value_cost, kind), *steps)
 
 
-def eigen_release(M, n, plan, make, rng, cap):
+def eigen_release(M, n, plan, case, rng, cap):
     """EMCov: eigenvalues as in SeparateCov, eigenvectors by the exponential mechanism.
 
     Parameters
@@ -192,8 +192,8 @@ def eigen_release(M, n, plan, make, rng, cap):
         Number of rows.
     plan : ReleasePlan
         The fit's plan (releases ``eigenvalues`` and ``eigenvector_i``).
-    make : callable
-        ``make(name)(cost)`` builds a mechanism.
+    case : dict
+        The keyword arguments of the releases' factories for this fit.
     rng : numpy.random.Generator
         Source of randomness.
     cap : float
@@ -207,13 +207,13 @@ def eigen_release(M, n, plan, make, rng, cap):
         The eigenvalue noise's standard deviation.
     """
     d = M.shape[0]
-    value_mech = plan.calibrate("eigenvalues", make("eigenvalues"))
+    value_mech = plan.calibrate("eigenvalues", **case)
     noisy_values = value_mech.randomise(eigh_descending(M)[0], rng)
     C = n * M
     P = np.eye(d)
     directions = []
     for i in range(d - 1):
-        mech = plan.calibrate(f"eigenvector_{i + 1}", make(f"eigenvector_{i + 1}"))
+        mech = plan.calibrate(f"eigenvector_{i + 1}", **case)
         u = mech.select(P.T @ C @ P, rng)
         directions.append(P @ u)
         P = _complement_basis(P, u)

@@ -25,7 +25,6 @@ import numpy as np
 
 from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.exceptions import UtilityWarning
-from dpgauss.mechanisms._checks import calibration_error, check_radius
 from dpgauss.releases._adaptive import (
     adaptive_plan,
     check_adaptive_calibration,
@@ -33,13 +32,11 @@ from dpgauss.releases._adaptive import (
 )
 from dpgauss.releases._center import (
     Spectrum,
-    calibrate_release,
     covariance_plan_entries,
     release_center,
     release_spectrum,
     useless_release_message,
 )
-from dpgauss.releases._covariance import mechanism_factory
 from dpgauss.utils._sklearn_compat import Interval, StrOptions
 from dpgauss.utils.validation import check_data_norm
 
@@ -79,25 +76,21 @@ class SpectrumReleaseMixin:
         d = data.d
         method = self._method()
         if method == "tail":
-            return adaptive_plan(total, d, self.center)
-        return ReleasePlan(
-            total, covariance_plan_entries(total, d, method, self.center)
+            return adaptive_plan(
+                total, d, self.center, n=data.n, data_norm=float(self.data_norm)
+            )
+        entries = covariance_plan_entries(
+            total, d, method, self.center, data.n, float(self.data_norm)
         )
+        return ReleasePlan(total, entries)
 
     def _check_calibration(self, plan, data):
-        n, d = data.n, data.d
-        owner = type(self).__name__
         if self._method() == "tail":
+            owner = type(self).__name__
+            n, d = data.n, data.d
             check_adaptive_calibration(owner, plan, n, d, self.data_norm, self.center)
-            return
-        radius = float(self.data_norm)
-        make = mechanism_factory(n, d, radius, n)
-        try:
-            check_radius(radius)
-            for release in plan.releases():
-                calibrate_release(release, n, d, radius, make)
-        except (ValueError, OverflowError, ZeroDivisionError) as exc:
-            raise calibration_error(owner, "a noise scale", exc) from exc
+            return {}
+        return super()._check_calibration(plan, data)
 
     def _check_utility(self, plan, data):
         n, d = data.n, data.d

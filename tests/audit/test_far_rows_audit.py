@@ -19,6 +19,7 @@ from dpgauss.accounting import ZCDP, zcdp_to_approx
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.covariance._base import BasePrivateCovariance
 from dpgauss.mechanisms._releases import second_moment_mechanism
+from dpgauss.releases._center import mean_factory
 from dpgauss.releases._covariance import mechanism_factory
 from dpgauss.testing.audit import audit
 from dpgauss.utils._sums import clipped_sums, row_norms
@@ -49,7 +50,8 @@ def _mean_runner(X):
     def run(n, rng):
         out = []
         for _ in range(n):
-            plan = ReleasePlan(ZCDP(RHO), [Release("mean", ZCDP(RHO), "gaussian")])
+            mean = Release("mean", ZCDP(RHO), "gaussian", mean_factory(N, D, R))
+            plan = ReleasePlan(ZCDP(RHO), [mean])
             mean = BasePrivateCovariance._release_mean(X, CENTER, R, plan, rng)[0]
             out.append(mean.sum() / np.sqrt(D))  # a fixed unit direction
         return np.array(out)

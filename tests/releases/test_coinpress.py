@@ -41,7 +41,7 @@ def test_shrinkage_factor_is_the_clipped_second_moment(d):
 @pytest.mark.parametrize("cost", [ZCDP(0.5), PureDP(1.0)])
 @pytest.mark.parametrize("steps", [1, 2, 5])
 def test_entries_split_the_cost_once(cost, steps):
-    entries = coinpress_entries(cost, steps)
+    entries = coinpress_entries(cost, steps, 3)
     names = [e.name for e in entries]
     assert names == [f"precondition_{k}" for k in range(1, steps)] + ["second_moment"]
     if isinstance(cost, ZCDP):

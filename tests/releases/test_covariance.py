@@ -16,7 +16,6 @@ from dpgauss.releases._adaptive import tau_grid, threshold_queries
 from dpgauss.releases._covariance import (
     choose_method,
     covariance_entries,
-    mechanism_factory,
     predicted_gauss_error,
     release_covariance,
 )
@@ -130,10 +129,10 @@ def _unit_rows(n, d, seed, decay=0.7):
 def _release(method, M, n, cost, cap=1.0, seed=0):
     """Run one covariance release from a one-method plan; check the plan after."""
     d = M.shape[0]
-    plan = ReleasePlan(cost, covariance_entries(method, cost, d))
-    make = mechanism_factory(n, d, 1.0, 1)
+    plan = ReleasePlan(cost, covariance_entries(method, cost, d, n, 1.0))
+    case = {"n_partials": 1}
     values, vectors, sd = release_covariance(
-        method, M, n, plan, make, np.random.default_rng(seed), cap
+        method, M, n, plan, case, np.random.default_rng(seed), cap
     )
     plan.finish()  # every planned release drew exactly once
     return (vectors * values) @ vectors.T, values, sd
@@ -197,7 +196,7 @@ def test_model_floor_keeps_the_model_consistent():
 def test_release_trace_gives_an_upper_bound():
     # beta = 1e-3: the upper bound fails in about 0.1% of runs. 100 rows whose
     # squared norms are 0.3 r^2.
-    from dpgauss.accounting._plan import Release
+    from dpgauss.releases._center import trace_release
 
     bits = 40
     units = int(0.3 * 2**bits) * 100
@@ -205,10 +204,10 @@ def test_release_trace_gives_an_upper_bound():
     rng = np.random.default_rng(0)
     uppers = []
     for _ in range(2000):
-        plan = ReleasePlan(ZCDP(0.01), [Release("trace", ZCDP(0.01), "gaussian")])
+        plan = ReleasePlan(ZCDP(0.01), [trace_release(ZCDP(0.01), 100)])
         uppers.append(release(units, bits, 100, 1.0, plan, rng)[1])
     assert np.mean(np.array(uppers) < 0.3) < 0.005
-    plan = ReleasePlan(PureDP(1e6), [Release("trace", PureDP(1e6), "laplace")])
+    plan = ReleasePlan(PureDP(1e6), [trace_release(PureDP(1e6), 100)])
     estimate, upper, _ = release(units, bits, 100, 1.0, plan, rng)
     assert estimate == pytest.approx(0.3, abs=1e-4)
     assert upper >= estimate
