@@ -11,7 +11,7 @@ from sklearn.pipeline import make_pipeline
 from dpgauss import PrivacyBudget, PrivateGaussianEstimator, PrivateMean
 
 
-def test_one_public_row_recentres_a_far_mean():
+def test_one_public_row_recenters_a_far_mean():
     # BKS22 Fig. 1 (spec bks2022.md section 8.1): d = 50, n = 1,000,
     # rho = 0.5, covariance I, mu = 1000 * ones, one public row. The empirical
     # mean errs about sqrt(d / n) = 0.22; the spec's target is below 0.30
