@@ -1,4 +1,4 @@
-"""PrivateWhitener against exact ZCA whitening (issue 11).
+"""PrivateWhitener against exact ZCA whitening.
 
 Whiteness of held-out rows: the relative Frobenius distance of the covariance
 of ``transform(X_test)`` from the identity, ``||Cov(W (x - m)) - I||_F /

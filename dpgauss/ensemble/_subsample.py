@@ -662,8 +662,8 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         # The releases run with float errors ignored (their outputs are clamped
         # where it matters) and without the cycle collector: a group fit's
         # object in a reference cycle could otherwise be finalised here and
-        # call np.seterr(all="raise") (helper-26's review), making an overflow
-        # that depends on the data raise after the spend.
+        # call np.seterr(all="raise"), making an overflow that depends on the
+        # data raise after the spend.
         collecting = gc.isenabled()
         gc.disable()
         try:

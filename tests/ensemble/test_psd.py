@@ -209,9 +209,10 @@ def test_mean_sensitivity_bounds_every_replacement(seed):
 
 
 def test_mean_sensitivity_on_a_far_reaching_pair():
-    """1 x 1 matrices (the space is then the log line): the review's worst
-    Euclidean pair (k = 11, one candidate moved from 9 to 1 radius-quarters)
-    carried over by the exponential, just inside the radius. It uses 0.076 of
+    """1 x 1 matrices (the space is then the log line): the worst Euclidean
+    pair an exhaustive 1-D search found (k = 11, one candidate moved from 9 to
+    1 radius-quarters, as in test_populous.py) carried over by the
+    exponential, just inside the radius. It uses 0.076 of
     Delta, so a bound 20 times too small fails here (the random pairs above
     use less)."""
     k, t = 11, 1.1

@@ -247,7 +247,8 @@ class _Tripwire(BaseException):
 
 class _Hostile(BaseEstimator):
     """Re-arms floating-point errors for everything after it and raises a
-    BaseException on a far row (helper-23's reproducers)."""
+    BaseException on a far row: an inner fit that must not change whether a
+    charged fit completes."""
 
     def fit(self, X, y=None):
         np.seterr(all="raise")

@@ -1,4 +1,4 @@
-"""X_public: public rows replace the private location search (issue 9, first part)."""
+"""X_public: public rows replace the private location search."""
 
 import warnings
 
@@ -203,9 +203,9 @@ def test_public_tv_bound_is_validated():
 
 
 def test_subnormal_public_rows_give_no_public_frame():
-    # helper-19: deviations near 5e-324 made the public whitening infinite and
-    # the fit failed after the spend; such rows now start no frame (decided
-    # before the spend, from the public rows alone).
+    # Deviations near 5e-324 would make the public whitening infinite and the
+    # fit fail after the spend; such rows start no frame (decided before the
+    # spend, from the public rows alone).
     from dpgauss.releases._hints import public_whitening
 
     public = np.array([[0, 0], [5e-324, 0], [0, 5e-324], [1e-323, 1e-323], [0, 1e-323]])
