@@ -1,8 +1,8 @@
-"""Adversarial review of ``PrivateGaussianEstimator(initial_center="subsample")``.
+"""The privacy of ``PrivateGaussianEstimator(initial_center="subsample")``.
 
-Regression tests from the review of the ``subsample_center`` release
-(``_subsample_start``, :func:`~dpgauss.utils._sums.group_means`,
-:func:`~dpgauss.releases._winsorized.winsorized_mean`):
+The ``subsample_center`` release (``_subsample_start``,
+:func:`~dpgauss.utils._sums.group_means`,
+:func:`~dpgauss.releases._winsorized.winsorized_mean`) at its edges:
 
 * one row replaced changes at most one candidate, bit for bit (NaN-aware),
   for numpy, chunked, memory-mapped and Dask rows, through real frames, for
@@ -12,12 +12,13 @@ Regression tests from the review of the ``subsample_center`` release
 * the ledger equals the plan in every configuration, and the fallback's
   transient never outlives a fit;
 * extreme rows never make a charged fit raise;
-* an audit where the existing one is silent: d = 2, a non-identity frame from
-  a real fit, the far row in a group of 3, two outputs (the center's
-  projection and the start radius), with two canaries that must be caught;
-* the review's finding, fixed: a Dask array of ``longdouble`` rows beyond
-  float64's range made the group-mean worker warn after the charge; it is now
-  refused before the spend, and the worker's cast runs under ``errstate``.
+* an audit of what test_gaussian_center_audit.py leaves out: d = 2, a
+  non-identity frame from a real fit, the far row in a group of 3, two
+  outputs (the center's projection and the start radius), with two canaries
+  that must be caught;
+* a Dask array of ``longdouble`` rows beyond float64's range is refused
+  before the spend, and the group-mean worker's cast runs under ``errstate``,
+  so no worker warns after the charge on one neighbour only.
 """
 
 import pickle
@@ -331,7 +332,7 @@ def test_audit_canaries_are_caught(monkeypatch, canary):
     assert result.epsilon_lower > AUDIT_CLAIM, result
 
 
-# -- finding: a data-dependent warning from the Dask group-mean worker ------------
+# -- no data-dependent warning from the Dask group-mean worker ------------------
 def _wide_floats():
     if np.finfo(np.longdouble).max <= BIG:
         pytest.skip("longdouble is float64 here")
@@ -353,9 +354,9 @@ def test_group_mean_worker_emits_no_data_dependent_warning():
 
 @pytest.mark.slow
 def test_dask_wide_rows_beyond_float64_are_refused_before_the_spend(capfd):
-    # The review's finding, fixed: a longdouble row beyond float64's range is
-    # read as float64 (inf) and refused by validation, as on the numpy path,
-    # instead of overflowing in a process worker after the charge.
+    # A longdouble row beyond float64's range is read as float64 (inf) and
+    # refused by validation, as on the numpy path, instead of overflowing in a
+    # process worker after the charge.
     _wide_floats()
     dask = pytest.importorskip("dask")
     da = pytest.importorskip("dask.array")

@@ -1,5 +1,5 @@
 """Audits of the discriminant analyses, release by release, at each release's
-worst neighbour (review-da).
+worst neighbour.
 
 The end-to-end audit (test_discriminant_audit.py) watches class 0's sum after
 a class change, a neighbour that moves the class sums by ``sqrt(2) B`` of the
