@@ -12,38 +12,45 @@ import numbers
 import warnings
 
 import numpy as np
-from scipy.special import logsumexp
-from sklearn.base import BaseEstimator, DensityMixin
+from sklearn.base import BaseEstimator
 from sklearn.cluster import KMeans
-from sklearn.mixture import GaussianMixture
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpgauss.accounting import split_cost
-from dpgauss.accounting._costs import kind_of, privacy_parameters, scaled
+from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
-from dpgauss.base import FitData, PrivateEstimatorMixin, sampling_generator
+from dpgauss.base import FitData, PrivateEstimatorMixin
 from dpgauss.exceptions import UtilityWarning
-from dpgauss.gaussian import PrivateGaussianEstimator
 from dpgauss.mechanisms._checks import (
     calibration_error,
     check_noise_scale,
     check_radius,
 )
 from dpgauss.mechanisms._releases import second_moment_mechanism
-from dpgauss.mechanisms._statistics import HistogramMechanism
+from dpgauss.mixture._base import BasePrivateMixture
+from dpgauss.mixture._public import (
+    _bic_components,
+    _component_estimator,
+    _Composite,
+    _half,
+    _mixture_attributes,
+    _nearest,
+    _pca_ball,
+    _PublicClusters,
+    _separation,
+    _weights,
+    component_rows,
+    separation_problems,
+)
 from dpgauss.mixture._refine import (
-    cholesky_factors,
-    log_densities,
     refine,
     refine_entries,
     step_mechanisms,
     step_radius,
 )
-from dpgauss.releases._range import finite_mean, scaled_deviations
+from dpgauss.releases._range import finite_mean
 from dpgauss.utils._docstring import fill_doc
-from dpgauss.utils._leak import warn_if_scored_in_search
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
-from dpgauss.utils._sums import clipped_sums, iter_chunks, n_partial_sums
+from dpgauss.utils._sums import clipped_sums, n_partial_sums
 
 __all__ = ["PublicPrivateGMM", "SeparationError", "SeparationWarning"]
 
@@ -54,21 +61,6 @@ __all__ = ["PublicPrivateGMM", "SeparationError", "SeparationWarning"]
 #: 0.12 -> 0.053, A 0.007 -> 0.011.
 AUTO_STEPS = 2
 
-#: A component whose released weight and public share differ by more than
-#: this many public-sampling sds (plus the count noise) is reported.
-WEIGHT_SDS = 4.0
-#: Components closer than this many sds (``separation_``) are reported:
-#: hard assignment then misassigns a visible share of the rows.
-MIN_SEPARATION = 4.0
-#: A component whose private covariance's trace exceeds this many times its
-#: public cluster's (when that has d + 1 rows or more) probably merged two.
-TRACE_RATIO = 4.0
-#: The private PCA clips rows at this many times the public rows' largest
-#: distance to their mean (a public radius; farther rows are clipped).
-PCA_MARGIN = 1.5
-#: Standardised or projected coordinates are clipped to [-BIG, BIG] before a
-#: row is assigned (squares stay finite; far rows stay far).
-BIG = 1e150
 #: The ledger's mechanism kind of the ``components`` release.
 ESTIMATORS = "gaussian_estimators"
 #: A component's rows are truncated (or padded) to its released count minus
@@ -93,7 +85,7 @@ class SeparationError(RuntimeError):
 
 
 @fill_doc
-class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
+class PublicPrivateGMM(PrivateEstimatorMixin, BasePrivateMixture, BaseEstimator):
     """Private Gaussian mixture learned with the help of public rows.
 
     ``fit(X, X_public=P)``: the public rows ``P`` (drawn from the same mixture;
@@ -593,338 +585,6 @@ class PublicPrivateGMM(PrivateEstimatorMixin, DensityMixin, BaseEstimator):
 
     def _check_released(self, fitted, public, public_labels, sd, n):
         """The separation checks on public rows and released values (free)."""
-        k, d = fitted["means_"].shape
-        m = public.shape[0]
-        shares = np.bincount(public_labels, minlength=k) / m
-        problems = []
-        for j in range(k):
-            p = shares[j]
-            slack = WEIGHT_SDS * (math.sqrt(p * (1 - p) / m) + sd / n) + 0.02
-            if abs(fitted["weights_"][j] - p) > slack:
-                problems.append(
-                    f"component {j}'s weight {fitted['weights_'][j]:.3f} is far "
-                    f"from its public share {p:.3f}"
-                )
-            mine = public[public_labels == j]
-            if mine.shape[0] >= d + 1:
-                ratio = np.trace(fitted["covariances_"][j]) / max(
-                    float(np.trace(np.cov(mine.T).reshape(d, d))), 1e-300
-                )
-                if ratio > TRACE_RATIO:
-                    problems.append(
-                        f"component {j} is {ratio:.1f} times wider than its public "
-                        "cluster (two components merged?)"
-                    )
-        if fitted["separation_"] < MIN_SEPARATION:
-            problems.append(
-                f"the closest components are {fitted['separation_']:.2f} sds "
-                f"apart (below {MIN_SEPARATION}: hard assignment misassigns rows)"
-            )
+        problems = separation_problems(fitted, public, public_labels, sd, n)
         if problems:
             self._report("; ".join(problems) + ".")
-
-    # -- the model ------------------------------------------------------------
-    def _estimate_log_prob(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return log_densities(X, self.weights_, self.means_, self.precisions_cholesky_)
-
-    def score_samples(self, X):
-        """Log-density of each row under the mixture (not private on private rows).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Rows.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            ``log sum_j w_j N(x; mu_j, Sigma_j)``.
-        """
-        return logsumexp(self._estimate_log_prob(X), axis=1)
-
-    def score(self, X, y=None):
-        """Mean log-likelihood per row (reads ``X``: not private on private rows).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Rows.
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        float
-            Mean of :meth:`score_samples`.
-        """
-        warn_if_scored_in_search(self)
-        return float(np.mean(self.score_samples(X)))
-
-    def predict_proba(self, X):
-        """Posterior probability of each component for each row.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Rows.
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_components)
-            The responsibilities.
-        """
-        log = self._estimate_log_prob(X)
-        return np.exp(log - logsumexp(log, axis=1, keepdims=True))
-
-    def predict(self, X):
-        """The most likely component of each row.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Rows.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            Component labels.
-        """
-        return np.argmax(self._estimate_log_prob(X), axis=1)
-
-    def sample(self, n_samples=1, random_state=None):
-        """Draw rows from the fitted mixture (post-processing, free).
-
-        Parameters
-        ----------
-        n_samples : int, default=1
-            Number of rows.
-        random_state : None, int or Generator, default=None
-            Source of randomness (independent of the fit's).
-
-        Returns
-        -------
-        X : ndarray of shape (n_samples, n_features)
-            The rows.
-        y : ndarray of shape (n_samples,)
-            Their components.
-        """
-        rng = sampling_generator(self, n_samples, random_state)
-        y = rng.choice(self.n_components_, size=int(n_samples), p=self.weights_)
-        X = np.empty((int(n_samples), self.means_.shape[1]))
-        for j in range(self.n_components_):
-            count = int(np.sum(y == j))
-            if count:
-                lower = np.linalg.cholesky(self.covariances_[j])
-                draws = rng.standard_normal((count, self.means_.shape[1]))
-                X[y == j] = self.means_[j] + draws @ lower.T
-        return X, y
-
-    def _n_parameters(self):
-        k, d = self.means_.shape
-        return int(k * d * (d + 1) / 2 + k * d + k - 1)
-
-    def bic(self, X):
-        """Bayesian information criterion on ``X`` (reads ``X``: not private).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Rows.
-
-        Returns
-        -------
-        float
-            ``-2 n score(X) + p log(n)``, p the number of free parameters.
-        """
-        n = np.asarray(X).shape[0]
-        return -2 * self.score(X) * n + self._n_parameters() * math.log(n)
-
-    def aic(self, X):
-        """Akaike information criterion on ``X`` (reads ``X``: not private).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Rows.
-
-        Returns
-        -------
-        float
-            ``-2 n score(X) + 2 p``.
-        """
-        n = np.asarray(X).shape[0]
-        return -2 * self.score(X) * n + 2 * self._n_parameters()
-
-
-class _PublicClusters:
-    """The public rows' Gaussian mixture and its labels (free)."""
-
-    def __init__(self, public, k, seed):
-        m = public.shape[0]
-        self.k = k
-        if k == 1 or m < 2 * k:
-            self.model = None
-            self.labels = np.zeros(m, dtype=np.int64) if k == 1 else np.arange(m) % k
-            return
-        self.model = GaussianMixture(
-            k, covariance_type="full", n_init=3, reg_covar=1e-6, random_state=seed
-        )
-        # Standardised by the public scale so reg_covar is relative.
-        self._center, self._scale = _standardisation(public)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            self.model.fit((public - self._center) / self._scale)
-        self.labels = self.model.predict((public - self._center) / self._scale)
-
-    def predict(self, X):
-        """Each row's most likely public component: reads the row and public
-        values only, so it is the same rule for every dataset."""
-        if self.model is None:
-            return np.zeros(X.shape[0], dtype=np.int64)
-        return _assign(
-            X, lambda rows: (rows - self._center) / self._scale, self.model.predict
-        )
-
-
-def _bic_components(public, largest, seed):
-    """The number of components (1..largest) with the lowest BIC on the
-    public rows: full covariances for the k that leave 2 (d + 1) public rows
-    per component, or spherical ones for every k when fewer than 2 such k
-    exist (mixing the two made BIC favour many spherical components)."""
-    m, d = public.shape
-    center, scale = _standardisation(public)
-    with np.errstate(all="ignore"):
-        Z = np.clip(np.nan_to_num((public - center) / scale), -BIG, BIG)
-    full = m // (2 * (d + 1))
-    kind = "full" if full >= 2 else "spherical"
-    top = min(largest, full) if kind == "full" else min(largest, max(1, m // 2))
-    best, best_k = math.inf, 1
-    for k in range(1, top + 1):
-        gm = GaussianMixture(k, covariance_type=kind, n_init=2, random_state=seed)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            gm.fit(Z)
-        value = gm.bic(Z)
-        if value < best:
-            best, best_k = value, k
-    return best_k
-
-
-def _standardisation(public):
-    """A finite center and a positive finite scale of the public rows
-    (computed on the deviations over their largest magnitude, so neither
-    overflows)."""
-    center, scaled, size = scaled_deviations(public)
-    with np.errstate(all="ignore"):
-        scale = size * float(np.std(scaled))
-    return center, (scale if 0.0 < scale < math.inf else 1.0)
-
-
-def _assign(X, coordinates, rule):
-    """Each row's label, chunk by chunk: ``rule`` of the rows'
-    ``coordinates`` (public maps) made finite and clipped to [-BIG, BIG], so
-    that a far row never makes the rule raise after the spend (it is
-    assigned like any far row). Reads each row alone."""
-    labels = [np.zeros(0, dtype=np.int64)]
-    for block in iter_chunks(X):
-        with np.errstate(all="ignore"):
-            z = coordinates(np.asarray(block, dtype=np.float64))
-            z = np.clip(np.nan_to_num(z, nan=0.0, posinf=BIG, neginf=-BIG), -BIG, BIG)
-            labels.append(np.asarray(rule(z), dtype=np.int64))
-    return np.concatenate(labels)
-
-
-def _nearest(X, center, basis, centroids):
-    """Each row's nearest centroid after projection (public rule)."""
-
-    def closest(proj):
-        dist = ((proj[:, None, :] - centroids[None, :, :]) ** 2).sum(axis=2)
-        return np.argmin(dist, axis=1)
-
-    return _assign(X, lambda rows: (rows - center) @ basis, closest)
-
-
-def _weights(cost, k):
-    """The weights' histogram: the k cluster sizes (labels 0..k-1 in unit
-    bins). Replacing one row moves one unit from one size to another (l2
-    sqrt(2), l1 2, :class:`~dpgauss.mechanisms.HistogramMechanism`); the
-    sizes are exact integers."""
-    edges = np.arange(k + 1, dtype=np.float64) - 0.5
-    return HistogramMechanism(edges, **privacy_parameters(cost))
-
-
-def _half(cost):
-    """Half of a zCDP or pure cost (each of two components' share)."""
-    return scaled(cost, 0.5)
-
-
-def _pca_ball(public):
-    """The public center and radius the private PCA clips at (public)."""
-    center = finite_mean(public)
-    with np.errstate(all="ignore"):
-        spread = float(np.max(np.linalg.norm(public - center, axis=1)))
-    return center, (PCA_MARGIN * spread if spread > 0 else 1.0)
-
-
-def component_rows(X, members, rank, target, center):
-    """A component's rows, exactly ``target`` of them (a released count).
-
-    The rows where ``members`` holds, in the order of ``rank`` (drawn
-    independently of the data, one rank per row index), truncated to
-    ``target`` or padded with copies of ``center`` (public). Replacing row i
-    changes ``members`` at i alone (the assignment reads row i only), so each
-    component's rows change by at most one row replaced by another (a row
-    leaving or entering the first ``target``, or a pad taking or giving its
-    place), and at most two components change.
-    """
-    index = np.flatnonzero(members)
-    index = index[np.argsort(rank[index], kind="stable")][:target]
-    rows = np.asarray(X[index], dtype=np.float64)
-    if rows.shape[0] < target:
-        pad = np.repeat(center[None, :], target - rows.shape[0], axis=0)
-        rows = np.vstack([rows, pad])
-    return rows
-
-
-def _component_estimator(cost, rng):
-    """A PrivateGaussianEstimator at ``cost`` seeded from the fit's stream."""
-    return PrivateGaussianEstimator(
-        **privacy_parameters(cost),
-        random_state=int(rng.integers(2**63)),
-    )
-
-
-class _Composite:
-    """The ``components`` release: its noise is drawn by the per-component
-    estimators (each checks its own plan)."""
-
-    def __init__(self, cost):
-        self.cost = cost
-        self.draws = 0
-
-
-def _mixture_attributes(weights, means, covariances):
-    _, chol = cholesky_factors(covariances)
-    precisions = np.einsum("kij,klj->kil", chol, chol)
-    return {
-        "weights_": weights,
-        "means_": means,
-        "covariances_": covariances,
-        "precisions_": precisions,
-        "precisions_cholesky_": chol,
-    }
-
-
-def _separation(means, covariances):
-    k = means.shape[0]
-    if k < 2:
-        return math.inf
-    sds = np.sqrt([np.linalg.eigvalsh(c).max() for c in covariances])
-    best = math.inf
-    for i in range(k):
-        for j in range(i + 1, k):
-            gap = float(np.linalg.norm(means[i] - means[j])) / max(sds[i], sds[j])
-            best = min(best, gap)
-    return best

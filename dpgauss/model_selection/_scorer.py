@@ -14,7 +14,7 @@ import numpy as np
 
 from dpgauss.accounting import PrivacyBudget, resolve_privacy
 from dpgauss.accounting._composition import compose
-from dpgauss.mechanisms import LaplaceMechanism
+from dpgauss.accounting._costs import kind_of
 from dpgauss.mechanisms._factory import additive
 from dpgauss.utils import fit_generator
 from dpgauss.utils._leak import private_scoring
@@ -288,7 +288,7 @@ class PrivateScorer:
         """
         mechanism = self._mechanism(_n_rows(X))  # public: the fold's size
         events = self.budget.spend_many(
-            [(mechanism.cost, f"{_kind(mechanism)}:score")],
+            [(mechanism.cost, f"{kind_of(mechanism.cost)}:score")],
             estimator=f"PrivateScorer({type(estimator).__name__})",
         )
         rng = fit_generator(self.random_state, [e.id for e in events])
@@ -323,10 +323,6 @@ class PrivateScorer:
             f"PrivateScorer({self.cost}, bounds={self.bounds!r}, score={score!r}, "
             f"budget={self.budget!r})"
         )
-
-
-def _kind(mechanism):
-    return "laplace" if isinstance(mechanism, LaplaceMechanism) else "gaussian"
 
 
 def _name(func):

@@ -17,7 +17,7 @@ import pytest
 
 import dpgauss.mixture._refine as refine_module
 from dpgauss.accounting import ZCDP, zcdp_to_approx
-from dpgauss.mixture._public_private import _PublicClusters, _weights
+from dpgauss.mixture._public import _PublicClusters, _weights
 from dpgauss.mixture._refine import (
     refine_entries,
     step_mechanisms,

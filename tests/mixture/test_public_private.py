@@ -14,7 +14,7 @@ from sklearn.pipeline import make_pipeline
 from dpgauss import PrivacyBudget
 from dpgauss.accounting import ZCDP
 from dpgauss.mixture import PublicPrivateGMM, SeparationError, SeparationWarning
-from dpgauss.mixture._public_private import component_rows
+from dpgauss.mixture._public import component_rows
 
 CENTERS = np.array([[0.0, 0.0, 0.0], [25.0, 0.0, 0.0], [0.0, 25.0, 0.0]]) + 500.0
 
@@ -87,7 +87,7 @@ def test_replacing_a_row_changes_two_components_by_one_row():
 
 
 def test_histogram_noise_covers_a_row_moving_between_components():
-    from dpgauss.mixture._public_private import _weights
+    from dpgauss.mixture._public import _weights
 
     mech = _weights(ZCDP(0.05), 3).mechanism
     assert mech.sensitivity == pytest.approx(np.sqrt(2.0))  # -1 and +1

@@ -1,0 +1,240 @@
+"""The public side of PublicPrivateGMM: clustering of the public rows (free),
+the assignment of private rows by rules that read only public rows and released
+values, and the small pieces the fit composes (the weights' histogram, the
+component estimators, the fitted attributes).
+"""
+
+import math
+import warnings
+
+import numpy as np
+from sklearn.mixture import GaussianMixture
+
+from dpgauss.accounting._costs import privacy_parameters, scaled
+from dpgauss.gaussian import PrivateGaussianEstimator
+from dpgauss.mechanisms._statistics import HistogramMechanism
+from dpgauss.mixture._refine import cholesky_factors
+from dpgauss.releases._range import finite_mean, scaled_deviations
+from dpgauss.utils._sums import iter_chunks
+
+#: A component whose released weight and public share differ by more than
+#: this many public-sampling sds (plus the count noise) is reported.
+WEIGHT_SDS = 4.0
+#: Components closer than this many sds (``separation_``) are reported:
+#: hard assignment then misassigns a visible share of the rows.
+MIN_SEPARATION = 4.0
+#: A component whose private covariance's trace exceeds this many times its
+#: public cluster's (when that has d + 1 rows or more) probably merged two.
+TRACE_RATIO = 4.0
+#: The private PCA clips rows at this many times the public rows' largest
+#: distance to their mean (a public radius; farther rows are clipped).
+PCA_MARGIN = 1.5
+#: Standardised or projected coordinates are clipped to [-BIG, BIG] before a
+#: row is assigned (squares stay finite; far rows stay far).
+BIG = 1e150
+
+
+class _PublicClusters:
+    """The public rows' Gaussian mixture and its labels (free)."""
+
+    def __init__(self, public, k, seed):
+        m = public.shape[0]
+        self.k = k
+        if k == 1 or m < 2 * k:
+            self.model = None
+            self.labels = np.zeros(m, dtype=np.int64) if k == 1 else np.arange(m) % k
+            return
+        self.model = GaussianMixture(
+            k, covariance_type="full", n_init=3, reg_covar=1e-6, random_state=seed
+        )
+        # Standardised by the public scale so reg_covar is relative.
+        self._center, self._scale = _standardisation(public)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.model.fit((public - self._center) / self._scale)
+        self.labels = self.model.predict((public - self._center) / self._scale)
+
+    def predict(self, X):
+        """Each row's most likely public component: reads the row and public
+        values only, so it is the same rule for every dataset."""
+        if self.model is None:
+            return np.zeros(X.shape[0], dtype=np.int64)
+        return _assign(
+            X, lambda rows: (rows - self._center) / self._scale, self.model.predict
+        )
+
+
+def _bic_components(public, largest, seed):
+    """The number of components (1..largest) with the lowest BIC on the
+    public rows: full covariances for the k that leave 2 (d + 1) public rows
+    per component, or spherical ones for every k when fewer than 2 such k
+    exist (mixing the two made BIC favour many spherical components)."""
+    m, d = public.shape
+    center, scale = _standardisation(public)
+    with np.errstate(all="ignore"):
+        Z = np.clip(np.nan_to_num((public - center) / scale), -BIG, BIG)
+    full = m // (2 * (d + 1))
+    kind = "full" if full >= 2 else "spherical"
+    top = min(largest, full) if kind == "full" else min(largest, max(1, m // 2))
+    best, best_k = math.inf, 1
+    for k in range(1, top + 1):
+        gm = GaussianMixture(k, covariance_type=kind, n_init=2, random_state=seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            gm.fit(Z)
+        value = gm.bic(Z)
+        if value < best:
+            best, best_k = value, k
+    return best_k
+
+
+def _standardisation(public):
+    """A finite center and a positive finite scale of the public rows
+    (computed on the deviations over their largest magnitude, so neither
+    overflows)."""
+    center, scaled, size = scaled_deviations(public)
+    with np.errstate(all="ignore"):
+        scale = size * float(np.std(scaled))
+    return center, (scale if 0.0 < scale < math.inf else 1.0)
+
+
+def _assign(X, coordinates, rule):
+    """Each row's label, chunk by chunk: ``rule`` of the rows'
+    ``coordinates`` (public maps) made finite and clipped to [-BIG, BIG], so
+    that a far row never makes the rule raise after the spend (it is
+    assigned like any far row). Reads each row alone."""
+    labels = [np.zeros(0, dtype=np.int64)]
+    for block in iter_chunks(X):
+        with np.errstate(all="ignore"):
+            z = coordinates(np.asarray(block, dtype=np.float64))
+            z = np.clip(np.nan_to_num(z, nan=0.0, posinf=BIG, neginf=-BIG), -BIG, BIG)
+            labels.append(np.asarray(rule(z), dtype=np.int64))
+    return np.concatenate(labels)
+
+
+def _nearest(X, center, basis, centroids):
+    """Each row's nearest centroid after projection (public rule)."""
+
+    def closest(proj):
+        dist = ((proj[:, None, :] - centroids[None, :, :]) ** 2).sum(axis=2)
+        return np.argmin(dist, axis=1)
+
+    return _assign(X, lambda rows: (rows - center) @ basis, closest)
+
+
+def _weights(cost, k):
+    """The weights' histogram: the k cluster sizes (labels 0..k-1 in unit
+    bins). Replacing one row moves one unit from one size to another (l2
+    sqrt(2), l1 2, :class:`~dpgauss.mechanisms.HistogramMechanism`); the
+    sizes are exact integers."""
+    edges = np.arange(k + 1, dtype=np.float64) - 0.5
+    return HistogramMechanism(edges, **privacy_parameters(cost))
+
+
+def _half(cost):
+    """Half of a zCDP or pure cost (each of two components' share)."""
+    return scaled(cost, 0.5)
+
+
+def _pca_ball(public):
+    """The public center and radius the private PCA clips at (public)."""
+    center = finite_mean(public)
+    with np.errstate(all="ignore"):
+        spread = float(np.max(np.linalg.norm(public - center, axis=1)))
+    return center, (PCA_MARGIN * spread if spread > 0 else 1.0)
+
+
+def component_rows(X, members, rank, target, center):
+    """A component's rows, exactly ``target`` of them (a released count).
+
+    The rows where ``members`` holds, in the order of ``rank`` (drawn
+    independently of the data, one rank per row index), truncated to
+    ``target`` or padded with copies of ``center`` (public). Replacing row i
+    changes ``members`` at i alone (the assignment reads row i only), so each
+    component's rows change by at most one row replaced by another (a row
+    leaving or entering the first ``target``, or a pad taking or giving its
+    place), and at most two components change.
+    """
+    index = np.flatnonzero(members)
+    index = index[np.argsort(rank[index], kind="stable")][:target]
+    rows = np.asarray(X[index], dtype=np.float64)
+    if rows.shape[0] < target:
+        pad = np.repeat(center[None, :], target - rows.shape[0], axis=0)
+        rows = np.vstack([rows, pad])
+    return rows
+
+
+def _component_estimator(cost, rng):
+    """A PrivateGaussianEstimator at ``cost`` seeded from the fit's stream."""
+    return PrivateGaussianEstimator(
+        **privacy_parameters(cost),
+        random_state=int(rng.integers(2**63)),
+    )
+
+
+class _Composite:
+    """The ``components`` release: its noise is drawn by the per-component
+    estimators (each checks its own plan)."""
+
+    def __init__(self, cost):
+        self.cost = cost
+        self.draws = 0
+
+
+def _mixture_attributes(weights, means, covariances):
+    _, chol = cholesky_factors(covariances)
+    precisions = np.einsum("kij,klj->kil", chol, chol)
+    return {
+        "weights_": weights,
+        "means_": means,
+        "covariances_": covariances,
+        "precisions_": precisions,
+        "precisions_cholesky_": chol,
+    }
+
+
+def _separation(means, covariances):
+    k = means.shape[0]
+    if k < 2:
+        return math.inf
+    sds = np.sqrt([np.linalg.eigvalsh(c).max() for c in covariances])
+    best = math.inf
+    for i in range(k):
+        for j in range(i + 1, k):
+            gap = float(np.linalg.norm(means[i] - means[j])) / max(sds[i], sds[j])
+            best = min(best, gap)
+    return best
+
+
+def separation_problems(fitted, public, public_labels, sd, n):
+    """What the separation checks find, from public rows and released values
+    only (free): released weights far from the public shares, a component much
+    wider than its public cluster, components closer than a few sds."""
+    k, d = fitted["means_"].shape
+    m = public.shape[0]
+    shares = np.bincount(public_labels, minlength=k) / m
+    problems = []
+    for j in range(k):
+        p = shares[j]
+        slack = WEIGHT_SDS * (math.sqrt(p * (1 - p) / m) + sd / n) + 0.02
+        if abs(fitted["weights_"][j] - p) > slack:
+            problems.append(
+                f"component {j}'s weight {fitted['weights_'][j]:.3f} is far "
+                f"from its public share {p:.3f}"
+            )
+        mine = public[public_labels == j]
+        if mine.shape[0] >= d + 1:
+            ratio = np.trace(fitted["covariances_"][j]) / max(
+                float(np.trace(np.cov(mine.T).reshape(d, d))), 1e-300
+            )
+            if ratio > TRACE_RATIO:
+                problems.append(
+                    f"component {j} is {ratio:.1f} times wider than its public "
+                    "cluster (two components merged?)"
+                )
+    if fitted["separation_"] < MIN_SEPARATION:
+        problems.append(
+            f"the closest components are {fitted['separation_']:.2f} sds "
+            f"apart (below {MIN_SEPARATION}: hard assignment misassigns rows)"
+        )
+    return problems
