@@ -1,4 +1,4 @@
-"""Private discriminant analysis against scikit-learn's (issue 11).
+"""Private discriminant analysis against scikit-learn's.
 
 5-fold stratified cross-validated accuracy of PrivateLinearDiscriminantAnalysis
 and PrivateQuadraticDiscriminantAnalysis (default parameters) at rho = 0.01 to
@@ -11,7 +11,7 @@ on
   target states; a fully private pipeline would use PrivateStandardScaler),
   data_norm 2 sqrt(30).
 
-Target (issue 11): at rho = 1, LDA within 0.03 of scikit-learn's on both.
+Target: at rho = 1, LDA within 0.03 of scikit-learn's on both.
 Mean over ``--seeds`` seeds (each a fresh fold split and fresh noise) and the
 standard deviation across seeds. Writes results/bench_discriminant.md and,
 with matplotlib, results/bench_discriminant.png.

@@ -1,4 +1,4 @@
-"""PrivateEllipticEnvelope against scikit-learn's EllipticEnvelope (issue 11).
+"""PrivateEllipticEnvelope against scikit-learn's EllipticEnvelope.
 
 Run: ``OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_envelope.py
 [--seeds 5] [--quick]`` (about 10 seconds on one core).

@@ -1,4 +1,4 @@
-"""PublicPrivateGMM against non-private and public-only mixtures (issue 9).
+"""PublicPrivateGMM against non-private and public-only mixtures.
 
 Run: ``.venv/bin/python benchmarks/bench_gmm.py [--seeds 5] [--configs A,B]``.
 
@@ -131,7 +131,7 @@ def run(config, seeds):
 
 def report(results):
     lines = [
-        "# PublicPrivateGMM (issue 9)",
+        "# PublicPrivateGMM",
         "",
         "Test log-likelihood per point, median over seeds (`benchmarks/bench_gmm.py`);",
         "the gap is the median per-seed difference to the non-private fit on the",

@@ -19,7 +19,7 @@ Measured:
 2. clones in cross_validate with random_state=0: max |noise_fold0 - noise_fold1|
    (0 means the folds drew the same noise, so the exact statistics leak);
 3. cancellation: how far one row 1e12 radii away moves the clipped sum of rows
-   near a centre at 1e14 (the bound is 2r);
+   near a center at 1e14 (the bound is 2r);
 4. validation under skip_parameter_validation: ledger events recorded before a
    misspelt method is refused;
 5. a pure epsilon=1 fit on a zCDP budget of rho=0.45 (its plan costs 0.41);

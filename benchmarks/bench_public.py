@@ -1,4 +1,4 @@
-"""Public data for one Gaussian: PrivateMean and PrivateGaussianEstimator (issue 9).
+"""Public data for one Gaussian: PrivateMean and PrivateGaussianEstimator.
 
 Run: ``OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_public.py
 [--trials 100] [--sweep-trials 100] [--seeds 20] [--table-seeds 5]
@@ -552,7 +552,7 @@ def main(argv=None):
     elapsed = time.perf_counter() - start
     flat = [v for p in sorted(verdicts) for v in verdicts[p]]
     header = [
-        "# bench_public: public data for one Gaussian (issue 9)",
+        "# bench_public: public data for one Gaussian",
         "",
         f"`python benchmarks/bench_public.py --trials {args.trials} --sweep-trials "
         f"{args.sweep_trials} --seeds {args.seeds} --table-seeds {args.table_seeds} "

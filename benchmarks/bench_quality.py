@@ -15,7 +15,7 @@ covariance C (population normalisation), so the zero matrix scores 1.0. Settings
   1.15x of the better of gauss and separate];
 * TailSensitiveCovariance at n = 150 (iris, and the 150 first digits of class 0)
   [within 1.25x of the best fixed method], and with the mean 10 data-scales from
-  the origin and ``center=True`` [within 4x of its error with a known centre].
+  the origin and ``center=True`` [within 4x of its error with a known center].
 
 Writes ``results/bench_quality.md`` (and ``.png`` when matplotlib is installed).
 """
@@ -183,7 +183,7 @@ def small_n(reps):
             "gauss": float("nan"),
             "separate": float("nan"),
             "tail": private,
-            "target": f"tail<=4x known centre ({known:.3f})",
+            "target": f"tail<=4x known center ({known:.3f})",
             "ok": private <= 4.0 * known,
         }
     )

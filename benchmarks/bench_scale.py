@@ -76,7 +76,7 @@ def speed(n=1_000_000, d=100):
 
 
 def gaussian_speed(n=1_000_000, d=50):
-    """Issue 8's target: no-hint Gaussian fits under 5x numpy.cov, same run."""
+    """The target: no-hint Gaussian fits under 5x numpy.cov, same run."""
     rng = np.random.default_rng(0)
     X = 3.0e4 + rng.normal(size=(n, d)) * np.geomspace(1.0, 30.0, d)
     base = _best(lambda: np.cov(X, rowvar=False))

@@ -41,7 +41,7 @@ seed; ``SubsampleAggregate(random_state=1000 + seed)``.
    ``SubsampleAggregate(EmpiricalCovariance(), statistic="location_")``
    (winsorized) against ``PrivateMean(rho)`` (bound-free default) and
    ``PrivateGaussianEstimator(rho).mean_`` at equal rho; and, as a
-   candidate bound-free initial centre, SubsampleAggregate at 0.05 rho (the
+   candidate bound-free initial center, SubsampleAggregate at 0.05 rho (the
    share ``PrivateGaussianEstimator`` gives its ``range_location`` search)
    against that search itself (the coordinate medians of at most 50,000 rows
    by ``QuantileSearch``, as ``dpgauss.releases._range.coarse_range`` runs it).
@@ -287,8 +287,8 @@ def task_mean(n, d, seed):
     gen = np.random.default_rng(np.random.SeedSequence([17, 5, n, seed]))
     start = time.perf_counter()
     some = X[range_subset(n, gen)]
-    centre = QuantileSearch(ZCDP(rho), d).release(some, gen)
-    add("range step (coordinate medians), range share", centre, 0.0, rho)
+    center = QuantileSearch(ZCDP(rho), d).release(some, gen)
+    add("range step (coordinate medians), range share", center, 0.0, rho)
     rows[-1]["seconds"] = time.perf_counter() - start
     return rows
 
@@ -571,7 +571,7 @@ def report_mean(rows):
         if sa is None or rs is None:
             continue
         verdicts.append(
-            f"far mean, n = {n:.0e}: as an initial centre (rho = "
+            f"far mean, n = {n:.0e}: as an initial center (rho = "
             f"{RANGE_SHARE * MEAN_RHO:g}) SubsampleAggregate {_fmt(sa)} against the "
             f"range step's {_fmt(rs)} ({'better' if sa < rs else 'not better'}); "
             f"at rho = {MEAN_RHO} {_fmt(full_sa)} against PrivateMean {_fmt(pm)}: INFO"

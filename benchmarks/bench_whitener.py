@@ -1,8 +1,8 @@
-"""PrivateWhitener against exact ZCA whitening (issue 11).
+"""PrivateWhitener against exact ZCA whitening.
 
 Whiteness of held-out rows: the relative Frobenius distance of the covariance
 of ``transform(X_test)`` from the identity, ``||Cov(W (x - m)) - I||_F /
-sqrt(d)`` (0 is white; the unwhitened but centred rows give the first
+sqrt(d)`` (0 is white; the unwhitened but centered rows give the first
 reference, exact ZCA fitted on the training rows the second), for rho = 0.01
 to 10, over ``--seeds`` seeds (fresh split for the real data, fresh rows for
 the synthetic one, fresh noise), on
@@ -72,7 +72,7 @@ def main():
         "# PrivateWhitener: whiteness of held-out rows",
         "",
         "",
-        "| data | rho | private | sd | exact ZCA | centred only |",
+        "| data | rho | private | sd | exact ZCA | centered only |",
         "|---|---|---|---|---|---|",
     ]
     for name in ("breast cancer", "synthetic d=10, condition 100"):

@@ -61,8 +61,8 @@ fig.tight_layout()
 
 # %%
 # At rho = 0.001 (epsilon about 0.18 at delta = 1e-6) the releases are mostly
-# noise: large ellipses of any orientation, centred away from the rows. At
-# rho = 0.01 the orientation is right while the centre and the size still
+# noise: large ellipses of any orientation, centered away from the rows. At
+# rho = 0.01 the orientation is right while the center and the size still
 # wobble; from rho = 0.1 on, the private ellipses are hard to tell from the
 # non-private one.
 plt.show()

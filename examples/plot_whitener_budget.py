@@ -49,7 +49,7 @@ def whiteness(Z):
 mean = X_train.mean(axis=0)
 values, vectors = np.linalg.eigh(np.cov(X_train, rowvar=False))
 exact = whiteness((X_test - mean) @ (vectors / np.sqrt(values)) @ vectors.T)
-print(f"exact ZCA: {exact:.3f}; centred only: {whiteness(X_test - mean):.1f}")
+print(f"exact ZCA: {exact:.3f}; centered only: {whiteness(X_test - mean):.1f}")
 
 # %%
 # The private whitener at several budgets, five noise draws each

@@ -70,7 +70,7 @@ FORMS = {
     "approx": ({"epsilon": 1.0, "delta": 1e-6}, {"epsilon": 2.0, "delta": 1e-5}),
     # The populous aggregate needs hundreds of groups even at this epsilon and
     # delta; at the one above it would need thousands (too many rows to be
-    # quick). The Gaussian's subsample centre runs under it at n = 2000.
+    # quick). The Gaussian's subsample center runs under it at n = 2000.
     "approx4": ({"epsilon": 4.0, "delta": 1e-3}, {"epsilon": 8.0, "delta": 1e-2}),
 }
 
@@ -98,8 +98,8 @@ def _regression(n=2000, d=3, seed=2):
 
 def _mixture(n, seed):
     rng = np.random.default_rng(seed)
-    centres = np.array([[0.0, 0.0], [20.0, 0.0], [0.0, 20.0]])
-    return centres[rng.integers(0, 3, n)] + rng.standard_normal((n, 2))
+    centers = np.array([[0.0, 0.0], [20.0, 0.0], [0.0, 20.0]])
+    return centers[rng.integers(0, 3, n)] + rng.standard_normal((n, 2))
 
 
 def _binary(n=2000, d=12, seed=4):
@@ -181,12 +181,12 @@ ESTIMATORS = {
         ALL_FORMS,
         LARGE,
     ),
-    # At n = 2000 the subsample centre runs under zCDP and under approx4; pure
+    # At n = 2000 the subsample center runs under zCDP and under approx4; pure
     # and approx need more rows for its searches and take the range step (the
     # fallback, recorded too).
     "PrivateGaussianEstimator-subsample": (
         lambda **p: PrivateGaussianEstimator(
-            initial_centre="subsample", random_state=0, **p
+            initial_center="subsample", random_state=0, **p
         ),
         "gauss_far",
         (*ALL_FORMS, "approx4"),

@@ -128,7 +128,7 @@ class PrivatePCA(
     center : bool, default=True
         Release the mean (a tenth of the cost) and analyse the covariance about
         it, as PCA does. If False, the components are those of the second
-        moment about the origin (data known to be centred) and ``mean_`` is 0.
+        moment about the origin (data known to be centered) and ``mean_`` is 0.
     method : {"tail", "auto", "gauss", "separate", "eigen"}, default="tail"
         The covariance release:
 
@@ -189,7 +189,7 @@ class PrivatePCA(
         sum of all ``n_features`` released eigenvalues, not the data's true
         total variance); all 0 when every released eigenvalue is 0.
     singular_values_ : ndarray of shape (`n_components_`,)
-        ``sqrt((n - 1) explained_variance_)``: the singular values a centred
+        ``sqrt((n - 1) explained_variance_)``: the singular values a centered
         data matrix with the released covariance would have (scikit-learn's
         relation); computed from released values and n, not from the rows.
     mean_ : ndarray of shape (n_features,)

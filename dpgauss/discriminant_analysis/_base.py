@@ -108,7 +108,7 @@ from dpgauss.utils._sums import (
 )
 from dpgauss.utils.validation import check_data_norm
 
-#: Quantile of the rows' distances to the released centre that the adaptive
+#: Quantile of the rows' distances to the released center that the adaptive
 #: clipping radius targets.
 RADIUS_QUANTILE = 0.9
 #: Candidates of the radius release: ``data_norm * j / (RADIUS_GRID - 1)``.
@@ -119,7 +119,7 @@ AT_BOUND = 1.0 / 64.0
 #: A released mean clipped offset of at least this share of the clipping
 #: radius is reported (most rows then lie at or beyond the radius).
 EDGE_SHARE = 0.9
-#: Share of the cost for the centre and the radius (each) with adaptive clipping.
+#: Share of the cost for the center and the radius (each) with adaptive clipping.
 ADAPTIVE_SHARE = 0.05
 
 __all__ = [
@@ -211,7 +211,7 @@ def class_statistics(X, codes, n_classes, location, radius, outer):
     n_classes : int
         K.
     location : ndarray of shape (n_features,)
-        The public centre c.
+        The public center c.
     radius : float
         The public radius B.
     outer : {"pooled", "per_class", None}
@@ -501,7 +501,7 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         return location
 
     def _release_names(self):
-        adaptive = ("centre", "radius") if self.clipping == "adaptive" else ()
+        adaptive = ("center", "radius") if self.clipping == "adaptive" else ()
         return (*adaptive, *self._RELEASES)
 
     def _build_plan(self, total, data):
@@ -556,7 +556,7 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         try:
             if self.clipping == "adaptive":
                 check_noise_scale(
-                    mean_mechanism(plan.cost("centre"), n, d, B, partials), size=d
+                    mean_mechanism(plan.cost("center"), n, d, B, partials), size=d
                 )
                 _radius_mechanism(plan.cost("radius"), B)
             for radius in radii:
@@ -565,14 +565,14 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
             raise calibration_error(type(self).__name__, "a noise scale", exc) from exc
 
     def _clipping_ball(self, X, plan, rng, location):
-        """The centre and radius the class statistics are clipped to.
+        """The center and radius the class statistics are clipped to.
 
         ``"fixed"``: the public ``location`` and ``data_norm``. ``"adaptive"``:
-        two releases. ``centre``: the mean of the rows clipped to ``data_norm``
+        two releases. ``center``: the mean of the rows clipped to ``data_norm``
         around ``location`` (l2 sensitivity ``2B/n``,
         :func:`~dpgauss.mechanisms._releases.mean_mechanism`), projected into
         that ball. ``radius``: the RADIUS_QUANTILE quantile of the rows'
-        distances to that centre, chosen among the public grid ``B j / 4096``
+        distances to that center, chosen among the public grid ``B j / 4096``
         by the exponential mechanism (:class:`~dpgauss.mechanisms.QuantileMechanism`:
         replacing a row changes every count by at most 1); a choice of 0 is
         raised to the first positive candidate. Both are released values, so
@@ -591,16 +591,16 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
             return location, B
         partials = n_partial_sums(X)
         total, _ = clipped_sums(X, location, B, with_outer=False)
-        mech = plan.calibrate("centre", lambda c: mean_mechanism(c, n, d, B, partials))
+        mech = plan.calibrate("center", lambda c: mean_mechanism(c, n, d, B, partials))
         offset = project_ball(mech.randomise(total / n, rng)[None, :], B)[0]
-        centre = location + offset
-        norms = row_norms(X, centre)
+        center = location + offset
+        norms = row_norms(X, center)
         mech = plan.calibrate("radius", lambda c: _radius_mechanism(c, B))
         radius = float(mech.release(norms, rng))
         if radius >= (1.0 - AT_BOUND) * B:  # a released value: warning is free
             warnings.warn(
                 f"{type(self).__name__}: the released {RADIUS_QUANTILE:.0%} radius "
-                "of the rows around the released centre is within "
+                "of the rows around the released center is within "
                 f"{AT_BOUND:.0%} of data_norm: probably {1 - RADIUS_QUANTILE:.0%} "
                 "of the rows or more lie beyond data_norm and are clipped, which "
                 "biases the class means and covariance. A larger data_norm (or "
@@ -613,7 +613,7 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
             self._check_makers(plan, n, d, radius, partials)
         except (ValueError, OverflowError, ZeroDivisionError):
             radius = B
-        return centre, radius
+        return center, radius
 
     def _warn_if_clipped_away(self, mean_offset, radius, noise):
         """UtilityWarning when the released mean clipped offset (the sum of the
@@ -641,21 +641,21 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         """The fitted attributes both analyses set from :meth:`_release_classes`."""
         return {
             "classes_": parts["classes"],
-            "clip_centre_": parts["centre"],
+            "clip_center_": parts["center"],
             "clip_radius_": parts["radius"],
             "priors_": parts["priors"],
             "class_count_": parts["sizes"],
-            "means_": parts["centre"] + parts["offsets"],
+            "means_": parts["center"] + parts["offsets"],
         }
 
     def _release_classes(self, data, plan, rng, outer):
-        """The centre, radius, count and sum releases; the exact moments."""
+        """The center, radius, count and sum releases; the exact moments."""
         X = data.X
         n, d = X.shape
         classes = check_classes(self.classes, type(self).__name__)
         K = classes.size
-        centre, radius = self._clipping_ball(X, plan, rng, self._location(d))
-        counts, sums, moments = class_statistics(X, data.y, K, centre, radius, outer)
+        center, radius = self._clipping_ball(X, plan, rng, self._location(d))
+        counts, sums, moments = class_statistics(X, data.y, K, center, radius, outer)
         makers = self._makers(n, d, radius, n_partial_sums(X))
         mech = plan.calibrate("class_counts", makers["class_counts"])
         noisy_counts = mech.randomise(counts.astype(np.float64), rng)
@@ -678,7 +678,7 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
             priors = priors / np.sum(priors)
         return {
             "classes": classes,
-            "centre": centre,
+            "center": center,
             "radius": radius,
             "sizes": sizes,
             "offsets": offsets,

@@ -52,10 +52,10 @@ class PrivateLinearDiscriminantAnalysis(
         it. Required, from domain knowledge (for pixels in [0, 1], ``sqrt(d)``;
         for standardised features, a few times ``sqrt(d)``).
     location : array-like of shape (n_features,) or float, default=None
-        Public centre of the clipping ball (None: the origin).
+        Public center of the clipping ball (None: the origin).
     clipping : {"adaptive", "fixed"}, default="adaptive"
         "fixed" clips the rows to ``data_norm`` around ``location``.
-        "adaptive" spends 5% of the cost on a private centre (the mean of the
+        "adaptive" spends 5% of the cost on a private center (the mean of the
         rows clipped to ``data_norm``) and 5% on a private radius (the 90%
         quantile of the distances to it, at most ``data_norm``), and clips the
         class statistics to that smaller ball: less noise when ``data_norm``
@@ -78,9 +78,9 @@ class PrivateLinearDiscriminantAnalysis(
         The public classes, sorted.
     priors_ : ndarray of shape (n_classes,)
         Class priors (released or the public ones).
-    clip_centre_ : ndarray of shape (n_features,)
-        The centre the class statistics were clipped around: ``location``, or
-        with ``clipping="adaptive"`` the released centre.
+    clip_center_ : ndarray of shape (n_features,)
+        The center the class statistics were clipped around: ``location``, or
+        with ``clipping="adaptive"`` the released center.
     clip_radius_ : float
         The radius they were clipped to: ``data_norm``, or with
         ``clipping="adaptive"`` the released radius (a warning says when it is
@@ -117,11 +117,11 @@ class PrivateLinearDiscriminantAnalysis(
     ``location``, ``priors``, n, d and every other parameter. Rows become
     ``clip(x - location, B)``. The releases are planned and charged before any data are
     read. With ``clipping="adaptive"`` two come first (5% of the cost
-    each): ``centre``, the mean of the rows clipped to ``data_norm`` around
+    each): ``center``, the mean of the rows clipped to ``data_norm`` around
     ``location`` (l2 sensitivity ``2 data_norm / n``), and ``radius``, the 90%
     quantile of the rows' distances to it by the exponential mechanism over a
     public grid (utility sensitivity 1); B is then that radius (else
-    ``data_norm``) and the rows are clipped around the released centre. Then,
+    ``data_norm``) and the rows are clipped around the released center. Then,
     with 5%, 55% and 40% of the rest:
 
     * ``class_counts``, the K counts: l2 sensitivity ``sqrt(2)`` (l1 2);
@@ -207,7 +207,7 @@ class PrivateLinearDiscriminantAnalysis(
         covariance = (vectors * values) @ vectors.T
         # Sigma^-1 m_k from the eigendecomposition (values > 0 for every draw).
         solved = ((offsets @ vectors) / values) @ vectors.T
-        location = parts["centre"]
+        location = parts["center"]
         coef = solved
         intercept = (
             -0.5 * np.einsum("kd,kd->k", offsets, solved)

@@ -7,7 +7,7 @@ block-diagonal matrix: a changed row moves at most two blocks, jointly by at
 most ``sqrt(2) B^2 / n`` in Frobenius norm, the same as one pooled second
 moment). The classifier is post-processing: each block is denoised and
 projected onto {PSD, trace <= B^2} (the covariance estimators' GaussCov
-spectrum), rescaled by ``n / n_k`` and centred by the class mean; its
+spectrum), rescaled by ``n / n_k`` and centered by the class mean; its
 eigenvalues are floored and shrunk as in
 :func:`~dpgauss.discriminant_analysis._base.shrink_spectrum` (with the class's
 own noise level, ``n / n_k`` times the release's), and a row gets the class of
@@ -52,10 +52,10 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
         Public bound B on the l2 norm of ``x - location``; rows are clipped to
         it. Required, from domain knowledge.
     location : array-like of shape (n_features,) or float, default=None
-        Public centre of the clipping ball (None: the origin).
+        Public center of the clipping ball (None: the origin).
     clipping : {"adaptive", "fixed"}, default="adaptive"
         "fixed" clips the rows to ``data_norm`` around ``location``.
-        "adaptive" spends 5% of the cost on a private centre (the mean of the
+        "adaptive" spends 5% of the cost on a private center (the mean of the
         rows clipped to ``data_norm``) and 5% on a private radius (the 90%
         quantile of the distances to it, at most ``data_norm``), and clips the
         class statistics to that smaller ball: less noise when ``data_norm``
@@ -77,9 +77,9 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
         The public classes, sorted.
     priors_ : ndarray of shape (n_classes,)
         Class priors (released or the public ones).
-    clip_centre_ : ndarray of shape (n_features,)
-        The centre the class statistics were clipped around: ``location``, or
-        with ``clipping="adaptive"`` the released centre.
+    clip_center_ : ndarray of shape (n_features,)
+        The center the class statistics were clipped around: ``location``, or
+        with ``clipping="adaptive"`` the released center.
     clip_radius_ : float
         The radius they were clipped to: ``data_norm``, or with
         ``clipping="adaptive"`` the released radius (a warning says when it is
@@ -113,7 +113,7 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
     to replacing one row, its label included. Public: ``classes``,
     ``data_norm``, ``location``, ``priors``, n, d and every other parameter.
     With ``clipping="adaptive"`` two releases come first (5% of the cost
-    each): ``centre``, the mean of the rows clipped to ``data_norm`` (l2
+    each): ``center``, the mean of the rows clipped to ``data_norm`` (l2
     sensitivity ``2 data_norm / n``), and ``radius``, a quantile of the rows'
     distances to it by the exponential mechanism (utility sensitivity 1).
     Then, with B the radius used and the rest of the cost split 5%, 45% and

@@ -245,9 +245,9 @@ def log_vectors(S, ok):
         for i in idx:
             # One candidate at a time: LAPACK fails to converge on some finite
             # (even positive definite) matrices, and numpy then raises
-            # whatever the errstate (helper-26's review). Such a candidate
-            # gets NaN (no neighbours): a fixed map of it, after the spend
-            # never an exception, and no other candidate's vector changes.
+            # whatever the errstate. Such a candidate gets NaN (no
+            # neighbours): a fixed map of it, after the spend never an
+            # exception, and no other candidate's vector changes.
             try:
                 vals, vecs = np.linalg.eigh(S[i])
             except np.linalg.LinAlgError:

@@ -176,7 +176,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         Rows per group (the ``n - k * group_size_`` left over are not used).
     radius_ : float
         The clipping radius ("winsorized") or neighbour radius ("populous") used.
-    centre_ : ndarray or None
+    center_ : ndarray or None
         The private median ("winsorized").
     sensitivity_ : float
         The l2 sensitivity the last release was calibrated for.
@@ -197,7 +197,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
     one group's rows and at most one candidate. Every aggregator is private for
     any candidates: a wrapped estimator that is unstable, wrong, slow to
     converge, raises (its candidate is failed: a fixed public placeholder for
-    "winsorized", nobody's neighbour for "populous") or even centres its rows on
+    "winsorized", nobody's neighbour for "populous") or even centers its rows on
     their non-private mean cannot break the guarantee; it can only make the
     result useless. Warnings and exceptions of the group fits are swallowed (a
     warning that depends on the data would be a release), and each runs with
@@ -576,7 +576,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
                         epsilon=plan.cost("radius").epsilon,
                     )
                 return
-            QuantileSearch(plan.cost("centre"), p)
+            QuantileSearch(plan.cost("center"), p)
             for radius in (MIN_RADIUS, MAX_RADIUS):
                 mech = mean_mechanism(plan.cost("mean"), k, p, radius, 1)
                 check_noise_scale(mech, size=p)
@@ -662,16 +662,16 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         # The releases run with float errors ignored (their outputs are clamped
         # where it matters) and without the cycle collector: a group fit's
         # object in a reference cycle could otherwise be finalised here and
-        # call np.seterr(all="raise") (helper-26's review), making an overflow
-        # that depends on the data raise after the spend.
+        # call np.seterr(all="raise"), making an overflow that depends on the
+        # data raise after the spend.
         collecting = gc.isenabled()
         gc.disable()
         try:
             with np.errstate(all="ignore"):
                 if self.aggregator == "populous":
-                    value, radius, sens, centre = self._populous(Y, k, plan, rng, data)
+                    value, radius, sens, center = self._populous(Y, k, plan, rng, data)
                 else:
-                    value, radius, sens, centre = self._winsorized(Y, k, plan, rng)
+                    value, radius, sens, center = self._winsorized(Y, k, plan, rng)
         finally:
             if collecting:
                 gc.enable()
@@ -681,7 +681,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
             "n_groups_": k,
             "group_size_": s,
             "radius_": float(radius),
-            "centre_": centre,
+            "center_": center,
             "sensitivity_": float(sens),
         }
         return out
@@ -713,8 +713,8 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
 
     # -- aggregators ------------------------------------------------------------------
     def _winsorized(self, Y, k, plan, rng):
-        value, radius, mech, centre = winsorized_mean(Y, plan, rng, self.radius)
-        return value, radius, mech.sensitivity, centre
+        value, radius, mech, center = winsorized_mean(Y, plan, rng, self.radius)
+        return value, radius, mech.sensitivity, center
 
     def _run_test(self, counts, k, tau, plan, rng):
         test = plan.calibrate("test", lambda c: _PopulousTest(c, k))

@@ -70,7 +70,7 @@ from dpgauss.utils._sums import (
 
 __all__ = ["PrivateGaussianEstimator"]
 
-#: The extra start radius of ``initial_centre="subsample"`` beyond the
+#: The extra start radius of ``initial_center="subsample"`` beyond the
 #: clipping radius R: the median c is within about 2 R / RADIUS_FACTOR of the
 #: mean (half the group means lie within R / RADIUS_FACTOR of c, half within
 #: about as much of the mean).
@@ -92,7 +92,7 @@ class PrivateGaussianEstimator(
     1. **Coarse range** (no hints): the private median of every coordinate and
        the private median of ``|x/2 - x'/2|`` over random pairs of rows, by a
        noisy binary search over all of float64 (no bound needed). With
-       ``initial_centre="subsample"`` the center is found after the frame
+       ``initial_center="subsample"`` the center is found after the frame
        instead, by subsample and aggregate (below).
     2. **Frame**: ``cov_steps - 1`` CoinPress covariance steps on the pair
        differences (which need no center) learn a whitening frame A.
@@ -132,7 +132,7 @@ class PrivateGaussianEstimator(
         Share of the rest for the mean steps; the covariance steps get the
         remainder (a quarter of it for the frame, three quarters for the final
         release).
-    initial_centre : {{"range", "subsample"}}, default="range"
+    initial_center : {{"range", "subsample"}}, default="range"
         How the mean steps' first ball is found when neither ``mean_bound``
         nor public rows give it (otherwise ignored). ``"range"``: the coarse
         range's coordinate medians, with a radius of 4 scales per coordinate.
@@ -146,7 +146,7 @@ class PrivateGaussianEstimator(
         and the radius small. With fewer rows than that, the range step runs
         instead (a ``UtilityWarning`` says so; decided from n, d and the cost
         before anything is spent). See the user guide for when it helps
-        (``benchmarks/bench_gaussian_centre.py``).
+        (``benchmarks/bench_gaussian_center.py``).
     {public_tv_bound}
     {random_state}
 
@@ -184,7 +184,7 @@ class PrivateGaussianEstimator(
     replacing one row; n and every parameter (the hints included) are public.
     Releases, each planned and charged before any noise is drawn:
 
-    * ``subsample_centre`` (``initial_centre="subsample"``, instead of
+    * ``subsample_center`` (``initial_center="subsample"``, instead of
       ``range_location``): the winsorized aggregate of k group means, each
       mapped by the released frame (one row changes one group's mean; the
       aggregate is private for any k candidates:
@@ -242,7 +242,7 @@ class PrivateGaussianEstimator(
         ],
         "range_share": [Interval(numbers.Real, 0, 0.5, closed="neither")],
         "mean_share": [Interval(numbers.Real, 0, 1, closed="neither")],
-        "initial_centre": [StrOptions({"range", "subsample"})],
+        "initial_center": [StrOptions({"range", "subsample"})],
     }
 
     def __init__(
@@ -258,7 +258,7 @@ class PrivateGaussianEstimator(
         mean_steps="auto",
         range_share=0.05,
         mean_share=0.3,
-        initial_centre="range",
+        initial_center="range",
         public_tv_bound=0.0,
         random_state=None,
     ):
@@ -272,7 +272,7 @@ class PrivateGaussianEstimator(
         self.mean_steps = mean_steps
         self.range_share = range_share
         self.mean_share = mean_share
-        self.initial_centre = initial_centre
+        self.initial_center = initial_center
         self.public_tv_bound = public_tv_bound
         self.random_state = random_state
 
@@ -299,60 +299,60 @@ class PrivateGaussianEstimator(
     def _check_params(self):
         self._check_hints()
 
-    # -- the initial centre by subsample and aggregate ------------------------------
+    # -- the initial center by subsample and aggregate ------------------------------
     def _subsample_asked(self, data):
-        return self.initial_centre == "subsample" and not super()._location_known(data)
+        return self.initial_center == "subsample" and not super()._location_known(data)
 
-    def _subsample_centre(self, data):
-        """Whether ``subsample_centre`` runs: asked for, no hint or public rows
+    def _subsample_center(self, data):
+        """Whether ``subsample_center`` runs: asked for, no hint or public rows
         give the location, and n is at least the fewest groups that keep its
         searches on track (public values only; before a fit, for pricing, it
         is assumed to run: both starts cost the same)."""
-        fallback = data.public.get("centre_fallback", False)
+        fallback = data.public.get("center_fallback", False)
         return self._subsample_asked(data) and not fallback
 
     def _prepare_fit(self, data):
-        """Whether a fit asked for ``initial_centre="subsample"`` takes the
+        """Whether a fit asked for ``initial_center="subsample"`` takes the
         range step instead (too few rows for its searches): decided from n, d
         and the cost, all public."""
         data = super()._prepare_fit(data)
         if data.n is None or not self._subsample_asked(data):
             return data
         entries, _ = self._range_entries(self._privacy_total(), data)
-        cost = next(e.cost for e in entries if e.name == "subsample_centre")
-        return data.derive(centre_fallback=data.n < self._centre_fewest(cost, data.d))
+        cost = next(e.cost for e in entries if e.name == "subsample_center")
+        return data.derive(center_fallback=data.n < self._center_fewest(cost, data.d))
 
     def _location_known(self, data):
-        # The coarse range does not search the location when subsample_centre
+        # The coarse range does not search the location when subsample_center
         # gives it (the scales are then searched on the pairs).
-        return super()._location_known(data) or self._subsample_centre(data)
+        return super()._location_known(data) or self._subsample_center(data)
 
     def _range_names(self, data):
         names = super()._range_names(data)
-        return ["subsample_centre", *names] if self._subsample_centre(data) else names
+        return ["subsample_center", *names] if self._subsample_center(data) else names
 
     @staticmethod
-    def _centre_stages(cost):
+    def _center_stages(cost):
         return Stages(cost, winsorized_entries(cost))
 
-    def _centre_fewest(self, cost, d):
-        """The fewest groups that keep ``subsample_centre``'s searches on track
+    def _center_fewest(self, cost, d):
+        """The fewest groups that keep ``subsample_center``'s searches on track
         at ``cost`` (public: the cost and d)."""
-        return winsorized_min_groups(self._centre_stages(cost).plan, d)
+        return winsorized_min_groups(self._center_stages(cost).plan, d)
 
-    def _centre_groups(self, plan, n, d):
-        """k: the groups of ``subsample_centre``, the fewest that keep its
+    def _center_groups(self, plan, n, d):
+        """k: the groups of ``subsample_center``, the fewest that keep its
         searches on track (n is at least k, or the fit falls back to the
         range step). The fewest groups are the largest, hence the tightest
         group means."""
-        return max(1, min(self._centre_fewest(plan.cost("subsample_centre"), d), n))
+        return max(1, min(self._center_fewest(plan.cost("subsample_center"), d), n))
 
     def _check_utility(self, plan, data):
         n, d = data.n, data.d
-        if self._subsample_asked(data) and not self._subsample_centre(data):
+        if self._subsample_asked(data) and not self._subsample_center(data):
             warnings.warn(
                 f"{type(self).__name__}: n={n} rows are too few for "
-                f"initial_centre='subsample' at {plan.total} with d={d} (its private "
+                f"initial_center='subsample' at {plan.total} with d={d} (its private "
                 "median and radius searches would go astray with a chance above "
                 "0.01 and the mean steps start from a wrong ball); the range step "
                 "runs instead, at the same cost.",
@@ -364,7 +364,7 @@ class PrivateGaussianEstimator(
     def _subsample_start(self, X, frame, plan, rng):
         """The released center (in X's coordinates) and the first mean step's
         radius in ``frame``, from the winsorized aggregate of the group means
-        mapped by the frame (``subsample_centre``).
+        mapped by the frame (``subsample_center``).
 
         The groups are a random partition drawn from the fit's generator,
         independently of the data, into k groups of ``n // k`` rows (the
@@ -376,13 +376,13 @@ class PrivateGaussianEstimator(
         is within about ``2 R / RADIUS_FACTOR`` of ``A mu``.
         """
         n, d = X.shape
-        k = self._centre_groups(plan, n, d)
+        k = self._center_groups(plan, n, d)
         size = n // k
         labels = np.full(n, -1, dtype=np.intp)
         labels[rng.permutation(n)[: k * size]] = np.repeat(np.arange(k), size)
         with np.errstate(all="ignore"):  # an overflow is a failed candidate
             Y = group_means(X, labels, k) @ frame.T
-        stages = plan.calibrate("subsample_centre", self._centre_stages)
+        stages = plan.calibrate("subsample_center", self._center_stages)
         with np.errstate(all="ignore"):
             value, radius, mech, _ = winsorized_mean(Y, stages.plan, rng)
         stages.finish()
@@ -408,13 +408,13 @@ class PrivateGaussianEstimator(
         try:
             for release in plan.releases():
                 name, cost = release.name, release.cost
-                if name == "subsample_centre":
+                if name == "subsample_center":
                     # Every sub-release, as the fit calibrates it (k group
                     # means summed in ceil(k / CHUNK_ROWS) chunks).
-                    k = self._centre_groups(plan, n, d)
-                    parts = self._centre_stages(cost).plan
+                    k = self._center_groups(plan, n, d)
+                    parts = self._center_stages(cost).plan
                     for search in (
-                        QuantileSearch(parts.cost("centre"), d),
+                        QuantileSearch(parts.cost("center"), d),
                         QuantileSearch(parts.cost("radius"), 1, RADIUS_QUANTILE),
                     ):
                         check_noise_scale(search.step, size=search.n_features)
@@ -453,7 +453,7 @@ class PrivateGaussianEstimator(
         gamma = tail_radius(d, STEP_BETA)
         if scale is None:  # every coordinate's sd is at most sqrt(top)
             scale = np.full(d, math.sqrt(top))
-        if self._subsample_centre(data):
+        if self._subsample_center(data):
             coarse, radius = self._subsample_start(X, frame, plan, rng)
         else:
             radius = self._mean_radius(data, frame, scale, found)

@@ -16,7 +16,7 @@ Bernoulli(exp(-rational)) coins. The output is a fixed function of an integer
 that is private exactly as stated, so the guarantees hold for the float64
 outputs as computed, not only for idealised real numbers. ``exact=False`` keeps
 numpy's floating-point samplers, which are **not float-safe**: their low-order
-bits leak the centre (Mironov 2012); it exists for benchmarks and as the canary
+bits leak the center (Mironov 2012); it exists for benchmarks and as the canary
 of the privacy audits.
 """
 

@@ -326,7 +326,7 @@ class LaplaceMechanism(_Additive):
     ``b / g >= 2**40`` (so ``b / g`` is in ``[2**40, 2**41)``); ``R = rint(value /
     g)`` has l1 sensitivity at most ``D/g + k`` in grid units; ``Z`` is discrete
     Laplace with integer scale ``t = ceil((D/g + k) / epsilon)`` per coordinate.
-    Moving an integer centre by ``delta`` changes ``P(Z = z)`` by at most
+    Moving an integer center by ``delta`` changes ``P(Z = z)`` by at most
     ``exp(|delta| / t)`` per coordinate, so the release is
     ``(D/g + k) / t <= epsilon``-DP; the output ``g * (R + Z)`` is a function of
     ``R + Z``. ``effective_scale(k) = g t <= scale * (1 + 2**-40 (k/epsilon + 1))``.

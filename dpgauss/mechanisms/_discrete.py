@@ -6,7 +6,7 @@ integers and every coin is a draw of ``rng.integers`` (numpy's bounded integers
 are exactly uniform: Lemire's method with rejection), so the law of every output
 is exactly the one stated, with no floating-point number anywhere between the
 random bits and the output. This is what defeats the attack of Mironov (2012) on
-floating-point noise, whose reachable output floats depend on the centre.
+floating-point noise, whose reachable output floats depend on the center.
 
 * :func:`bernoulli_exp`: Bernoulli(exp(-num/den)) for integer arrays.
 * :func:`discrete_laplace`: ``P(k) ∝ exp(-|k| / t)`` on the integers.
@@ -351,7 +351,7 @@ def discrete_laplace(t, size, rng):
     Notes
     -----
     Algorithm 2 of Canonne, Kamath and Steinke (2020) with s = 1 (the derivation
-    is in ``_discrete_laplace_flat``). Shifting an integer centre by an integer
+    is in ``_discrete_laplace_flat``). Shifting an integer center by an integer
     ``delta`` changes every probability by a factor at most ``exp(|delta|/t)``, so
     adding this noise to an integer vector of l1 sensitivity ``Delta`` is
     ``Delta/t``-DP.

@@ -6,14 +6,14 @@ exactly by :mod:`dpgauss.mechanisms._discrete`, and the output is
 ``g * (R + Z)`` in float64. ``R`` and ``Z`` are integer-valued floats, so their
 float sum is the correctly rounded integer ``R + Z`` and the output is a fixed
 function of that integer alone: post-processing of an exactly private integer
-release. No output float depends on the centre in any other way, which defeats
+release. No output float depends on the center in any other way, which defeats
 the floating-point attack of Mironov (2012). The rounding moves each coordinate
 by at most 1/2 grid unit, so it adds at most 1 per coordinate to the sensitivity
 in grid units (``sqrt(k)`` in l2, ``k`` in l1); the calibrations below include it.
 
 **Floating point** (``exact=False`` on a mechanism): numpy's samplers
 (``Generator.normal``, ``laplace``, ``gumbel``). They are **not float-safe**: the
-set of output floats they can reach depends on the centre, and an attacker who
+set of output floats they can reach depends on the center, and an attacker who
 sees the bits can tell neighbours apart far beyond the claimed epsilon (measured
 in ``tests/audit/test_float_attack_audit.py``). Kept for benchmarks and as the
 audits' canary.

@@ -12,7 +12,7 @@ bounds), every entry of a row becomes
     z_j = clip(fl(fl(x_j - c_j) / h_j), -1, 1)
 
 (a NaN, possible only when scikit-learn's ``assume_finite`` switches validation
-off, becomes 0, the centre). The offset is taken before clipping (the library's
+off, becomes 0, the center). The offset is taken before clipping (the library's
 floating-point rule, :mod:`dpgauss.utils._sums`): an entry 1e12 box widths
 away, or one whose offset overflows to infinity, is clipped to -1 or 1 like any
 other, and no cancellation of ``clip(x) - c`` can leave the box. ``clip``
@@ -168,7 +168,7 @@ def check_bounds(bounds, n_features=None, owner="PrivateStandardScaler"):
 
 
 def box_frame(lower, upper):
-    """The box's centre ``c = lower/2 + upper/2`` and half-width ``upper/2 -
+    """The box's center ``c = lower/2 + upper/2`` and half-width ``upper/2 -
     lower/2`` (halves first, so neither overflows for finite bounds)."""
     return lower / 2.0 + upper / 2.0, upper / 2.0 - lower / 2.0
 
@@ -178,7 +178,7 @@ def box_offsets(x, center, half_width):
 
     The offset comes before the clip; every returned entry satisfies
     ``|z| <= 1`` exactly, whatever the input (an overflowing offset becomes
-    -1 or 1, a NaN the centre 0). The input is not modified.
+    -1 or 1, a NaN the center 0). The input is not modified.
 
     Parameters
     ----------
@@ -250,7 +250,7 @@ def moment_mechanism(cost, n, d, name, n_partials=None):
     """The mechanism of the ``mean`` or ``second_moment`` release.
 
     Rows in the unit box lie in the l2 ball of radius ``sqrt(d)`` (``mean``)
-    and their centred squares in that of radius ``sqrt(d) / 2``
+    and their centered squares in that of radius ``sqrt(d) / 2``
     (``second_moment``), so the sensitivities are ``2 sqrt(d) / n`` and
     ``sqrt(d) / n`` (l2; l1: ``2 d / n`` and ``d / n``) plus the summation's
     rounding; see the module docstring.
@@ -380,7 +380,7 @@ class PrivateStandardScaler(
     **Privacy.** rho-zCDP (or pure epsilon-DP with ``epsilon`` alone, Laplace
     noise; or (epsilon, delta)-DP through the largest rho that implies it)
     with respect to replacing one row. Public: ``bounds``, n, d and every
-    parameter. With the box's centre c and half-width h, each entry becomes
+    parameter. With the box's center c and half-width h, each entry becomes
     ``z = clip((x - c) / h, -1, 1)`` (the offset is taken first, so a row
     1e12 box widths away, or an overflowing one, is clipped like any other and
     ``|z| <= 1`` holds exactly in floating point). The releases, planned and

@@ -2,13 +2,13 @@
 
 Shared by :class:`~dpgauss.ensemble.SubsampleAggregate` (``aggregator=
 "winsorized"``) and by :class:`~dpgauss.gaussian.PrivateGaussianEstimator`
-(``initial_centre="subsample"``). The candidates are k vectors of which
+(``initial_center="subsample"``). The candidates are k vectors of which
 replacing one row of the data changes at most one (a group's statistic); a
 candidate that is not finite counts as *failed*.
 
 Three releases, each private for *any* k candidates:
 
-1. ``centre``: the coordinate-wise median c, a bound-free binary search over
+1. ``center``: the coordinate-wise median c, a bound-free binary search over
    the float64 order (:class:`~dpgauss.mechanisms._range.QuantileSearch`);
    failed candidates enter it as fixed public points at the two ends of the
    float range in turn, so one change still moves one value;
@@ -17,7 +17,7 @@ Three releases, each private for *any* k candidates:
    failed candidate's distance is 0), the same search on one column, clamped
    to ``[MIN_RADIUS, MAX_RADIUS]``;
 3. ``mean``: ``c + (1/k) sum_i clip_R(Y_i - c) + Z``. A failed candidate
-   contributes 0 (it is the centre); a clipped difference lies in the ball of
+   contributes 0 (it is the center); a clipped difference lies in the ball of
    radius R in floating point (:func:`~dpgauss.utils._sums.clipped_sums`), so
    one change moves the mean by at most 2R/k plus the summation term, the
    sensitivity of :func:`~dpgauss.mechanisms._releases.mean_mechanism`.
@@ -55,19 +55,19 @@ _MAX_FLOAT = float(np.finfo(np.float64).max)
 
 
 def winsorized_entries(total, auto_radius=True):
-    """The plan entries ``centre``, ``radius`` (when ``auto_radius``) and
+    """The plan entries ``center``, ``radius`` (when ``auto_radius``) and
     ``mean`` that split ``total`` by :data:`WINSOR_SHARES`."""
     kind = kind_of(total)
     if auto_radius:
-        centre, radius, mean = split_cost(total, WINSOR_SHARES)
+        center, radius, mean = split_cost(total, WINSOR_SHARES)
         entries = [
-            Release("centre", centre, f"{kind}_quantile"),
+            Release("center", center, f"{kind}_quantile"),
             Release("radius", radius, f"{kind}_quantile"),
         ]
     else:
         share = WINSOR_SHARES[0] / (WINSOR_SHARES[0] + WINSOR_SHARES[2])
-        centre, mean = split_cost(total, [share, 1.0 - share])
-        entries = [Release("centre", centre, f"{kind}_quantile")]
+        center, mean = split_cost(total, [share, 1.0 - share])
+        entries = [Release("center", center, f"{kind}_quantile")]
     entries.append(Release("mean", mean, kind))
     return entries
 
@@ -94,19 +94,19 @@ def winsorized_mean(Y, plan, rng, radius="auto"):
         The clipping radius R (released or public).
     mechanism : additive mechanism
         The calibrated ``mean`` release (its noise scale is public).
-    centre : ndarray of shape (p,)
+    center : ndarray of shape (p,)
         The released median c.
     """
     k, p = Y.shape
     failed = ~np.all(np.isfinite(Y), axis=1)
     ends = np.where(np.arange(k) % 2 == 0, _MAX_FLOAT, -_MAX_FLOAT)
     Yq = np.where(failed[:, None], ends[:, None], Y)
-    search = plan.calibrate("centre", lambda c: QuantileSearch(c, p))
-    centre = search.release(Yq, rng)
+    search = plan.calibrate("center", lambda c: QuantileSearch(c, p))
+    center = search.release(Yq, rng)
     if radius == "auto":
-        # One distance per candidate (a failed one counts as the centre), so
+        # One distance per candidate (a failed one counts as the center), so
         # one change moves one value.
-        dist = np.minimum(row_norms(Y, centre), _MAX_FLOAT)[:, None]
+        dist = np.minimum(row_norms(Y, center), _MAX_FLOAT)[:, None]
         rsearch = plan.calibrate(
             "radius", lambda c: QuantileSearch(c, 1, RADIUS_QUANTILE)
         )
@@ -116,9 +116,9 @@ def winsorized_mean(Y, plan, rng, radius="auto"):
         radius = float(radius)
     partials = n_partial_sums(Y)
     mech = plan.calibrate("mean", lambda c: mean_mechanism(c, k, p, radius, partials))
-    sum_y, _ = clipped_sums(Y, centre, radius, with_outer=False)
+    sum_y, _ = clipped_sums(Y, center, radius, with_outer=False)
     noisy = mech.randomise(sum_y / k, rng)
-    return centre + noisy, radius, mech, centre
+    return center + noisy, radius, mech, center
 
 
 def winsorized_min_groups(plan, p):
@@ -137,7 +137,7 @@ def winsorized_min_groups(plan, p):
     costs and p. Failed candidates (placed at the ends of the float range)
     narrow the margin and are not counted.
     """
-    searches = [(plan.cost("centre"), int(p))]
+    searches = [(plan.cost("center"), int(p))]
     if "radius" in {release.name for release in plan.releases()}:
         searches.append((plan.cost("radius"), 1))
 

@@ -518,7 +518,7 @@ def _block_group_sums(block, labels, k):
     # Everything under errstate, the conversion included (it runs in a Dask
     # worker, outside the fit's errstate): a longdouble row beyond float64's
     # range overflows to inf there, a failed candidate, and no warning may
-    # depend on the data (helper-28's review).
+    # depend on the data.
     with np.errstate(all="ignore"):
         block = np.asarray(block, dtype=np.float64)
         sums = np.zeros((k, block.shape[1]))

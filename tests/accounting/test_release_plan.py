@@ -207,7 +207,7 @@ def test_choice_dominance_is_exact():
 
 
 def test_dominance_holds_after_other_costs_are_added():
-    # Review: options whose rounded sums tie can differ once composed with a
+    # Options whose rounded sums tie can differ once composed with a
     # third cost; exact sums pick the option whose composition is the larger.
     from dpgauss.accounting._composition import compose
 

@@ -93,7 +93,7 @@ def test_grid_search_records_every_fit_and_the_refit(X, n_jobs):
     check_search_budget(search, X)
     search.fit(X)
     best = search.best_params_
-    # 4 candidates x 3 folds + 1 refit; a centred fit makes 2 releases, else 1;
+    # 4 candidates x 3 folds + 1 refit; a centered fit makes 2 releases, else 1;
     # each of the 12 cross-validation fits is scored once.
     n_events = 3 * (2 * 2 + 2 * 1) + 12 + (2 if best["center"] else 1)
     events = budget.ledger()

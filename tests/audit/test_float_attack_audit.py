@@ -2,7 +2,7 @@
 
 numpy's ``Generator.laplace(0, 1)`` returns ``log(U + U)`` for ``U < 1/2`` and
 ``-log(2 - U - U)`` otherwise, with U on the 53-bit grid ``j 2^-53``. Only some
-floats are reachable that way, and which ones depends on the centre: the float
+floats are reachable that way, and which ones depends on the center: the float
 ``1 + noise`` is rarely a reachable value of ``noise`` itself. The attack's
 summary of an output x is the indicator "x is exactly a value the float sampler
 can produce around 0" (decided by inverting the sampler: the U on the grid
@@ -45,9 +45,9 @@ def _reachable_from_zero(x):
     return 0.0
 
 
-def _runner(mech, centre):
+def _runner(mech, center):
     def run(n, rng):
-        out = mech.randomise(np.full(n, centre), rng)
+        out = mech.randomise(np.full(n, center), rng)
         return np.array([_reachable_from_zero(float(x)) for x in out])
 
     return run

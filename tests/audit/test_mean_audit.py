@@ -1,6 +1,6 @@
 """Audits of PrivateMean's releases with a row 1e12 radii away from a far center.
 
-A published CoinPress inside subsample-and-aggregate centres the data on the
+A published CoinPress inside subsample-and-aggregate centers the data on the
 non-private mean before clipping; one far row then moves its output by thousands
 of noise sds. These audits release the CoinPress mean step (in a public,
 non-trivial frame, around a center at 1e14) and the plan method's log-size
@@ -183,11 +183,11 @@ def test_canary_norms_around_the_non_private_mean_are_caught(
     # largest float by row_norms).
     original = steps_module.row_norms
 
-    def centred(Z):
+    def centered(Z):
         with np.errstate(all="ignore"):
             return original(Z - np.mean(Z, axis=0))
 
-    monkeypatch.setattr(steps_module, "row_norms", centred)
+    monkeypatch.setattr(steps_module, "row_norms", centered)
     X, Y = _norm_neighbours()
     runs = [_median_runner(release, name, Z) for Z in (X, Y)]
     result = _audit(*runs, 600)

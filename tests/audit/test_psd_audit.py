@@ -2,14 +2,14 @@
 
 The pair: 1 x 1 candidates (the PSD space is then the log line, and the
 trace-normalised shape is always 1, so the scale carries everything), k = 11,
-t = 1.09, the review's worst Euclidean pattern carried over by the
-exponential, one candidate moved across the cluster; counts, weights and the
-exact trace come from the library's own functions. This pair moves
-``ln tr mu`` by about a twentieth of the calibrated bound ``-ln(1 - Delta)``
-(the random pairs of tests/ensemble/test_psd.py move it less). The release
-as calibrated must keep its claim; a canary calibrated for a bound 40 times
-too small must be caught. The bound itself is property-tested in
-tests/ensemble/test_psd.py.
+t = 1.09, the worst Euclidean pattern known (tests/ensemble/test_populous.py)
+carried over by the exponential, one candidate moved across the cluster;
+counts, weights and the exact trace come from the library's own functions.
+This pair moves ``ln tr mu`` by about a twentieth of the calibrated bound
+``-ln(1 - Delta)`` (the random pairs of tests/ensemble/test_psd.py move it
+less). The release as calibrated must keep its claim; a canary calibrated for
+a bound 40 times too small must be caught. The bound itself is property-tested
+in tests/ensemble/test_psd.py.
 """
 
 import math

@@ -7,7 +7,7 @@ sensitivity, and with ``with_std=False`` the mean gets the whole rho: the
 shift is sqrt(2 rho) noise sds, the worst case rho-zCDP allows. The canary
 calibrates the release to a twentieth of its sensitivity.
 
-Variance (pure DP): the same rows but the first at the centre 0 (z = 0); the
+Variance (pure DP): the same rows but the first at the center 0 (z = 0); the
 neighbour puts it at 1e12 (z = 1), which moves both releases by 1/n per
 coordinate. The audited output is ``var_``. The canary skips the clipping (a
 plausible bug: ``(x - c) / h`` unclipped), so the far row moves the variance

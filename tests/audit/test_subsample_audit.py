@@ -1,8 +1,8 @@
 """Audit of SubsampleAggregate with an inner estimator that breaks every rule.
 
-The wrapped estimator centres its group on the group's non-private mean and
+The wrapped estimator centers its group on the group's non-private mean and
 returns the row farthest from it: one row placed 1e12 away moves that group's
-statistic by 1e12 (the published mistake of centring on a non-private mean
+statistic by 1e12 (the published mistake of centering on a non-private mean
 moves an output by thousands of noise sds). The meta-estimator's guarantee
 rests only on one row changing one group, so its release must keep its claim;
 the canary calibrates the clipped mean for a twentieth of its sensitivity and must
@@ -29,7 +29,7 @@ CLAIM = zcdp_to_approx(RHO, DELTA)
 FAST_RUNS = 250
 
 
-class _CentredFarthest(BaseEstimator):
+class _CenteredFarthest(BaseEstimator):
     def fit(self, X, y=None):
         offsets = X - X.mean(axis=0)  # the non-private mean of the group
         self.location_ = X[np.argmax(np.abs(offsets[:, 0]))]
@@ -50,7 +50,7 @@ def _runner(Z, radius):
     def run(n, rng):
         seeds = rng.integers(0, 2**62, size=n)
         est = SubsampleAggregate(
-            _CentredFarthest(),
+            _CenteredFarthest(),
             statistic="location_",
             rho=RHO,
             n_groups=100,

@@ -5,7 +5,7 @@ whole mechanism's claim ``ApproxDP(1, 1e-6)`` (audit delta 1e-6):
 
 * **The test.** Scalar output: 1 if the propose-test-release check passed. On
   A (n = 440 Gaussian quantiles, d = 1) ``h_lb = 27``; B moves the lowest row to
-  the centre, ``h_lb = 26``; the threshold is 27.24, so both pass with
+  the center, ``h_lb = 26``; the threshold is 27.24, so both pass with
   probabilities near 1/2 where one unit of ``h_lb`` matters most. The real test
   (discrete Laplace of scale 2/epsilon_total) moves these by at most
   ``e^{1/2}``. Canary: Google's ``dp_regression`` bug, noise of scale

@@ -204,7 +204,7 @@ def test_extreme_rows_and_tiny_rho_give_finite_scores(rho, method):
 
 
 def test_distances_beyond_float_range_are_capped():
-    """Rows all at the centre: the spectrum is the floor; distances of rows
+    """Rows all at the center: the spectrum is the floor; distances of rows
     1e150 away overflow and are reported as the largest float64, not inf."""
     X = np.zeros((100, 2))
     env = PrivateEllipticEnvelope(

@@ -176,11 +176,11 @@ def test_small_n_near_mean_centers_around_the_shrunk_mean():
 
 
 def test_small_n_loose_bound_stays_near_the_zero_matrix():
-    # The review's case: n = 150, one coordinate N(0, 1), two constant, a bound
-    # 30 times the data, epsilon = 1. Before the fix a fit could center far
-    # from the data (a released mean 27 away) and keep a noise-dominated
-    # release at its own trace: up to 443 times the zero matrix's error (mean
-    # 16). Measured now: mean 0.91, worst 1.0 over 40 fits.
+    # n = 150, one coordinate N(0, 1), two constant, a bound 30 times the data,
+    # epsilon = 1: a fit that centered far from the data (a released mean 27
+    # away) and kept a noise-dominated release at its own trace would err up
+    # to 443 times the zero matrix's error (mean 16). Measured: mean 0.91,
+    # worst 1.0 over 40 fits.
     errors = []
     for seed in range(20):
         rng = np.random.default_rng(seed)
@@ -383,8 +383,8 @@ def test_near_mean_with_many_rows_centers_around_the_mean():
 
 @pytest.mark.parametrize("kind", ["rho", "epsilon"])
 def test_scans_choice_charges_a_cost_that_dominates_both_options(kind):
-    # Exact dominance (the review found a 1e-12 tolerance under-recording the
-    # one-scan option by 1 ulp at rho = 2): for 300 budgets the charged option's
+    # Exact dominance (a 1e-12 tolerance would under-record the one-scan
+    # option by 1 ulp at rho = 2): for 300 budgets the charged option's
     # cost components are >= those of either option, exactly.
     for value in np.logspace(-8, 4, 300):
         est = TailSensitiveCovariance(data_norm=1.0, **{kind: float(value)})

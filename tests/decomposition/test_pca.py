@@ -44,7 +44,7 @@ SCALES = np.array([3.0, 2.0, 1.0, 0.5, 0.3, 0.2])
 
 
 def _rows(n=20_000, seed=0, radius=12.0):
-    """Centred Gaussian rows with decreasing variances, inside 0.9 radius."""
+    """Centered Gaussian rows with decreasing variances, inside 0.9 radius."""
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, SCALES.size)) * SCALES
     X -= X.mean(axis=0)

@@ -30,7 +30,7 @@ MODELS = [PrivateLinearDiscriminantAnalysis, PrivateQuadraticDiscriminantAnalysi
 
 def _three_gaussians(n_per_class=2000, d=5, seed=0, scales=(1.0, 1.0, 1.0)):
     rng = np.random.default_rng(seed)
-    centres = np.array(
+    centers = np.array(
         [
             [-2.0] + [0.0] * (d - 1),
             [2.0] + [0.0] * (d - 1),
@@ -40,7 +40,7 @@ def _three_gaussians(n_per_class=2000, d=5, seed=0, scales=(1.0, 1.0, 1.0)):
     X = np.vstack(
         [
             rng.normal(c, s, (n_per_class, d))
-            for c, s in zip(centres, scales, strict=True)
+            for c, s in zip(centers, scales, strict=True)
         ]
     )
     y = np.repeat([0, 1, 2], n_per_class)
@@ -118,7 +118,7 @@ def test_ledger_equals_plan(cls, clipping, privacy):
     expected = ["class_counts", "class_sums", moments]
     shares = list(cls._SHARES)
     if clipping == "adaptive":
-        expected = ["centre", "radius", *expected]
+        expected = ["center", "radius", *expected]
         shares = [0.05, 0.05, *(0.9 * s for s in shares)]
     assert names == expected
     assert [e.cost for e in events] == clf.planned_costs(5)
@@ -320,7 +320,7 @@ def test_adaptive_radius_is_a_public_grid_point_at_most_data_norm():
     clf = PrivateLinearDiscriminantAnalysis(
         classes=[0, 1, 2], data_norm=100.0, rho=1.0, random_state=0
     ).fit(X, y)
-    # The rows' 90% distance to the centre is about sqrt(chi2_5(0.9) + spread),
+    # The rows' 90% distance to the center is about sqrt(chi2_5(0.9) + spread),
     # near 4, far below the public 100: the class means are then much more
     # precise than with fixed clipping.
     fixed = clone(clf).set_params(clipping="fixed").fit(X, y)
@@ -368,7 +368,7 @@ def test_a_data_norm_far_too_small_warns_from_released_values(cls):
         warnings.simplefilter("error", UtilityWarning)
         clf = cls(classes=[0, 1], data_norm=norm, rho=1.0, random_state=0).fit(Xs, y)
     assert 6.0 < clf.clip_radius_ < 9.0
-    assert clf.clip_centre_.shape == (30,)
+    assert clf.clip_center_.shape == (30,)
 
 
 @pytest.mark.parametrize("cls", MODELS)

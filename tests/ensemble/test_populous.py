@@ -159,8 +159,8 @@ def test_randomise_lattice_is_a_function_of_the_integer_sum():
         GaussianMechanism(sensitivity=1.0, rho=0.5, exact=False).randomise_lattice([0])
 
 
-def test_mask_sensitivity_holds_on_the_reviews_worst_pair():
-    """The worst pair helper-23's exhaustive 1-D search and hill climbing found
+def test_mask_sensitivity_holds_on_the_worst_known_pair():
+    """The worst pair an exhaustive 1-D search and hill climbing found
     (k = 11, tau = 4, one candidate moved from 9 to 1): it uses about a tenth
     of the bound, so the test would fail a bound ten or more times too small
     (the random pairs above stay below a twentieth of it)."""

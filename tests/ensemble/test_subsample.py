@@ -39,7 +39,7 @@ class _Raises(BaseEstimator):
 
 
 class _FarthestRow(BaseEstimator):
-    """Centres its rows on their non-private mean and returns the farthest one:
+    """Centers its rows on their non-private mean and returns the farthest one:
     one row moves it arbitrarily far."""
 
     def fit(self, X, y=None):
@@ -247,7 +247,8 @@ class _Tripwire(BaseException):
 
 class _Hostile(BaseEstimator):
     """Re-arms floating-point errors for everything after it and raises a
-    BaseException on a far row (helper-23's reproducers)."""
+    BaseException on a far row: an inner fit that must not change whether a
+    charged fit completes."""
 
     def fit(self, X, y=None):
         np.seterr(all="raise")
@@ -432,7 +433,7 @@ def test_k_min_is_the_fewest_groups_within_the_risk():
     plan = SubsampleAggregate(LinearRegression())._pricing_plan(3, total=total)
 
     def risk(k):
-        return range_failure(plan.cost("centre"), k, 5, capped=False) + range_failure(
+        return range_failure(plan.cost("center"), k, 5, capped=False) + range_failure(
             plan.cost("radius"), k, 1, capped=False
         )
 

@@ -167,9 +167,8 @@ def test_top_eigenvalue_bounds_every_spectrum():
 def test_the_scale_search_that_runs_is_the_one_predicted(monkeypatch):
     # rho = 1e-4, n = 10^5, d = 5: the coordinate medians stay on track but
     # the d-column scale search (4/5 of range_scale) would not, so the
-    # one-column search on the pairs must run with the whole cost (review,
-    # helper-18: the location branch ignored one_scale, ran the d-column
-    # search, and the warning judged the search that did not run). At d = 1
+    # one-column search on the pairs must run with the whole cost, and the
+    # warning must judge the search that runs, not the d-column one. At d = 1
     # the one scale takes the whole cost and no "top" search runs.
     from dpgauss.releases import _range
 

@@ -1,4 +1,4 @@
-"""X_public: public rows replace the private location search (issue 9, first part)."""
+"""X_public: public rows replace the private location search."""
 
 import warnings
 
@@ -11,7 +11,7 @@ from sklearn.pipeline import make_pipeline
 from dpgauss import PrivacyBudget, PrivateGaussianEstimator, PrivateMean
 
 
-def test_one_public_row_recentres_a_far_mean():
+def test_one_public_row_recenters_a_far_mean():
     # BKS22 Fig. 1 (spec bks2022.md section 8.1): d = 50, n = 1,000,
     # rho = 0.5, covariance I, mu = 1000 * ones, one public row. The empirical
     # mean errs about sqrt(d / n) = 0.22; the spec's target is below 0.30
@@ -203,9 +203,9 @@ def test_public_tv_bound_is_validated():
 
 
 def test_subnormal_public_rows_give_no_public_frame():
-    # helper-19: deviations near 5e-324 made the public whitening infinite and
-    # the fit failed after the spend; such rows now start no frame (decided
-    # before the spend, from the public rows alone).
+    # Deviations near 5e-324 would make the public whitening infinite and the
+    # fit fail after the spend; such rows start no frame (decided before the
+    # spend, from the public rows alone).
     from dpgauss.releases._hints import public_whitening
 
     public = np.array([[0, 0], [5e-324, 0], [0, 5e-324], [1e-323, 1e-323], [0, 1e-323]])

@@ -265,7 +265,7 @@ def test_weighted_tail_radius_is_the_quantile(beta):
 def test_frame_predictions_use_the_pairs_the_frame_reads():
     # The frame reads at most FRAME_PAIRS pairs; auto's frame-noise
     # prediction assumed n // 2 and chose coinpress at n = 10^6, rho = 1e-4
-    # with a frame five times noisier than predicted (review, helper-16).
+    # with a frame five times noisier than predicted.
     from dpgauss.mean._mean import frame_noise
     from dpgauss.releases._coinpress_mean import MAX_MEAN_RADIUS
     from dpgauss.releases._range import FRAME_PAIRS, frame_count
@@ -287,10 +287,10 @@ def test_mean_steps_grow_with_the_starting_radius():
 
 
 @pytest.mark.parametrize("far", [1e7, 1e12])
-def test_no_hint_mean_far_beyond_the_old_cap(far):
+def test_no_hint_mean_reached_beyond_a_million_sds(far):
     # n = 1,000, d = 50: the norm search finds ||mu|| <= 4 R and the steps
     # start from 0. With the steps' radius capped at 10^6 sds, the fit
-    # returned a center 3 ||mu|| away (review, helper-17). The empirical
+    # would return a center 3 ||mu|| away. The empirical
     # mean errs about sqrt(d / n) = 0.22; the bench's median ratio here is
     # about 1.1 (benchmarks/results/bench_mean.md), so 3 leaves room for
     # the draw while catching any failure to reach the mean (ratio >= 10^6).
@@ -380,8 +380,8 @@ def test_assume_finite_does_not_break_privacy(method):
 
 def test_hopeless_coordinate_search_falls_back_to_the_norms():
     # n = 200, d = 30, rho = 0.1: both union bounds exceed 1; uncapped, the
-    # one-column norm search still ranks better (helper-17: capped at 1, the
-    # comparison was 1 < 1 and the d-column search stayed, error inf).
+    # one-column norm search still ranks better (capped at 1, the comparison
+    # would be 1 < 1 and the d-column search would stay, error inf).
     est = PrivateMean(rho=0.1)
     plan = est._pricing_plan(30, total=ZCDP(0.1))
     assert est._location_by_norm(plan, FitData(n=200, d=30))

@@ -353,8 +353,8 @@ def test_quantile_stays_in_bounds_and_validates():
 
 
 def test_above_threshold_refuses_a_threshold_beyond_the_query_lattice():
-    # Review: queries are clipped at 2^1020 grid units; a threshold beyond that
-    # made queries far above it never fire. A tiny negative threshold whose
+    # Queries are clipped at 2^1020 grid units; a threshold beyond that would
+    # make queries far above it never fire. A tiny negative threshold whose
     # quotient underflows floors to -1 grid unit, as exact arithmetic does.
     with pytest.raises(ValueError, match="too large"):
         AboveThreshold(threshold=4e158, sensitivity=1e-143, epsilon=1.0)

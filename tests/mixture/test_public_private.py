@@ -201,9 +201,9 @@ def test_routed_through_a_pipeline_cloned_and_pickled():
 
 
 def test_no_post_spend_crash_from_one_far_row_with_huge_public_spread():
-    # helper-19: public spread near 1e307 made the standardising scale inf, a
-    # private row at -1.7e308 then became NaN and GaussianMixture.predict
-    # raised after the spend (on one neighbour only: a privacy break).
+    # Public spread near 1e307 must not make the standardising scale inf: a
+    # private row at -1.7e308 would then become NaN and GaussianMixture.predict
+    # raise after the spend (on one neighbour only: a privacy break).
     public = 3e307 + np.array([[1e300], [-1e300]] * 2)
     X = np.random.default_rng(0).standard_normal((200, 1))
     for far in (0.0, -1.7e308):

@@ -212,7 +212,7 @@ def test_an_int_seed_on_a_fresh_ledger_reproduces():
     assert run() == run()
 
 
-def test_released_scores_are_centred_on_the_clipped_mean(budget):
+def test_released_scores_are_centered_on_the_clipped_mean(budget):
     # 4000 releases of the mean of (0.25, 0.75, 2.0 -> 1.0) = 2/3 with bounds
     # (0, 1), n = 3, rho = 0.5: sigma = (1/3 + 2^-50) / 1 = 1/3. The sample mean
     # has sd sigma / sqrt(4000) = 0.0053; 5 sd = 0.026. The sample sd has relative

@@ -171,7 +171,7 @@ def test_bounds_broadcast_and_accept_arrays():
     lower, upper = check_bounds(np.array([[0.0, 1.0], [2.0, 3.0]]), n_features=2)
     np.testing.assert_array_equal(lower, [0.0, 1.0])
     np.testing.assert_array_equal(upper, [2.0, 3.0])
-    # Halves first: the widest finite box neither overflows nor loses its centre.
+    # Halves first: the widest finite box neither overflows nor loses its center.
     center, half = box_frame(np.array([-1.7e308]), np.array([1.7e308]))
     assert center[0] == 0.0
     assert half[0] == 1.7e308
@@ -186,7 +186,7 @@ def _sensitivities(n, d, pure=False):
     ]
 
 
-#: Where the replacing row's entries go, in box half-widths from the centre
+#: Where the replacing row's entries go, in box half-widths from the center
 #: (1e300 overflows to the largest float's side; 0.5: inside the box).
 _far = st.sampled_from([1e12, -1e12, 1e300, -1e300, 0.0, 1e-300, 0.5])
 

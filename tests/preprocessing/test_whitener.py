@@ -35,7 +35,7 @@ COV = np.array([[4.0, 1.5, 0.0], [1.5, 1.0, 0.2], [0.0, 0.2, 0.5]])
 
 
 def _rows(n=20_000, seed=0, radius=10.0):
-    """Centred N(0, COV) rows inside 0.9 radius."""
+    """Centered N(0, COV) rows inside 0.9 radius."""
     rng = np.random.default_rng(seed)
     X = rng.multivariate_normal(np.zeros(3), COV, size=n)
     X -= X.mean(axis=0)

@@ -32,10 +32,10 @@ def test_bad_seeds(bad):
 
 
 def test_generator_clones_with_fresh_budgets_draw_different_noise():
-    # The review's case: clones copy a seeded Generator, each is charged to a
-    # fresh ledger whose event ids restart at 1. The ids alone gave both the
-    # same stream (identical releases: subtracting two neighbours' outputs
-    # removed the noise); operating-system entropy is now mixed in.
+    # Clones copy a seeded Generator, each is charged to a fresh ledger whose
+    # event ids restart at 1. The ids alone would give both the same stream
+    # (identical releases: subtracting two neighbours' outputs removes the
+    # noise); operating-system entropy is mixed in.
     from sklearn.base import clone
 
     from dpgauss import PrivacyBudget, PrivateCovariance

@@ -1,4 +1,4 @@
-"""Audit of PrivateGaussianEstimator's ``subsample_centre`` (initial_centre=
+"""Audit of PrivateGaussianEstimator's ``subsample_center`` (initial_center=
 "subsample") with a row 1e12 away.
 
 The release is the winsorized aggregate of group means: replacing one row
@@ -30,14 +30,14 @@ FAST_RUNS = 250
 
 
 def _runner(Z):
-    est = PrivateGaussianEstimator(rho=RHO, initial_centre="subsample")
+    est = PrivateGaussianEstimator(rho=RHO, initial_center="subsample")
     cost = ZCDP(RHO)
     frame = np.eye(1)
 
     def run(n, rng):
         out = np.empty(n)
         for i in range(n):
-            plan = ReleasePlan(cost, [Release("subsample_centre", cost, "gaussian")])
+            plan = ReleasePlan(cost, [Release("subsample_center", cost, "gaussian")])
             out[i] = est._subsample_start(Z, frame, plan, rng)[0][0]
         return out
 

@@ -1,14 +1,14 @@
-"""PrivateGaussianEstimator: the two initial centres, end to end.
+"""PrivateGaussianEstimator: the two initial centers, end to end.
 
-Run: ``OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_gaussian_centre.py
+Run: ``OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_gaussian_center.py
 [--full] [--quick]`` (the default about 4 minutes on one core; ``--full`` adds
 n = 10^6 and 10 seeds, about 25 minutes).
 
 ``bench_subsample.py`` found SubsampleAggregate (winsorized) a better
-bound-free centre than the range step at the range step's budget (its
+bound-free center than the range step at the range step's budget (its
 ``range_location`` cost, rho 0.025): distance to the true mean 0.0087 against
 0.016 at n = 10^5, 0.038 against 0.050 at 10^4. This benchmark asks whether the
-better centre makes a better *estimator*: ``initial_centre="range"`` against
+better center makes a better *estimator*: ``initial_center="range"`` against
 ``"subsample"`` (same plan, same costs), on N(mu, C) with ||mu|| = 10^6 in a
 random direction and C a random rotation of ``geomspace(1, cond, d)``, for n,
 d, rho and cond below, over seeds:
@@ -20,7 +20,7 @@ d, rho and cond below, over seeds:
   estimate's on the same rows;
 * the fit time, as a ratio subsample / range in the same run.
 
-Medians over seeds. Writes ``results/bench_gaussian_centre.md`` (not with
+Medians over seeds. Writes ``results/bench_gaussian_center.md`` (not with
 ``--quick``).
 """
 
@@ -46,9 +46,9 @@ class _Recorded(PrivateGaussianEstimator):
         return radius
 
     def _subsample_start(self, X, frame, plan, rng):
-        centre, radius = super()._subsample_start(X, frame, plan, rng)
+        center, radius = super()._subsample_start(X, frame, plan, rng)
         STARTS.append(radius)
-        return centre, radius
+        return center, radius
 
 
 def sample(n, d, cond, seed):
@@ -78,7 +78,7 @@ def one(n, d, rho, cond, seed):
         tic = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            est = _Recorded(rho=rho, initial_centre=start, random_state=seed).fit(X)
+            est = _Recorded(rho=rho, initial_center=start, random_state=seed).fit(X)
         seconds = time.perf_counter() - tic
         mean, cov = errors(est.mean_, est.covariance_, mu, C)
         out[start] = {
@@ -109,9 +109,9 @@ def main(argv=None):
     ]
     flag = " --full" if args.full else ""
     lines = [
-        "# PrivateGaussianEstimator: initial_centre='range' vs 'subsample'",
+        "# PrivateGaussianEstimator: initial_center='range' vs 'subsample'",
         "",
-        f"Command: `benchmarks/bench_gaussian_centre.py{flag}`; {seeds} seeds, "
+        f"Command: `benchmarks/bench_gaussian_center.py{flag}`; {seeds} seeds, "
         "medians. Errors are ratios to the non-private "
         "estimate's; radius is the mean steps' start radius in the frame; "
         "time is subsample / range in the same run; 'warned' counts fits with a "
@@ -144,7 +144,7 @@ def main(argv=None):
         lines.append(row)
     lines += ["", f"Total {time.perf_counter() - tic:.0f} s."]
     if not args.quick:
-        name = "bench_gaussian_centre" + ("_full" if args.full else "")
+        name = "bench_gaussian_center" + ("_full" if args.full else "")
         (RESULTS / f"{name}.md").write_text("\n".join(lines) + "\n")
 
 

@@ -1,6 +1,7 @@
-"""Review of the private discriminant analyses (helper review-da): regression
-tests for what an adversarial review found, and checks of the claims it tried
-to break."""
+"""A charged fit of the private discriminant analyses: it completes at every
+radius adaptive clipping may release, compares labels once, before the spend,
+keeps no per-fit state on the estimator, gives the same releases on Dask
+blocks, and charges exactly its plan under approximate DP."""
 
 import math
 import pickle
@@ -40,9 +41,9 @@ def _blobs(n=100, d=3, K=3, seed=0, scale=1.0):
         # on log rho, n = 100, data_norm = 1): the exact samplers' lattice
         # variance is then near its 2**61 limit, and whether it fits depends on
         # where the noise scale falls between two powers of two, so on the
-        # radius. Before the fix, 14/20 (QDA) and 17/20 (LDA) of these fits
-        # raised "the lattice variance ... exceeds 2**61" after the charge
-        # (the check had tried data_norm and data_norm / 4096 only).
+        # radius. A check that tried data_norm and data_norm / 4096 only let
+        # 14/20 (QDA) and 17/20 (LDA) of these fits raise "the lattice
+        # variance ... exceeds 2**61" after the charge.
         (PrivateQuadraticDiscriminantAnalysis, 4, 4, 1.2688457003674965e-16),
         (PrivateLinearDiscriminantAnalysis, 2, 8, 3.9651428136484264e-17),
     ],
@@ -75,8 +76,8 @@ def test_fit_completes_where_an_intermediate_radius_cannot_calibrate(cls, K, d, 
 
 def test_labels_are_encoded_row_by_row_even_when_numpy_cannot_compare():
     # An object array holding an array: numpy's y == label raises for the
-    # whole array. Each row must still get the code of its own label (before,
-    # the whole class was dropped, so one row's label changed every row's code).
+    # whole array. Each row must still get the code of its own label (dropping
+    # the whole class would let one row's label change every row's code).
     y = np.empty(4, dtype=object)
     y[:] = [0, 1, np.array([0, 1]), 1]
     np.testing.assert_array_equal(encode_labels(y, np.array([0, 1])), [0, 1, -1, 1])

@@ -1,8 +1,8 @@
-"""Adversarial review of ``PrivateGaussianEstimator(initial_centre="subsample")``.
+"""The privacy of ``PrivateGaussianEstimator(initial_center="subsample")``.
 
-Regression tests from the review of the ``subsample_centre`` release
-(``_subsample_start``, :func:`~dpgauss.utils._sums.group_means`,
-:func:`~dpgauss.releases._winsorized.winsorized_mean`):
+The ``subsample_center`` release (``_subsample_start``,
+:func:`~dpgauss.utils._sums.group_means`,
+:func:`~dpgauss.releases._winsorized.winsorized_mean`) at its edges:
 
 * one row replaced changes at most one candidate, bit for bit (NaN-aware),
   for numpy, chunked, memory-mapped and Dask rows, through real frames, for
@@ -12,12 +12,13 @@ Regression tests from the review of the ``subsample_centre`` release
 * the ledger equals the plan in every configuration, and the fallback's
   transient never outlives a fit;
 * extreme rows never make a charged fit raise;
-* an audit where the existing one is silent: d = 2, a non-identity frame from
-  a real fit, the far row in a group of 3, two outputs (the center's
-  projection and the start radius), with two canaries that must be caught;
-* the review's finding, fixed: a Dask array of ``longdouble`` rows beyond
-  float64's range made the group-mean worker warn after the charge; it is now
-  refused before the spend, and the worker's cast runs under ``errstate``.
+* an audit of what test_gaussian_center_audit.py leaves out: d = 2, a
+  non-identity frame from a real fit, the far row in a group of 3, two
+  outputs (the center's projection and the start radius), with two canaries
+  that must be caught;
+* a Dask array of ``longdouble`` rows beyond float64's range is refused
+  before the spend, and the group-mean worker's cast runs under ``errstate``,
+  so no worker warns after the charge on one neighbour only.
 """
 
 import pickle
@@ -144,7 +145,7 @@ def test_partition_drawn_from_a_data_independent_state():
             for X in datasets:
                 with np.errstate(all="ignore"):
                     PrivateGaussianEstimator(
-                        initial_centre="subsample", random_state=3, **params
+                        initial_center="subsample", random_state=3, **params
                     ).fit(X)
             assert len(states) == len(datasets)
             assert len(set(states)) == 1
@@ -168,7 +169,7 @@ def test_ledger_is_the_plan_and_the_transient_does_not_survive(params, n):
     pure = "delta" not in params and "epsilon" in params
     budget = PrivacyBudget(epsilon=100.0) if pure else PrivacyBudget(rho=100.0)
     est = PrivateGaussianEstimator(
-        initial_centre="subsample", budget=budget, random_state=0, **params
+        initial_center="subsample", budget=budget, random_state=0, **params
     )
     planned = est.planned_costs(3)
     with warnings.catch_warnings():
@@ -176,10 +177,10 @@ def test_ledger_is_the_plan_and_the_transient_does_not_survive(params, n):
         est.fit(X)
     assert [e.cost for e in budget.ledger()] == planned
     assert est.privacy_spent_ == budget.spent()
-    assert _names(budget)[0] in {"subsample_centre", "range_location"}
-    assert "_centre_fallback" not in vars(est)
-    assert "_centre_fallback" not in vars(pickle.loads(pickle.dumps(est)))
-    assert "_centre_fallback" not in vars(clone(est))
+    assert _names(budget)[0] in {"subsample_center", "range_location"}
+    assert "_center_fallback" not in vars(est)
+    assert "_center_fallback" not in vars(pickle.loads(pickle.dumps(est)))
+    assert "_center_fallback" not in vars(clone(est))
     assert est.planned_costs(3) == planned  # a fallback fit leaves no trace
 
 
@@ -198,11 +199,11 @@ def test_extreme_rows_never_raise_after_the_charge():
         params = (
             {"epsilon": 20.0, "range_share": 0.45} if trial % 3 == 2 else {"rho": 1.0}
         )
-        est0 = PrivateGaussianEstimator(initial_centre="subsample", **params)
+        est0 = PrivateGaussianEstimator(initial_center="subsample", **params)
         entries, _ = est0._range_entries(est0._privacy_total(), FitData(n=None, d=d))
-        cost = next(e.cost for e in entries if e.name == "subsample_centre")
+        cost = next(e.cost for e in entries if e.name == "subsample_center")
         kmin = winsorized_module.winsorized_min_groups(
-            est0._centre_stages(cost).plan, d
+            est0._center_stages(cost).plan, d
         )
         n = [kmin, kmin + 1, 2 * kmin - 1][trial % 3]
         style = trial % 4
@@ -218,9 +219,9 @@ def test_extreme_rows_never_raise_after_the_charge():
         pure = "epsilon" in params
         budget = PrivacyBudget(epsilon=1e3) if pure else PrivacyBudget(rho=1e3)
         est = PrivateGaussianEstimator(
-            initial_centre="subsample", budget=budget, random_state=trial, **params
+            initial_center="subsample", budget=budget, random_state=trial, **params
         ).fit(X)
-        assert _names(budget)[0] == "subsample_centre"
+        assert _names(budget)[0] == "subsample_center"
         assert np.all(np.isfinite(est.mean_))
         assert np.all(np.isfinite(est.covariance_))
 
@@ -249,14 +250,14 @@ def _audit_inputs():
 
 
 def _audit_runner(Z, frame, output):
-    est = PrivateGaussianEstimator(rho=AUDIT_RHO, initial_centre="subsample")
+    est = PrivateGaussianEstimator(rho=AUDIT_RHO, initial_center="subsample")
     cost = ZCDP(AUDIT_RHO)
     u = np.array([1.0, -1.0]) / np.sqrt(2.0)  # toward the far row
 
     def run(m, rng):
         out = np.empty(m)
         for i in range(m):
-            plan = ReleasePlan(cost, [Release("subsample_centre", cost, "gaussian")])
+            plan = ReleasePlan(cost, [Release("subsample_center", cost, "gaussian")])
             center, radius = est._subsample_start(Z, frame, plan, rng)
             out[i] = center @ u if output == "center" else radius
         return out
@@ -264,7 +265,7 @@ def _audit_runner(Z, frame, output):
     return run
 
 
-def _centre_audit(runs, output="center"):
+def _center_audit(runs, output="center"):
     X, Y, frame = _audit_inputs()
     assert not np.allclose(frame, np.diag(np.diag(frame)))  # not diagonal
     return audit(
@@ -278,11 +279,11 @@ def _centre_audit(runs, output="center"):
 
 
 def test_audit_setup_is_the_intended_one():
-    est = PrivateGaussianEstimator(rho=AUDIT_RHO, initial_centre="subsample")
+    est = PrivateGaussianEstimator(rho=AUDIT_RHO, initial_center="subsample")
     plan = ReleasePlan(
-        ZCDP(AUDIT_RHO), [Release("subsample_centre", ZCDP(AUDIT_RHO), "gaussian")]
+        ZCDP(AUDIT_RHO), [Release("subsample_center", ZCDP(AUDIT_RHO), "gaussian")]
     )
-    assert est._centre_groups(plan, AUDIT_K * AUDIT_SIZE, 2) == AUDIT_K
+    assert est._center_groups(plan, AUDIT_K * AUDIT_SIZE, 2) == AUDIT_K
 
 
 # The default suite audits the center with the no-clipping canary (about 55 s
@@ -300,7 +301,7 @@ def test_audit_setup_is_the_intended_one():
     ],
 )
 def test_audit_far_row_in_a_group_of_three_real_frame(output, runs):
-    result = _centre_audit(runs, output)
+    result = _center_audit(runs, output)
     assert result.epsilon_lower <= AUDIT_CLAIM, result
 
 
@@ -321,17 +322,17 @@ def test_audit_canaries_are_caught(monkeypatch, canary):
         monkeypatch.setattr(winsorized_module, "mean_mechanism", broken)
     else:
 
-        def unclipped(Y, centre, radius, with_outer=False):
+        def unclipped(Y, center, radius, with_outer=False):
             with np.errstate(all="ignore"):
-                offsets = np.where(np.isfinite(Y), Y - centre, 0.0)
+                offsets = np.where(np.isfinite(Y), Y - center, 0.0)
             return offsets.sum(axis=0), None
 
         monkeypatch.setattr(winsorized_module, "clipped_sums", unclipped)
-    result = _centre_audit(AUDIT_RUNS)
+    result = _center_audit(AUDIT_RUNS)
     assert result.epsilon_lower > AUDIT_CLAIM, result
 
 
-# -- finding: a data-dependent warning from the Dask group-mean worker ------------
+# -- no data-dependent warning from the Dask group-mean worker ------------------
 def _wide_floats():
     if np.finfo(np.longdouble).max <= BIG:
         pytest.skip("longdouble is float64 here")
@@ -353,9 +354,9 @@ def test_group_mean_worker_emits_no_data_dependent_warning():
 
 @pytest.mark.slow
 def test_dask_wide_rows_beyond_float64_are_refused_before_the_spend(capfd):
-    # The review's finding, fixed: a longdouble row beyond float64's range is
-    # read as float64 (inf) and refused by validation, as on the numpy path,
-    # instead of overflowing in a process worker after the charge.
+    # A longdouble row beyond float64's range is read as float64 (inf) and
+    # refused by validation, as on the numpy path, instead of overflowing in a
+    # process worker after the charge.
     _wide_floats()
     dask = pytest.importorskip("dask")
     da = pytest.importorskip("dask.array")
@@ -363,7 +364,7 @@ def test_dask_wide_rows_beyond_float64_are_refused_before_the_spend(capfd):
     X[5] = np.longdouble("1e4000")
     budget = PrivacyBudget(rho=10.0)
     est = PrivateGaussianEstimator(
-        rho=1.0, initial_centre="subsample", budget=budget, random_state=0
+        rho=1.0, initial_center="subsample", budget=budget, random_state=0
     )
     with dask.config.set(scheduler="processes", num_workers=2):
         with pytest.raises(ValueError, match="infinity"):
@@ -374,17 +375,17 @@ def test_dask_wide_rows_beyond_float64_are_refused_before_the_spend(capfd):
 
 def test_pure_dp_ledger_with_epsilon_alone_when_subsample_runs():
     # epsilon alone: Laplace counts need many groups (k_min 75,764 at epsilon 5,
-    # d = 3, range_share 0.05); with range_share 0.45 the centre runs.
+    # d = 3, range_share 0.05); with range_share 0.45 the center runs.
     X = np.random.default_rng(2).normal(size=(9000, 2)) + 1e6
     budget = PrivacyBudget(epsilon=50.0)
     est = PrivateGaussianEstimator(
         epsilon=10.0,
         range_share=0.45,
-        initial_centre="subsample",
+        initial_center="subsample",
         budget=budget,
         random_state=0,
     ).fit(X)
-    assert _names(budget)[:2] == ["subsample_centre", "range_scale"]
+    assert _names(budget)[:2] == ["subsample_center", "range_scale"]
     assert [e.cost for e in budget.ledger()] == est.planned_costs(2)
     assert est.privacy_spent_ == PureDP(10.0)
     assert np.abs(est.mean_ - 1e6).max() < 0.5

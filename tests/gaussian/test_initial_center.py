@@ -1,4 +1,4 @@
-"""PrivateGaussianEstimator(initial_centre="subsample"): the winsorized aggregate
+"""PrivateGaussianEstimator(initial_center="subsample"): the winsorized aggregate
 of group means as the mean steps' first ball."""
 
 import warnings
@@ -27,16 +27,16 @@ def _names(budget):
     ],
 )
 def test_ledger_matches_the_plan(params, spent, rotated_gaussian):
-    # The centre takes range_location's place and cost; the nested releases
+    # The center takes range_location's place and cost; the nested releases
     # (median, radius, clipped mean) each draw once (the plan's finish checks).
     X, _, _ = rotated_gaussian(3, 6000, 1)
     budget = PrivacyBudget(rho=100.0)
     est = PrivateGaussianEstimator(
-        budget=budget, initial_centre="subsample", random_state=0, **params
+        budget=budget, initial_center="subsample", random_state=0, **params
     ).fit(X)
     assert [e.cost for e in budget.ledger()] == est.planned_costs(3)
     assert est.privacy_spent_ == spent
-    assert _names(budget)[:2] == ["subsample_centre", "range_scale"]
+    assert _names(budget)[:2] == ["subsample_center", "range_scale"]
     ranged = PrivateGaussianEstimator(**params).planned_costs(3)
     assert est.planned_costs(3) == ranged  # same costs, release by release
 
@@ -46,9 +46,9 @@ def test_ignored_when_a_hint_or_public_rows_give_the_location(rotated_gaussian):
     for extra, fit_kw in (({"mean_bound": 10.0}, {}), ({}, {"X_public": X[:5]})):
         budget = PrivacyBudget(rho=10.0)
         PrivateGaussianEstimator(
-            rho=0.5, initial_centre="subsample", budget=budget, random_state=0, **extra
+            rho=0.5, initial_center="subsample", budget=budget, random_state=0, **extra
         ).fit(X, **fit_kw)
-        assert "subsample_centre" not in _names(budget)
+        assert "subsample_center" not in _names(budget)
         assert "range_location" not in _names(budget)
 
 
@@ -56,11 +56,11 @@ def test_far_mean_bad_conditioning_as_accurate_as_the_range_start(rotated_gaussi
     # As test_gaussian's no-hint test: d = 10, n = 8,000, rho = 0.5, the mean
     # 1e4 away, condition number 1e3. Both starts give errors within 1.1-1.3
     # times the non-private ones (the mean steps forget the start radius:
-    # benchmarks/bench_gaussian_centre.py); allow 1.6 per fit.
+    # benchmarks/bench_gaussian_center.py); allow 1.6 per fit.
     for seed in range(3):
         X, mu, C = rotated_gaussian(10, 8000, seed, far=1e4, cond=1e3)
         est = PrivateGaussianEstimator(
-            rho=0.5, initial_centre="subsample", random_state=seed
+            rho=0.5, initial_center="subsample", random_state=seed
         ).fit(X)
         inv = np.linalg.inv(np.linalg.cholesky(C))
         cov = np.linalg.norm(inv @ est.covariance_ @ inv.T - np.eye(10))
@@ -86,7 +86,7 @@ def test_extreme_rows_complete_after_the_charge():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UtilityWarning)
             est = PrivateGaussianEstimator(
-                rho=1.0, initial_centre="subsample", budget=budget, random_state=0
+                rho=1.0, initial_center="subsample", budget=budget, random_state=0
             ).fit(X)
         assert budget.spent() == ZCDP(1.0)
         assert np.all(np.isfinite(est.mean_))
@@ -95,36 +95,36 @@ def test_extreme_rows_complete_after_the_charge():
 
 
 def test_too_few_rows_take_the_range_step_with_a_warning_before_the_spend():
-    # At rho = 0.5 the centre's cost (0.025) needs 1,490 groups at d = 5; with
-    # fewer rows its searches would go astray (bench_gaussian_centre: n = 3,000,
+    # At rho = 0.5 the center's cost (0.025) needs 1,490 groups at d = 5; with
+    # fewer rows its searches would go astray (bench_gaussian_center: n = 3,000,
     # d = 20, rho = 0.1 started the mean steps from radius 1e15, mean errors
     # 1e58). The range step runs instead, at the same cost.
     X = np.random.default_rng(0).normal(size=(1000, 5))
     budget = PrivacyBudget(rho=1.0)
     est = PrivateGaussianEstimator(
-        rho=0.5, initial_centre="subsample", budget=budget, random_state=0
+        rho=0.5, initial_center="subsample", budget=budget, random_state=0
     )
     with pytest.warns(UtilityWarning, match="the range step runs instead"):
         est.fit(X)
     assert _names(budget)[:2] == ["range_location", "range_scale"]
     assert [e.cost for e in budget.ledger()] == est.planned_costs(5)
     assert np.linalg.norm(est.mean_) < 0.3
-    assert "_centre_fallback" not in vars(est)  # transient
+    assert "_center_fallback" not in vars(est)  # transient
     with warnings.catch_warnings():
         warnings.simplefilter("error", UtilityWarning)
         X = np.random.default_rng(0).normal(size=(1500, 5))
         budget = PrivacyBudget(rho=1.0)
         PrivateGaussianEstimator(
-            rho=0.5, initial_centre="subsample", budget=budget, random_state=0
+            rho=0.5, initial_center="subsample", budget=budget, random_state=0
         ).fit(X)
-        assert _names(budget)[0] == "subsample_centre"
+        assert _names(budget)[0] == "subsample_center"
 
 
 def test_bad_option_is_refused_before_the_spend():
     budget = PrivacyBudget(rho=1.0)
     X = np.random.default_rng(0).normal(size=(100, 2))
-    with pytest.raises(ValueError, match="initial_centre"):
-        PrivateGaussianEstimator(rho=0.5, initial_centre="median", budget=budget).fit(X)
+    with pytest.raises(ValueError, match="initial_center"):
+        PrivateGaussianEstimator(rho=0.5, initial_center="median", budget=budget).fit(X)
     assert budget.spent().rho == 0.0
 
 
@@ -162,12 +162,12 @@ def test_start_ball_holds_the_mean_and_is_tighter_than_the_range_start():
     # the noise's tail, about 2; the range start is 4 sqrt(2) = 5.7 here.
     rng = np.random.default_rng(4)
     X = rng.normal(5.0, 2.0, size=(3000, 2))
-    est = PrivateGaussianEstimator(rho=0.5, initial_centre="subsample")
+    est = PrivateGaussianEstimator(rho=0.5, initial_center="subsample")
     cost = ZCDP(0.5)
-    plan = ReleasePlan(cost, [Release("subsample_centre", cost, "gaussian")])
-    centre, radius = est._subsample_start(
+    plan = ReleasePlan(cost, [Release("subsample_center", cost, "gaussian")])
+    center, radius = est._subsample_start(
         X, np.eye(2) / 2.0, plan, np.random.default_rng(9)
     )
     plan.finish()  # each nested release drew exactly once
-    assert np.linalg.norm(centre - 5.0) < 0.2
-    assert np.linalg.norm((centre - 5.0) / 2.0) <= radius < 2.5
+    assert np.linalg.norm(center - 5.0) < 0.2
+    assert np.linalg.norm((center - 5.0) / 2.0) <= radius < 2.5

@@ -1,5 +1,5 @@
 """Audits of the discriminant analyses, release by release, at each release's
-worst neighbour (review-da).
+worst neighbour.
 
 The end-to-end audit (test_discriminant_audit.py) watches class 0's sum after
 a class change, a neighbour that moves the class sums by ``sqrt(2) B`` of the
@@ -19,13 +19,13 @@ three dimensions:
   at ``1e12`` (or ``1e12 (1, 1)``) switches class (Frobenius ``sqrt(2) B^2 /
   n``, l1 ``(d + 1) B^2 / n``: both attained); summary the difference of the
   two blocks (zCDP) or the log-likelihood ratio (pure);
-* ``radius`` (adaptive clipping): one row at the centre against one 1e12
+* ``radius`` (adaptive clipping): one row at the center against one 1e12
   away, which moves the 90% crossing by one row; summary the released radius.
 
 The audited value is the release itself, captured as the mechanism returns it
 (the fit is otherwise untouched). With fixed clipping a release reads no other
 release, so its claim is its own planned cost; the radius reads the released
-centre, so its claim is the two together (5% + 5% of rho). Each canary
+center, so its claim is the two together (5% + 5% of rho). Each canary
 calibrates the audited release to a fraction of its sensitivity (the radius:
 30 times its epsilon) and must exceed the claim.
 """
@@ -254,13 +254,13 @@ def test_canary_a_quarter_of_the_sensitivity_is_caught(name, monkeypatch):
 
 # -- the radius (adaptive clipping) -------------------------------------------------
 
-RADIUS_RHO = 5.0  # centre and radius: 5% each, 0.5 together
+RADIUS_RHO = 5.0  # center and radius: 5% each, 0.5 together
 
 
 def _radius_pair(n=50):
     # Distances 0.02, 0.04, ..., 0.98 on both sides of 0 (so the noise of the
-    # released centre moves as many rows closer as away); the 90% crossing,
-    # m = 45 rows, lies near 0.9. Row 0 at the centre against 1e12 away: the
+    # released center moves as many rows closer as away); the 90% crossing,
+    # m = 45 rows, lies near 0.9. Row 0 at the center against 1e12 away: the
     # count below every candidate drops by one, so the crossing moves a row up.
     steps = 0.02 * np.arange(1, n)
     X = np.concatenate([[0.0], steps * np.where(np.arange(1, n) % 2, 1.0, -1.0)])
