@@ -100,9 +100,9 @@ class PrivateEllipticEnvelope(OutlierMixin, PrivateCovariance):
         see the Notes.
     center : bool, default=True
         Release the mean (a tenth of the cost) and fit the covariance around
-        it; if False, the model is centred at ``location``.
+        it; if False, the model is centered at ``location``.
     location : array-like of shape (n_features,), default=None
-        Public centre of the clipping ball (the origin when None).
+        Public center of the clipping ball (the origin when None).
     coinpress_steps : int, default=3
         ``method="coinpress"`` only, as in :class:`PrivateCovariance`.
     {random_state}
@@ -143,7 +143,7 @@ class PrivateEllipticEnvelope(OutlierMixin, PrivateCovariance):
     epsilon-DP (``epsilon`` alone) with respect to replacing one row; n,
     ``data_norm``, ``location``, ``contamination`` and every other parameter
     are public. Rows are clipped to the ball of radius B = ``data_norm``
-    (offsets from the centre, so a row 1e12 radii away is clipped like any
+    (offsets from the center, so a row 1e12 radii away is clipped like any
     other); the clipped mean has l2 sensitivity 2B/n, the second moment
     sqrt(2) B^2/n in Frobenius norm (the full list, the floating-point
     argument and the budget split, a tenth to the mean when ``center=True``,

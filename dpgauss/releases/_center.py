@@ -144,7 +144,7 @@ def trace_release(cost, n):
 
 
 def covariance_plan_entries(total, d, method, center, n=None, radius=None):
-    """Every release of a centred (or not) covariance fit by ``method``.
+    """Every release of a centered (or not) covariance fit by ``method``.
 
     Parameters
     ----------
