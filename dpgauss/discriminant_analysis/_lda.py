@@ -22,8 +22,9 @@ from sklearn.base import BaseEstimator
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dpgauss.discriminant_analysis._base import DiscriminantMixin, class_covariance
+from dpgauss.discriminant_analysis._base import DiscriminantMixin
 from dpgauss.mechanisms._releases import second_moment_mechanism
+from dpgauss.releases._classes import class_covariance
 from dpgauss.utils._docstring import fill_doc
 
 __all__ = ["PrivateLinearDiscriminantAnalysis"]
@@ -67,7 +68,7 @@ class PrivateLinearDiscriminantAnalysis(
         Shrinks the released within-class covariance towards a multiple of the
         identity (post-processing, free): ``(1 - a) Sigma + a mean(eig) I``.
         "auto" sets ``a`` from the release's public noise level (see
-        :func:`~dpgauss.discriminant_analysis._base.shrink_spectrum`); None
+        :func:`~dpgauss.releases._classes.shrink_spectrum`); None
         only floors the eigenvalues at the noise level.
     {privacy_parameters}
     {random_state}

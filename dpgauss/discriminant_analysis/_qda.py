@@ -9,7 +9,7 @@ moment). The classifier is post-processing: each block is denoised and
 projected onto {PSD, trace <= B^2} (the covariance estimators' GaussCov
 spectrum), rescaled by ``n / n_k`` and centered by the class mean; its
 eigenvalues are floored and shrunk as in
-:func:`~dpgauss.discriminant_analysis._base.shrink_spectrum` (with the class's
+:func:`~dpgauss.releases._classes.shrink_spectrum` (with the class's
 own noise level, ``n / n_k`` times the release's), and a row gets the class of
 largest ``log pi_k - log|Sigma_k| / 2 - (x - mu_k)^T Sigma_k^-1 (x - mu_k) / 2``.
 """
@@ -20,11 +20,8 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dpgauss.discriminant_analysis._base import (
-    DiscriminantMixin,
-    block_moment_mechanism,
-    class_covariance,
-)
+from dpgauss.discriminant_analysis._base import DiscriminantMixin
+from dpgauss.releases._classes import block_moment_mechanism, class_covariance
 from dpgauss.utils._docstring import fill_doc
 
 __all__ = ["PrivateQuadraticDiscriminantAnalysis"]

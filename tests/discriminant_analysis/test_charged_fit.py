@@ -16,12 +16,12 @@ from dpgauss.discriminant_analysis import (
     PrivateLinearDiscriminantAnalysis,
     PrivateQuadraticDiscriminantAnalysis,
 )
-from dpgauss.discriminant_analysis._base import (
+from dpgauss.exceptions import UtilityWarning
+from dpgauss.releases._classes import (
     RADIUS_GRID,
     class_statistics,
     encode_labels,
 )
-from dpgauss.exceptions import UtilityWarning
 
 MODELS = [PrivateLinearDiscriminantAnalysis, PrivateQuadraticDiscriminantAnalysis]
 

@@ -17,13 +17,13 @@ from dpgauss.discriminant_analysis import (
     PrivateLinearDiscriminantAnalysis,
     PrivateQuadraticDiscriminantAnalysis,
 )
-from dpgauss.discriminant_analysis._base import (
+from dpgauss.exceptions import BudgetExceededError, PrivacyLeakWarning, UtilityWarning
+from dpgauss.releases._classes import (
     RADIUS_GRID,
     block_moment_mechanism,
     class_statistics,
     class_sum_mechanism,
 )
-from dpgauss.exceptions import BudgetExceededError, PrivacyLeakWarning, UtilityWarning
 
 MODELS = [PrivateLinearDiscriminantAnalysis, PrivateQuadraticDiscriminantAnalysis]
 
