@@ -279,7 +279,8 @@ class PrivateEstimatorMixin:
         dict of str to object
             Each release's mechanism at its worst public case.
         """
-        return check_plan(plan, type(self).__name__)
+        fit_case = {} if data.n_partials is None else {"n_partials": data.n_partials}
+        return check_plan(plan, type(self).__name__, fit_case)
 
     def _predict_error(self, plan, data, mechanisms):
         """The fit's predicted error, from public values and the planned

@@ -7,6 +7,7 @@ range; an exact lattice sampler must be able to calibrate its integer
 arithmetic for the release's size.
 """
 
+import inspect
 import math
 
 __all__ = [
@@ -93,7 +94,7 @@ def calibration_error(owner, what, exc):
     )
 
 
-def check_plan(plan, owner):
+def check_plan(plan, owner, fit_case=None):
     """Build and check every mechanism a plan may use, before anything is spent.
 
     Each planned release (every option of every choice) is built by its own
@@ -101,12 +102,21 @@ def check_plan(plan, owner):
     and checked by :func:`check_noise_scale`, so a noise scale or lattice that
     float64 cannot hold is refused before the spend, never after it.
 
+    A case is the largest noise the release could need, but the exact
+    samplers' limits are not monotone in the noise (the lattice step is a
+    power of two near the scale, so a slightly smaller scale can need a larger
+    integer variance). So each case is also built with the values the fit
+    itself will pass (``fit_case``, public: the number of chunk sums of its
+    pass, say), for the factories that take them.
+
     Parameters
     ----------
     plan : ReleasePlan
         The fit's plan.
     owner : str
         The estimator, for the message.
+    fit_case : dict, default=None
+        Keyword values the fit will pass to the factories that accept them.
 
     Returns
     -------
@@ -129,7 +139,7 @@ def check_plan(plan, owner):
     built = {}
     for release in plan.releases():
         try:
-            for case in release.cases:
+            for case in _cases(release, fit_case or {}):
                 mechanism = release.build(**case)
                 check_noise_scale(mechanism, bounded=release.bounded, size=release.size)
                 built.setdefault(release.name, mechanism)
@@ -137,3 +147,19 @@ def check_plan(plan, owner):
             what = f"the release {release.name!r}"
             raise calibration_error(owner, what, exc) from exc
     return built
+
+
+def _cases(release, fit_case):
+    """The release's public cases, then each with the fit's own values for the
+    keywords its factory takes."""
+    cases = list(release.cases)
+    if release.make is None:
+        return cases
+    try:
+        accepted = inspect.signature(release.make).parameters
+    except (TypeError, ValueError):  # a callable without a signature
+        return cases
+    own = {k: v for k, v in fit_case.items() if k in accepted}
+    if own:
+        cases += [{**case, **own} for case in release.cases]
+    return cases

@@ -515,3 +515,54 @@ def test_utility_warning_only_when_predicted_useless(n, rho, norm, warns):
         warnings.simplefilter("always")
         PrivateCovariance(rho=rho, data_norm=norm, random_state=0).fit(X)
     assert any(issubclass(w.category, UtilityWarning) for w in caught) == warns
+
+
+@pytest.mark.parametrize(
+    ("params", "budget"),
+    [
+        # Each sits where the worst public case's noise scale is exactly a power
+        # of two and the fit's own (a few fewer chunk sums, a sensitivity about
+        # 1e-10 smaller) is just below it: the lattice step halves, and the
+        # integer variance or scale the fit needs exceeds the sampler's limit.
+        (
+            {"method": "gauss", "rho": 2.2421044995672935e-19},
+            {"rho": 1e9},
+        ),
+        (
+            {"method": "gauss", "epsilon": 2.22125949877379e-16},
+            {"epsilon": 1e3},
+        ),
+    ],
+)
+def test_the_fits_own_calibration_is_checked_before_the_spend(params, budget):
+    X = np.random.default_rng(0).normal(size=(1000, 1))
+    norm = 2.1503739197218143e-05 if "rho" in params else 1.175403708959562
+    ledger = PrivacyBudget(**budget)
+    est = PrivateCovariance(
+        **params, data_norm=norm, center=False, budget=ledger, random_state=0
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UtilityWarning)
+        with pytest.raises(ValueError, match="cannot be calibrated"):
+            est.fit(X)
+    assert ledger.ledger() == []
+
+
+def test_the_smallest_lattice_is_checked_at_the_fits_own_case():
+    # EMCov at data_norm 1e-140: the fit's scale is 1.6e-10 relative below the
+    # checked one, and below the smallest float64 lattice step.
+    X = np.random.default_rng(0).normal(size=(1000, 1))
+    ledger = PrivacyBudget(rho=1e60)
+    est = PrivateCovariance(
+        method="eigen",
+        rho=7.175816850002317e34,
+        data_norm=1e-140,
+        center=False,
+        budget=ledger,
+        random_state=0,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UtilityWarning)
+        with pytest.raises(ValueError, match="cannot be calibrated"):
+            est.fit(X)
+    assert ledger.ledger() == []
