@@ -112,6 +112,27 @@ class _Additive:
         """
         return self._parameter(size) * self._sd_factor
 
+    def tail(self, beta):
+        """A one-sided tail bound of one ideal noise draw: exceeded with
+        probability at most ``beta`` (public: the calibration only).
+
+        Parameters
+        ----------
+        beta : float
+            The failure probability, in (0, 1/2).
+
+        Returns
+        -------
+        float
+            Gaussian: ``scale sqrt(2 log(1/beta))``; Laplace:
+            ``scale log(1/(2 beta))``.
+        """
+        return self.scale * self._tail_factor(beta)
+
+    @staticmethod
+    def _tail_factor(beta):
+        return math.sqrt(2.0 * math.log(1.0 / beta))
+
     def _start(self, random_state):
         rng = check_generator(random_state)
         self.draws += 1
@@ -345,6 +366,10 @@ class LaplaceMechanism(_Additive):
 
     _variance_factor = 2.0
     _sd_factor = math.sqrt(2.0)
+
+    @staticmethod
+    def _tail_factor(beta):
+        return math.log(1.0 / (2.0 * beta))
 
     def __init__(self, *, sensitivity, epsilon, exact=True):
         sensitivity = _check_positive_finite("sensitivity", sensitivity)

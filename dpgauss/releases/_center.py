@@ -254,10 +254,7 @@ def release_trace(units, bits, n, radius, plan, rng, beta=1e-3):
     unit = float(2**bits)
     mech = plan.calibrate("trace", bits=bits)
     noisy = float(mech.randomise(float(units), rng))
-    if isinstance(mech, GaussianMechanism):
-        shift = mech.scale * math.sqrt(2.0 * math.log(1.0 / beta))
-    else:
-        shift = mech.scale * math.log(1.0 / (2.0 * beta))
+    shift = mech.tail(beta)
     to_trace = r2 / (n * unit)
     estimate = min(max(noisy * to_trace, 0.0), r2)
     upper = min(max((noisy + shift) * to_trace, 0.0), r2)

@@ -19,7 +19,8 @@ import math
 import numpy as np
 from scipy.optimize import brentq
 
-from dpgauss.accounting import ZCDP, PureDP, split_cost
+from dpgauss.accounting import PureDP, split_cost
+from dpgauss.accounting._costs import kind_of
 from dpgauss.releases._denoise import monotone_decreasing
 from dpgauss.utils._linalg import eigh_descending, project_simplex_capped
 
@@ -168,7 +169,7 @@ def eigen_entries(cost, d):
     """
     from dpgauss.accounting._plan import Release
 
-    kind = "gaussian" if isinstance(cost, ZCDP) else "laplace"
+    kind = kind_of(cost)
     if d == 1:  # no eigenvector to choose: the whole cost goes to the eigenvalue
         return (Release("eigenvalues", cost, kind),)
     value_cost, vector_cost = split_cost(cost, [0.5, 0.5])

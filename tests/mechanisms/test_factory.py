@@ -72,3 +72,16 @@ def test_measured_variance_matches_the_stated_one():
     ):
         draws = mech.randomise(np.zeros(n), random_state=0)
         assert abs(np.var(draws) / mech.variance(n) - 1.0) < 6.0 * ratio_sd
+
+
+def test_tail_bounds_hold_at_their_level():
+    # beta = 0.01: the share of 20,000 draws beyond the bound is at most 1%
+    # plus 4 binomial sds (sqrt(0.01 * 0.99 / 20000) = 0.0007).
+    n, beta = 20_000, 0.01
+    for mech in (
+        GaussianMechanism(sensitivity=1.0, rho=0.5),
+        LaplaceMechanism(sensitivity=1.0, epsilon=0.5),
+    ):
+        draws = mech.randomise(np.zeros(n), random_state=1)
+        assert np.mean(draws > mech.tail(beta)) < beta + 4 * 0.0007
+    assert GaussianMechanism(sensitivity=1.0, rho=0.5).tail(0.5) > 0
