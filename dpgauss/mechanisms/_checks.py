@@ -136,12 +136,21 @@ def check_plan(plan, owner, fit_case=None):
     >>> check_plan(plan, "Example")["mean"].scale
     0.00707...
     """
-    built = {}
+    built, checked = {}, {}
     for release in plan.releases():
         try:
             for case in _cases(release, fit_case or {}):
-                mechanism = release.build(**case)
-                check_noise_scale(mechanism, bounded=release.bounded, size=release.size)
+                # Releases that share a factory, a cost and a case (the equal
+                # rounds of a plan) are built and checked once.
+                key = (release.make, release.cost, release.size, release.bounded)
+                key += (tuple(sorted(case.items())),)
+                mechanism = checked.get(key)
+                if mechanism is None:
+                    mechanism = release.build(**case)
+                    check_noise_scale(
+                        mechanism, bounded=release.bounded, size=release.size
+                    )
+                    checked[key] = mechanism
                 built.setdefault(release.name, mechanism)
         except (ValueError, OverflowError, ZeroDivisionError) as exc:
             what = f"the release {release.name!r}"

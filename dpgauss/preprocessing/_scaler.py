@@ -65,8 +65,6 @@ from dpgauss.exceptions import UtilityWarning
 from dpgauss.mechanisms._checks import (
     MAX_RADIUS,
     MIN_RADIUS,
-    calibration_error,
-    check_noise_scale,
 )
 from dpgauss.mechanisms._releases import mean_mechanism
 from dpgauss.utils._docstring import fill_doc
@@ -244,6 +242,17 @@ def box_moments(X, center, half_width, second=True):
         first = np.sum([p[0] for p in parts], axis=0) / n
         squares = np.sum([p[1] for p in parts], axis=0) / n if second else None
     return first, squares
+
+
+def _moment_factory(n, d, name):
+    """The factory of release ``name``: ``make(cost, n_partials=None)`` is its
+    :func:`moment_mechanism` for a pass adding ``n_partials`` chunk sums (None:
+    the count of a plain pass over n rows)."""
+
+    def make(cost, *, n_partials=None):
+        return moment_mechanism(cost, n, d, name, n_partials)
+
+    return make
 
 
 def moment_mechanism(cost, n, d, name, n_partials=None):
@@ -524,7 +533,7 @@ class PrivateStandardScaler(
         return names
 
     def _build_plan(self, total, data):
-        d = data.d
+        n, d = data.n, data.d
         check_bounds(self.bounds, d, owner=type(self).__name__)
         names = self._release_names()
         kind = kind_of(total)
@@ -535,19 +544,10 @@ class PrivateStandardScaler(
         return ReleasePlan(
             total,
             [
-                Release(name, cost, kind)
+                Release(name, cost, kind, make=_moment_factory(n, d, name), size=d)
                 for name, cost in zip(names, costs, strict=True)
             ],
         )
-
-    def _check_calibration(self, plan, data):
-        n, d = data.n, data.d
-        try:
-            for release in plan.releases():
-                mech = moment_mechanism(release.cost, n, d, release.name)
-                check_noise_scale(mech, size=d)
-        except (ValueError, OverflowError, ZeroDivisionError) as exc:
-            raise calibration_error(type(self).__name__, "a noise scale", exc) from exc
 
     # -- the fit ---------------------------------------------------------------------
     def _fit_releases(self, data, plan, rng):
@@ -561,16 +561,11 @@ class PrivateStandardScaler(
         center, half = box_frame(lower, upper)
         partials = n_partial_sums(X)
         first, squares = box_moments(X, center, half, second=self.with_std)
-        mech = plan.calibrate(
-            "mean", lambda c: moment_mechanism(c, n, d, "mean", partials)
-        )
+        mech = plan.calibrate("mean", n_partials=partials)
         m1 = np.clip(mech.randomise(first, rng), -1.0, 1.0)
         fitted["mean_"] = np.clip(center + half * m1, lower, upper)
         if self.with_std:
-            mech = plan.calibrate(
-                "second_moment",
-                lambda c: moment_mechanism(c, n, d, "second_moment", partials),
-            )
+            mech = plan.calibrate("second_moment", n_partials=partials)
             m2 = np.clip(mech.randomise(squares, rng) + 0.5, 0.0, 1.0)
             floor = variance_floor(mech)
             box_var = np.clip(m2 - m1 * m1, floor, 1.0)

@@ -76,7 +76,6 @@ from dpgauss.accounting import split_cost
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin, sampling_generator
-from dpgauss.mechanisms._checks import calibration_error, check_noise_scale
 from dpgauss.mechanisms._factory import additive
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._leak import warn_if_scored_in_search
@@ -192,6 +191,11 @@ def counts_mechanism(cost, l2_squared):
     """
     l2_squared = max(int(l2_squared), 1)
     return additive(cost, l2=math.sqrt(l2_squared), l1=float(l2_squared))
+
+
+def _counts_factory(cost, *, l2_squared):
+    """A round's mechanism, :func:`counts_mechanism`, for its ``l2_squared``."""
+    return counts_mechanism(cost, l2_squared)
 
 
 def truncated_counts(rows, columns, flipped, limit):
@@ -455,24 +459,17 @@ class PrivateProductDistribution(DensityMixin, PrivateEstimatorMixin, BaseEstima
         names = round_names(d)
         costs = split_cost(total, [1.0 / len(names)] * len(names))
         kind = kind_of(total)
+        # A round's l2_squared is any integer in [1, d] (it follows released
+        # values), and the exact samplers' limits are not monotone in the
+        # sensitivity, so every one is checked before the spend.
+        cases = tuple({"l2_squared": k} for k in range(1, d + 1))
         return ReleasePlan(
             total,
             [
-                Release(name, cost, kind)
+                Release(name, cost, kind, make=_counts_factory, size=d, cases=cases)
                 for name, cost in zip(names, costs, strict=True)
             ],
         )
-
-    def _check_calibration(self, plan, data):
-        d = data.d
-        # The noise scale depends on the round's l2_squared in [1, d] only.
-        try:
-            for release in plan.releases():
-                for l2_squared in (1, d):
-                    mech = counts_mechanism(release.cost, l2_squared)
-                    check_noise_scale(mech, size=d)
-        except (ValueError, OverflowError, ZeroDivisionError) as exc:
-            raise calibration_error(type(self).__name__, "a noise scale", exc) from exc
 
     # -- the fit ------------------------------------------------------------------
     def _fit_releases(self, data, plan, rng):
@@ -481,7 +478,7 @@ class PrivateProductDistribution(DensityMixin, PrivateEstimatorMixin, BaseEstima
         names = round_names(d)
 
         def release(name, l2_squared):
-            return plan.calibrate(name, lambda c: counts_mechanism(c, l2_squared))
+            return plan.calibrate(name, l2_squared=l2_squared)
 
         estimate, flipped, lock_round = product_rounds(
             [X] * len(names), names, release, rng, bool(self.flip)
