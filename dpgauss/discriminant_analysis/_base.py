@@ -26,7 +26,6 @@ from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.mechanisms._checks import (
     MIN_RADIUS,
-    calibration_error,
     check_noise_scale,
     check_radius,
 )
@@ -46,7 +45,6 @@ from dpgauss.utils._leak import caller_stacklevel, warn_if_scored_in_search
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from dpgauss.utils._sums import (
     clipped_sums,
-    n_partial_sums,
     row_norms,
 )
 from dpgauss.utils.validation import check_data_norm
@@ -67,7 +65,8 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
     """Shared parameters, validation, the count and sum releases, and prediction.
 
     Subclasses set ``_SHARES`` (the cost split over ``_RELEASES``), implement
-    ``_moment_makers(n, d, K, B, partials)`` (their second-moment release),
+    ``_moment_factories(n, d, K, B, partials)`` (the factory of their
+    second-moment release, taking the clipping ``radius``),
     ``_fit_releases`` (on :meth:`_release_classes`) and
     ``_joint_log_likelihood(X)``.
     """
@@ -168,7 +167,7 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         return (*adaptive, *self._RELEASES)
 
     def _build_plan(self, total, data):
-        d = data.d
+        n, d = data.n, data.d
         self._location(d)
         kind = kind_of(total)
         shares = list(self._SHARES)
@@ -177,55 +176,74 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
             shares = [ADAPTIVE_SHARE, ADAPTIVE_SHARE, *(rest * s for s in shares)]
         costs = split_cost(total, shares)
         releases = []
-        for name, cost in zip(self._release_names(), costs, strict=True):
-            if name == "radius":  # exponential mechanism: pure, at the same rho
-                releases.append(Release(name, as_pure(cost), "exponential"))
-            else:
-                releases.append(Release(name, cost, kind))
-        return ReleasePlan(total, releases)
-
-    def _makers(self, n, d, radius, partials=None):
-        K = check_classes(self.classes, type(self).__name__).size
-        makers = {
-            "class_counts": count_mechanism,
-            "class_sums": lambda c: class_sum_mechanism(c, n, d, K, radius, partials),
-        }
-        makers.update(self._moment_makers(n, d, K, radius, partials))
-        return makers
-
-    def _check_makers(self, plan, n, d, radius, partials):
-        """Build every class-statistic mechanism at ``radius`` and check it
-        (raises ValueError, OverflowError or ZeroDivisionError)."""
-        K = check_classes(self.classes, type(self).__name__).size
-        sizes = {"class_counts": K, "class_sums": K * d, "class_second_moments": K * d}
-        for name, make in self._makers(n, d, radius, partials).items():
-            check_noise_scale(make(plan.cost(name)), size=sizes.get(name, d))
-
-    def _check_calibration(self, plan, data):
-        n, d = data.n, data.d
+        # Factories at the fit's own chunk-sum count (the mechanisms the fit
+        # builds, to the last bit of their sensitivity; None when pricing,
+        # when no factory is called). The class statistics are checked at
+        # data_norm and, with adaptive clipping, at the smallest positive
+        # candidate of the radius release. The lattice calibration is not
+        # monotone in the radius (its grid is a power of two near the noise
+        # scale), so a radius in between can still fail: the fit then clips to
+        # data_norm (see _clipping_ball), which is checked here.
         B = float(self.data_norm)
-        # The chunk sums the fit's passes add (more than ceil(n / CHUNK_ROWS)
-        # for a Dask array of many blocks): the mechanisms checked here are
-        # the ones the fit builds, to the last bit of their sensitivity.
-        partials = data.n_partials
-        # data_norm, and with adaptive clipping the smallest positive candidate
-        # of the radius release. The lattice calibration is not monotone in
-        # the radius (its grid is a power of two near the noise scale), so a
-        # radius in between can still fail: the fit then clips to data_norm
-        # (see _clipping_ball), which is checked here.
+        factories = self._factories(n, d, data.n_partials)
         radii = [B]
         if self.clipping == "adaptive":
             radii.append(max(B / (RADIUS_GRID - 1), MIN_RADIUS))
-        try:
-            if self.clipping == "adaptive":
-                check_noise_scale(
-                    mean_mechanism(plan.cost("center"), n, d, B, partials), size=d
+        cases = tuple({"radius": r} for r in radii)
+        sizes = self._sizes(d)
+        for name, cost in zip(self._release_names(), costs, strict=True):
+            if name == "radius":  # exponential mechanism: pure, at the same rho
+                cost, kind_here, case = as_pure(cost), "exponential", ({},)
+            else:
+                kind_here = kind
+                case = ({},) if name in ("center", "class_counts") else cases
+            releases.append(
+                Release(
+                    name,
+                    cost,
+                    kind_here,
+                    make=factories[name],
+                    size=sizes.get(name, d),
+                    cases=case,
                 )
-                _radius_mechanism(plan.cost("radius"), B)
-            for radius in radii:
-                self._check_makers(plan, n, d, radius, partials)
-        except (ValueError, OverflowError, ZeroDivisionError) as exc:
-            raise calibration_error(type(self).__name__, "a noise scale", exc) from exc
+            )
+        return ReleasePlan(total, releases)
+
+    def _sizes(self, d):
+        """Entries each class release randomises together (its lattice size)."""
+        K = check_classes(self.classes, type(self).__name__).size
+        return {"class_counts": K, "class_sums": K * d, "class_second_moments": K * d}
+
+    def _factories(self, n, d, partials):
+        """Each release's factory; the class statistics take the clipping
+        ``radius`` (data_norm by default)."""
+        K = check_classes(self.classes, type(self).__name__).size
+        B = float(self.data_norm)
+
+        def class_sums(cost, *, radius=B):
+            return class_sum_mechanism(cost, n, d, K, radius, partials)
+
+        factories = {
+            "center": lambda cost: mean_mechanism(cost, n, d, B, partials),
+            "radius": lambda cost: _radius_mechanism(cost, B),
+            "class_counts": count_mechanism,
+            "class_sums": class_sums,
+        }
+        factories.update(self._moment_factories(n, d, K, B, partials))
+        return factories
+
+    def _calibrates_at(self, plan, radius, d):
+        """Whether every class release calibrates at ``radius`` (public: the
+        plan's costs and a released radius)."""
+        sizes = self._sizes(d)
+        try:
+            for name in self._RELEASES[1:]:
+                release = next(r for r in plan.releases() if r.name == name)
+                mech = release.build(radius=radius)
+                check_noise_scale(mech, size=sizes.get(name, d))
+        except (ValueError, OverflowError, ZeroDivisionError):
+            return False
+        return True
 
     def _clipping_ball(self, X, plan, rng, location):
         """The center and radius the class statistics are clipped to.
@@ -252,13 +270,12 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         B = float(self.data_norm)
         if self.clipping == "fixed":
             return location, B
-        partials = n_partial_sums(X)
         total, _ = clipped_sums(X, location, B, with_outer=False)
-        mech = plan.calibrate("center", lambda c: mean_mechanism(c, n, d, B, partials))
+        mech = plan.calibrate("center")
         offset = project_ball(mech.randomise(total / n, rng)[None, :], B)[0]
         center = location + offset
         norms = row_norms(X, center)
-        mech = plan.calibrate("radius", lambda c: _radius_mechanism(c, B))
+        mech = plan.calibrate("radius")
         radius = float(mech.release(norms, rng))
         if radius >= (1.0 - AT_BOUND) * B:  # a released value: warning is free
             warnings.warn(
@@ -272,9 +289,7 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
                 stacklevel=caller_stacklevel(),
             )
         radius = max(radius, B / (RADIUS_GRID - 1), MIN_RADIUS)
-        try:
-            self._check_makers(plan, n, d, radius, partials)
-        except (ValueError, OverflowError, ZeroDivisionError):
+        if not self._calibrates_at(plan, radius, d):
             radius = B
         return center, radius
 
@@ -319,11 +334,10 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         K = classes.size
         center, radius = self._clipping_ball(X, plan, rng, self._location(d))
         counts, sums, moments = class_statistics(X, data.y, K, center, radius, outer)
-        makers = self._makers(n, d, radius, n_partial_sums(X))
-        mech = plan.calibrate("class_counts", makers["class_counts"])
+        mech = plan.calibrate("class_counts")
         noisy_counts = mech.randomise(counts.astype(np.float64), rng)
         count_sd = mech.sd()
-        mech = plan.calibrate("class_sums", makers["class_sums"])
+        mech = plan.calibrate("class_sums", radius=radius)
         noisy_sums = mech.randomise((sums / n).ravel(), rng).reshape(K, d)
         # Post-processing. A count below max(1, its noise sd) is taken as that
         # floor (a mean divided by a count near 0 is noise), and each mean
@@ -347,7 +361,6 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
             "offsets": offsets,
             "priors": priors,
             "moments": moments,
-            "makers": makers,
         }
 
     # -- prediction (post-processing) ----------------------------------------------

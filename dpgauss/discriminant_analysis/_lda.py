@@ -186,17 +186,18 @@ class PrivateLinearDiscriminantAnalysis(
         self.budget = budget
         self.random_state = random_state
 
-    def _moment_makers(self, n, d, K, B, partials):
-        return {
-            "second_moment": lambda c: second_moment_mechanism(c, n, d, B, partials)
-        }
+    def _moment_factories(self, n, d, K, B, partials):
+        def second_moment(cost, *, radius=B):
+            return second_moment_mechanism(cost, n, d, radius, partials)
+
+        return {"second_moment": second_moment}
 
     def _fit_releases(self, data, plan, rng):
         X = data.X
         n = X.shape[0]
         parts = self._release_classes(data, plan, rng, outer="pooled")
         B = parts["radius"]
-        mech = plan.calibrate("second_moment", parts["makers"]["second_moment"])
+        mech = plan.calibrate("second_moment", radius=B)
         released = mech.randomise(parts["moments"] / n, rng)
         offsets = parts["offsets"]
         weights = parts["sizes"] / float(n)

@@ -176,12 +176,11 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
         self.budget = budget
         self.random_state = random_state
 
-    def _moment_makers(self, n, d, K, B, partials):
-        return {
-            "class_second_moments": lambda c: block_moment_mechanism(
-                c, n, d, K, B, partials
-            )
-        }
+    def _moment_factories(self, n, d, K, B, partials):
+        def class_second_moments(cost, *, radius=B):
+            return block_moment_mechanism(cost, n, d, K, radius, partials)
+
+        return {"class_second_moments": class_second_moments}
 
     def _fit_releases(self, data, plan, rng):
         X = data.X
@@ -189,9 +188,7 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
         parts = self._release_classes(data, plan, rng, outer="per_class")
         B = parts["radius"]
         K = parts["classes"].size
-        mech = plan.calibrate(
-            "class_second_moments", parts["makers"]["class_second_moments"]
-        )
+        mech = plan.calibrate("class_second_moments", radius=B)
         # The diagonal blocks of the block-diagonal release, drawn without
         # forming the (K d) x (K d) matrix (randomise_blocks).
         released = mech.randomise_blocks(parts["moments"] / n, rng)

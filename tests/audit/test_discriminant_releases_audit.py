@@ -55,8 +55,8 @@ def _spy(monkeypatch):
     record = {}
     calibrate = ReleasePlan.calibrate
 
-    def spying(self, name, make):
-        mech = calibrate(self, name, make)
+    def spying(self, name, make=None, **case):
+        mech = calibrate(self, name, make, **case)
         for method in ("randomise", "release", "randomise_blocks"):
             inner = getattr(mech, method, None)
             if inner is not None:
@@ -189,7 +189,9 @@ def _audit_release(name, monkeypatch, n_samples):
         probe = cls(classes=[0, 1], data_norm=1.0, clipping="fixed", **params)
         probe.fit(*A)
         scale = probe._pricing_plan(A[0].shape[1])
-        mech = probe._makers(N, A[0].shape[1], 1.0)[release](scale.cost(release))
+        # data_norm 1.0: the factories' default radius.
+        factory = probe._factories(N, A[0].shape[1], None)[release]
+        mech = factory(scale.cost(release))
         summary = _laplace_llr(
             _exact(release, A, outer), _exact(release, B, outer), mech.scale
         )
