@@ -327,7 +327,7 @@ class PrivateEstimatorMixin:
             self._validate_all_params()
             total = self._privacy_total()
             public = self._validate_public(X_public, X)
-            self._refuse_early(total, X, y, public)
+            early = self._refuse_early(total, X, y, public)
             X = self._validate_rows(X)
             n, d = X.shape
             self._check_public_width(public, d)  # X without a shape before
@@ -340,7 +340,10 @@ class PrivateEstimatorMixin:
                 n_public=0 if public is None else public.shape[0],
                 n_partials=n_partial_sums(X),
             )
-            data = self._prepare_fit(data)
+            if early is None:
+                data = self._prepare_fit(data)
+            else:  # derived already, from the same public values
+                data = replace(data, public=early.public)
             plan = self._build_plan(total, data)
             mechanisms = self._check_calibration(plan, data)
             self._predict_error(plan, data, mechanisms)
@@ -371,10 +374,17 @@ class PrivateEstimatorMixin:
         shape (lists) are checked by the atomic spend itself. ``y`` is passed
         as given, for an estimator whose plan depends on the shape of what it
         fits (see ``SubsampleAggregate``).
+
+        Returns
+        -------
+        FitData or None
+            The prepared public fit data the check priced (the fit reuses its
+            derived values rather than deriving them twice), or None when
+            nothing was checked.
         """
         shape = getattr(X, "shape", None)
         if self.budget is None or shape is None or len(shape) != 2:
-            return
+            return None
         data = FitData(
             n=int(shape[0]),
             d=int(shape[1]),
@@ -382,7 +392,9 @@ class PrivateEstimatorMixin:
             X_public=public,
             n_public=0 if public is None else public.shape[0],
         )
-        self.budget.check(self._build_plan(total, self._prepare_fit(data)).costs())
+        data = self._prepare_fit(data)
+        self.budget.check(self._build_plan(total, data).costs())
+        return data
 
     def _clear_fitted(self):
         """Remove every fitted attribute (a failed fit leaves it unfitted)."""
