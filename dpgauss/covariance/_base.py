@@ -56,8 +56,9 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
         return location
 
     def _prepare_fit(self, data):
-        """Refuse a malformed ``location`` before the spend (when fitting)."""
-        if data.X is not None:
+        """Refuse a malformed ``location`` before the spend (when fitting, not
+        when pricing)."""
+        if not data.pricing:
             self._location(data.d)
         return data
 
