@@ -26,8 +26,8 @@ from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.mechanisms._checks import (
     MIN_RADIUS,
-    check_noise_scale,
     check_radius,
+    check_release,
 )
 from dpgauss.mechanisms._releases import mean_mechanism
 from dpgauss.releases._classes import (
@@ -190,7 +190,9 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         if self.clipping == "adaptive":
             radii.append(max(B / (RADIUS_GRID - 1), MIN_RADIUS))
         cases = tuple({"radius": r} for r in radii)
-        sizes = self._sizes(d)
+        K = check_classes(self.classes, type(self).__name__).size
+        # Entries each class release randomises together (its lattice size).
+        sizes = {"class_counts": K, "class_sums": K * d, "class_second_moments": K * d}
         for name, cost in zip(self._release_names(), costs, strict=True):
             if name == "radius":  # exponential mechanism: pure, at the same rho
                 cost, kind_here, case = as_pure(cost), "exponential", ({},)
@@ -208,11 +210,6 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
                 )
             )
         return ReleasePlan(total, releases)
-
-    def _sizes(self, d):
-        """Entries each class release randomises together (its lattice size)."""
-        K = check_classes(self.classes, type(self).__name__).size
-        return {"class_counts": K, "class_sums": K * d, "class_second_moments": K * d}
 
     def _factories(self, n, d, partials):
         """Each release's factory; the class statistics take the clipping
@@ -232,15 +229,13 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         factories.update(self._moment_factories(n, d, K, B, partials))
         return factories
 
-    def _calibrates_at(self, plan, radius, d):
+    def _calibrates_at(self, plan, radius):
         """Whether every class release calibrates at ``radius`` (public: the
         plan's costs and a released radius)."""
-        sizes = self._sizes(d)
+        releases = {r.name: r for r in plan.releases()}
         try:
             for name in self._RELEASES[1:]:
-                release = next(r for r in plan.releases() if r.name == name)
-                mech = release.build(radius=radius)
-                check_noise_scale(mech, size=sizes.get(name, d))
+                check_release(releases[name], radius=radius)
         except (ValueError, OverflowError, ZeroDivisionError):
             return False
         return True
@@ -266,7 +261,7 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         released and public values only, so the fit completes for every
         noise draw at the same privacy.
         """
-        n, d = X.shape
+        n = X.shape[0]
         B = float(self.data_norm)
         if self.clipping == "fixed":
             return location, B
@@ -289,7 +284,7 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
                 stacklevel=caller_stacklevel(),
             )
         radius = max(radius, B / (RADIUS_GRID - 1), MIN_RADIUS)
-        if not self._calibrates_at(plan, radius, d):
+        if not self._calibrates_at(plan, radius):
             radius = B
         return center, radius
 

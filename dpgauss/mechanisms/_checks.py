@@ -16,7 +16,9 @@ __all__ = [
     "MIN_RADIUS",
     "calibration_error",
     "check_noise_scale",
+    "check_plan",
     "check_radius",
+    "check_release",
 ]
 
 
@@ -146,16 +148,23 @@ def check_plan(plan, owner, fit_case=None):
                 key += (tuple(sorted(case.items())),)
                 mechanism = checked.get(key)
                 if mechanism is None:
-                    mechanism = release.build(**case)
-                    check_noise_scale(
-                        mechanism, bounded=release.bounded, size=release.size
-                    )
-                    checked[key] = mechanism
+                    mechanism = checked[key] = check_release(release, **case)
                 built.setdefault(release.name, mechanism)
         except (ValueError, OverflowError, ZeroDivisionError) as exc:
             what = f"the release {release.name!r}"
             raise calibration_error(owner, what, exc) from exc
     return built
+
+
+def check_release(release, **case):
+    """Build a planned release's mechanism at ``case`` with its own factory and
+    check it (:func:`check_noise_scale` at the release's size and bound).
+
+    Raises ValueError, OverflowError or ZeroDivisionError when float64 cannot
+    hold it; returns the mechanism otherwise.
+    """
+    mechanism = release.build(**case)
+    return check_noise_scale(mechanism, bounded=release.bounded, size=release.size)
 
 
 def _cases(release, fit_case):

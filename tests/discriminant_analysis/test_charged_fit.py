@@ -54,7 +54,7 @@ def test_fit_completes_where_an_intermediate_radius_cannot_calibrate(cls, K, d, 
     plan = est._pricing_plan(d, total=ZCDP(rho), n_samples=100)
     failing = 0
     for j in range(1, RADIUS_GRID, 64):  # the case is real: some radii fail
-        failing += not est._calibrates_at(plan, j / (RADIUS_GRID - 1), d)
+        failing += not est._calibrates_at(plan, j / (RADIUS_GRID - 1))
     assert failing > 0
     for seed in range(20):
         budget = PrivacyBudget(rho=1.0)
