@@ -177,8 +177,11 @@ def _price(
     any_private = False
     for params in candidates:
         est = clone(estimator).set_params(**clone(params, safe=False))
+        by_size = {}  # folds of one size charge the same (KFold: two sizes)
         for size in sizes:
-            charges = _fit_charges(est, d, n_features, budgets, size)
+            if size not in by_size:
+                by_size[size] = _fit_charges(est, d, n_features, budgets, size)
+            charges = by_size[size]
             any_private = any_private or bool(charges)
             for key, costs in charges.items():
                 fixed[key].extend(costs)
