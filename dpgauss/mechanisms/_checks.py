@@ -61,7 +61,9 @@ def check_noise_scale(mechanism, *, bounded=True, size=1):
     Parameters
     ----------
     mechanism : object
-        A calibrated mechanism with a ``scale``.
+        A calibrated mechanism with a ``scale``, or a composite one whose
+        ``parts()`` yields ``(mechanism, size, bounded)`` triples, each checked
+        in turn.
     bounded : bool, default=True
         Also require ``scale <= MAX_NOISE_SCALE`` (for releases whose values
         are squared or decomposed afterwards; a scalar clipped at once needs
@@ -74,6 +76,13 @@ def check_noise_scale(mechanism, *, bounded=True, size=1):
     object
         The mechanism.
     """
+    parts = getattr(mechanism, "parts", None)
+    if callable(parts):
+        # A composite release (a search of many steps, a nested plan): each
+        # part is checked at its own size and bound.
+        for part, part_size, part_bounded in parts():
+            check_noise_scale(part, bounded=part_bounded, size=part_size)
+        return mechanism
     scale = getattr(mechanism, "scale", 1.0)
     if not (math.isfinite(scale) and scale > 0):
         raise ValueError(f"the noise scale would be {scale!r}")

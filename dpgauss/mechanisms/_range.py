@@ -121,6 +121,12 @@ class QuantileSearch:
             raise TypeError(f"QuantileSearch takes a ZCDP or PureDP cost: {cost!r}.")
         self.draws = 0
 
+    def parts(self):
+        """The step mechanism and the columns it releases together, for the
+        check before the spend
+        (:func:`~dpgauss.mechanisms._checks.check_noise_scale`)."""
+        return [(self.step, self.n_features, True)]
+
     def count_sd(self):
         """The noise sd of each step's count (public)."""
         return self.step.sd(self.n_features)

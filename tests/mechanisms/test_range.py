@@ -75,3 +75,14 @@ def test_bad_arguments_are_refused():
         QuantileSearch(1.0, 1)
     with pytest.raises(ValueError, match="shape"):
         QuantileSearch(ZCDP(1.0), 2).release(np.zeros((5, 3)))
+
+
+def test_a_search_is_checked_through_its_step_at_its_width():
+    # The check before the spend reaches the step mechanism of a composite
+    # release: a search whose step noise float64 cannot hold is refused.
+    from dpgauss.mechanisms._checks import check_noise_scale
+
+    search = QuantileSearch(ZCDP(0.5), 3)
+    assert check_noise_scale(search) is search
+    with pytest.raises(ValueError, match="noise scale"):
+        check_noise_scale(QuantileSearch(ZCDP(1e-310), 3))
