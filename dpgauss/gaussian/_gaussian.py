@@ -8,6 +8,7 @@ Dong, Kamath and Ullman 2020), with a bound-free private range finder; see
 import math
 import numbers
 import warnings
+from dataclasses import replace
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -17,21 +18,13 @@ from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import GaussianDensityMixin, PrivateEstimatorMixin
 from dpgauss.exceptions import UtilityWarning
-from dpgauss.mechanisms._checks import (
-    MAX_RADIUS,
-    MIN_RADIUS,
-    calibration_error,
-    check_noise_scale,
-)
-from dpgauss.mechanisms._range import QuantileSearch
-from dpgauss.mechanisms._releases import mean_mechanism, second_moment_mechanism
+from dpgauss.mechanisms._checks import MAX_RADIUS, MIN_RADIUS
+from dpgauss.mechanisms._releases import mean_mechanism
 from dpgauss.releases._center import eigenvalue_floor
 from dpgauss.releases._coinpress import (
     STEP_BETA,
-    coinpress_entries,
     frame_inverse,
     release_in_frame,
-    staged_costs,
     tail_radius,
 )
 from dpgauss.releases._coinpress_mean import (
@@ -41,17 +34,13 @@ from dpgauss.releases._coinpress_mean import (
     MEAN_BETA,
     coinpress_mean,
     frame_point,
-    mean_entries,
+    mean_factory,
     mean_steps_for,
+    pairs_covariance_entries,
     pairs_frame,
 )
 from dpgauss.releases._hints import RangeHintsMixin
-from dpgauss.releases._range import (
-    Stages,
-    frame_count,
-    frame_pairs,
-    range_searches,
-)
+from dpgauss.releases._range import Stages, frame_pairs, search_factory
 from dpgauss.releases._winsorized import (
     RADIUS_FACTOR,
     RADIUS_QUANTILE,
@@ -320,7 +309,7 @@ class PrivateGaussianEstimator(
             return data
         entries, _ = self._range_entries(self._privacy_total(), data)
         cost = next(e.cost for e in entries if e.name == "subsample_center")
-        return data.derive(center_fallback=data.n < self._center_fewest(cost, data.d))
+        return data.derive(center_fallback=data.n < center_fewest(cost, data.d))
 
     def _location_known(self, data):
         # The coarse range does not search the location when subsample_center
@@ -331,21 +320,14 @@ class PrivateGaussianEstimator(
         names = super()._range_names(data)
         return ["subsample_center", *names] if self._subsample_center(data) else names
 
-    @staticmethod
-    def _center_stages(cost):
-        return Stages(cost, winsorized_entries(cost))
-
-    def _center_fewest(self, cost, d):
-        """The fewest groups that keep ``subsample_center``'s searches on track
-        at ``cost`` (public: the cost and d)."""
-        return winsorized_min_groups(self._center_stages(cost).plan, d)
-
     def _center_groups(self, plan, n, d):
-        """k: the groups of ``subsample_center``, the fewest that keep its
-        searches on track (n is at least k, or the fit falls back to the
-        range step). The fewest groups are the largest, hence the tightest
-        group means."""
-        return max(1, min(self._center_fewest(plan.cost("subsample_center"), d), n))
+        """k: the groups of ``subsample_center`` (:func:`center_groups`)."""
+        return center_groups(plan.cost("subsample_center"), n, d)
+
+    def _range_release(self, name, cost, data):
+        if name != "subsample_center":
+            return super()._range_release(name, cost, data)
+        return Release(name, cost, kind_of(cost), center_factory(data.n, data.d))
 
     def _check_utility(self, plan, data):
         n, d = data.n, data.d
@@ -382,7 +364,7 @@ class PrivateGaussianEstimator(
         labels[rng.permutation(n)[: k * size]] = np.repeat(np.arange(k), size)
         with np.errstate(all="ignore"):  # an overflow is a failed candidate
             Y = group_means(X, labels, k) @ frame.T
-        stages = plan.calibrate("subsample_center", self._center_stages)
+        stages = plan.calibrate("subsample_center", groups=k)
         with np.errstate(all="ignore"):
             value, radius, mech, _ = winsorized_mean(Y, stages.plan, rng)
         stages.finish()
@@ -393,50 +375,14 @@ class PrivateGaussianEstimator(
 
     # -- the plan -----------------------------------------------------------------
     def _build_plan(self, total, data):
+        n, d = data.n, data.d
         entries, rest = self._range_entries(total, data)
         mean_share = float(self.mean_share)
         mean, cov = split_cost(rest, [mean_share, 1.0 - mean_share])
-        cov_entries = coinpress_entries(cov, int(self.cov_steps), data.d)
-        mean_release = Release("mean", mean, kind_of(total))
+        cov_entries = pairs_covariance_entries(cov, int(self.cov_steps), n, d)
+        mean_release = Release("mean", mean, kind_of(total), mean_factory(n, d))
         entries += [*cov_entries[:-1], mean_release, cov_entries[-1]]
         return ReleasePlan(total, entries)
-
-    def _check_calibration(self, plan, data):
-        n, d = data.n, data.d
-        m = frame_count(n)  # the pairs the frame is learned from
-        gamma = tail_radius(d, STEP_BETA)
-        try:
-            for release in plan.releases():
-                name, cost = release.name, release.cost
-                if name == "subsample_center":
-                    # Every sub-release, as the fit calibrates it (k group
-                    # means summed in ceil(k / CHUNK_ROWS) chunks).
-                    k = self._center_groups(plan, n, d)
-                    parts = self._center_stages(cost).plan
-                    for search in (
-                        QuantileSearch(parts.cost("center"), d),
-                        QuantileSearch(parts.cost("radius"), 1, RADIUS_QUANTILE),
-                    ):
-                        check_noise_scale(search.step, size=search.n_features)
-                    chunks = max(1, -(-k // CHUNK_ROWS))
-                    for radius in (MIN_RADIUS, MAX_RADIUS):
-                        mech = mean_mechanism(parts.cost("mean"), k, d, radius, chunks)
-                        check_noise_scale(mech, size=d)
-                elif name.startswith("range_"):
-                    for search in range_searches(name, cost, d):
-                        check_noise_scale(search.step, size=search.n_features)
-                elif name.startswith("precondition_"):
-                    mech = second_moment_mechanism(cost, m, d, gamma)
-                    check_noise_scale(mech, size=d)
-                elif name == "mean":  # its smallest step: of MAX_MEAN_STEPS
-                    part = staged_costs(cost, MAX_MEAN_STEPS)[0]
-                    mech = mean_mechanism(part, n, d, MAX_MEAN_RADIUS, n)
-                    check_noise_scale(mech, size=d)
-                else:
-                    mech = second_moment_mechanism(cost, n, d, MAX_FRAME_RADIUS, n)
-                    check_noise_scale(mech, size=d)
-        except (ValueError, OverflowError, ZeroDivisionError) as exc:
-            raise calibration_error(type(self).__name__, "a noise scale", exc) from exc
 
     # -- the fit ------------------------------------------------------------------
     def _fit_releases(self, data, plan, rng):
@@ -464,7 +410,7 @@ class PrivateGaussianEstimator(
             steps = mean_steps_for(cost, X.shape[0], d, start, partials)
         else:
             steps = int(self.mean_steps)
-        stages = plan.calibrate("mean", lambda c: Stages(c, mean_entries(c, steps)))
+        stages = plan.calibrate("mean", steps=steps, n_partials=partials)
         rows = FramedRows(X, frame, coarse)  # one product for the passes below
         mean, variance, error = coinpress_mean(
             rows, frame, coarse, radius, stages.plan, steps, rng, partials
@@ -480,3 +426,52 @@ class PrivateGaussianEstimator(
         fitted = self._gaussian_attributes(mean, values, vectors, floor)
         fitted.update(mean_=fitted["location_"].copy(), frame_=frame, mean_steps_=steps)
         return fitted
+
+
+def center_fewest(cost, d):
+    """The fewest groups that keep the winsorized aggregate's searches at
+    ``cost`` on track (public: the cost and d;
+    :func:`~dpgauss.releases._winsorized.winsorized_min_groups`)."""
+    return winsorized_min_groups(Stages(cost, winsorized_entries(cost)).plan, d)
+
+
+def center_groups(cost, n, d):
+    """k: the groups of ``subsample_center`` at ``cost``, the fewest that keep
+    its searches on track (n is at least k, or the fit falls back to the
+    range step). The fewest groups are the largest, hence the tightest group
+    means."""
+    return max(1, min(center_fewest(cost, d), n))
+
+
+def center_entries(cost, k, d):
+    """The winsorized aggregate's entries at ``cost``
+    (:func:`~dpgauss.releases._winsorized.winsorized_entries`) with the
+    factories of their mechanisms on k group means in d dimensions: the
+    median search of d columns, the radius search of one, and the clipped
+    mean of k candidates summed in ``ceil(k / CHUNK_ROWS)`` chunks at both
+    ends of the radii the search may release, ``[MIN_RADIUS, MAX_RADIUS]``."""
+    center, radius, mean = winsorized_entries(cost)
+    chunks = max(1, -(-k // CHUNK_ROWS))
+
+    def make_mean(cost, *, radius=MAX_RADIUS):
+        return mean_mechanism(cost, k, d, radius, chunks)
+
+    radii = ({"radius": MIN_RADIUS}, {"radius": MAX_RADIUS})
+    return [
+        replace(center, make=search_factory(d)),
+        replace(radius, make=search_factory(1, RADIUS_QUANTILE)),
+        replace(mean, make=make_mean, size=d, cases=radii),
+    ]
+
+
+def center_factory(n, d):
+    """The factory of ``subsample_center``: ``make(cost, groups=k)`` is the
+    nested release (:class:`~dpgauss.releases._range.Stages`) of the
+    winsorized aggregate of k group means (:func:`center_entries`); k is
+    :func:`center_groups` by default, the one the fit uses."""
+
+    def make(cost, *, groups=None):
+        k = center_groups(cost, n, d) if groups is None else groups
+        return Stages(cost, center_entries(cost, k, d))
+
+    return make

@@ -33,23 +33,13 @@ from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.mean._tukey import RestrictedTukeyMechanism
-from dpgauss.mechanisms._checks import calibration_error, check_noise_scale
-from dpgauss.mechanisms._releases import (
-    mean_mechanism,
-    second_moment_mechanism,
-    vector_mechanism,
-)
-from dpgauss.releases._coinpress import (
-    STEP_BETA,
-    frame_inverse,
-    staged_costs,
-    tail_radius,
-)
+from dpgauss.mechanisms._releases import second_moment_mechanism, vector_mechanism
+from dpgauss.releases._coinpress import STEP_BETA, frame_inverse, tail_radius
 from dpgauss.releases._coinpress_mean import (
     MAX_MEAN_RADIUS,
     SPECTRUM_BETA,
     coinpress_mean,
-    mean_entries,
+    mean_factory,
     mean_steps_for,
     pairs_frame,
     weighted_tail_radius,
@@ -62,7 +52,6 @@ from dpgauss.releases._range import (
     frame_count,
     frame_pairs,
     largest_scale,
-    range_searches,
 )
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
@@ -366,7 +355,7 @@ class PrivateMean(
 
     # -- the plan -------------------------------------------------------------
     def _build_plan(self, total, data):
-        d = data.d
+        n, d = data.n, data.d
         if self.covariance is not None:
             self._public_frame(d)  # its shape must match X's (before any spend)
         if self.method == "tukey":
@@ -375,37 +364,17 @@ class PrivateMean(
                     "PrivateMean(method='tukey') does not use X_public (it needs "
                     "no range); leave it unset or use another method."
                 )
-            return ReleasePlan(total, [Release("tukey", total, "tukey_depth")])
+            tukey = Release("tukey", total, "tukey_depth", tukey_factory(d))
+            return ReleasePlan(total, [tukey])
         entries, rest = self._range_entries(total, data)
         if self.covariance is None:
             frame, rest = split_cost(rest, [self.frame_share, 1.0 - self.frame_share])
-            entries.append(Release("frame", frame, kind_of(total)))
-        entries.append(Release("mean", rest, kind_of(total)))
+            # The method follows from n, d and the frame's cost, all public.
+            method = None if n is None else self._method_for(frame, n, d)
+            make = frame_factory(method, n, d)
+            entries.append(Release("frame", frame, kind_of(total), make))
+        entries.append(Release("mean", rest, kind_of(total), mean_factory(n, d)))
         return ReleasePlan(total, entries)
-
-    def _check_calibration(self, plan, data):
-        n, d = data.n, data.d
-        m = frame_count(n)  # the pairs the frame is learned from
-        if self.method == "tukey":
-            RestrictedTukeyMechanism(plan.cost("tukey"), d)  # raises if invalid
-            return
-        try:
-            for release in plan.releases():
-                name, cost = release.name, release.cost
-                if name.startswith("range_"):
-                    for search in range_searches(name, cost, d):
-                        check_noise_scale(search.step, size=search.n_features)
-                elif name == "frame":
-                    part = staged_costs(cost, FRAME_STEPS + 1)[0]
-                    radius = tail_radius(d, STEP_BETA)
-                    mech = second_moment_mechanism(part, m, d, radius)
-                    check_noise_scale(mech, size=d)
-                else:
-                    part = staged_costs(cost, 20)[0]
-                    mech = mean_mechanism(part, n, d, MAX_MEAN_RADIUS, n)
-                    check_noise_scale(mech, size=d)
-        except (ValueError, OverflowError, ZeroDivisionError) as exc:
-            raise calibration_error(type(self).__name__, "a noise scale", exc) from exc
 
     def _check_utility(self, plan, data):
         if self.method != "tukey":  # tukey needs no range
@@ -421,15 +390,16 @@ class PrivateMean(
 
     def _resolve_method(self, plan, n, d):
         """``"coinpress"`` or ``"plan"``, from public values only."""
+        frame = None if self.covariance is not None else plan.cost("frame")
+        return self._method_for(frame, n, d)
+
+    def _method_for(self, frame, n, d):
+        """The method at the frame's cost ``frame`` (None with ``covariance``)."""
         if self.covariance is not None or self.method == "coinpress":
             return "coinpress"
         if self.method == "plan":
             return "plan"
-        return (
-            "coinpress"
-            if frame_noise(plan.cost("frame"), n, d) <= (FRAME_NOISE_LIMIT)
-            else "plan"
-        )
+        return "coinpress" if frame_noise(frame, n, d) <= FRAME_NOISE_LIMIT else "plan"
 
     # -- the fit ----------------------------------------------------------------
     def _fit_releases(self, data, plan, rng):
@@ -448,10 +418,7 @@ class PrivateMean(
         if self.covariance is not None:
             frame, scales = self._public_frame(d)
         else:
-            stages = plan.calibrate(
-                "frame",
-                lambda c: Stages(c, frame_entries(c, method, d, pairs.shape[0])),
-            )
+            stages = plan.calibrate("frame", method=method, rows=pairs.shape[0])
             if method == "coinpress":
                 frame = pairs_frame(
                     pairs, scales, top, stages.plan, FRAME_STEPS + 1, rng
@@ -482,7 +449,7 @@ class PrivateMean(
         partials = n_partial_sums(X)
         start = min(radius, MAX_MEAN_RADIUS)
         steps = mean_steps_for(plan.cost("mean"), n, d, start, partials, gamma)
-        stages = plan.calibrate("mean", lambda c: Stages(c, mean_entries(c, steps)))
+        stages = plan.calibrate("mean", steps=steps, n_partials=partials)
         rows = FramedRows(X, frame, coarse) if steps > 1 else X
         mean, _, _ = coinpress_mean(
             rows, frame, coarse, radius, stages.plan, steps, rng, partials, spectrum
@@ -505,7 +472,7 @@ class PrivateMean(
             with np.errstate(all="ignore"):
                 rows = rows @ frame.T
             rows = np.nan_to_num(rows, nan=0.0)
-        mech = plan.calibrate("tukey", lambda c: RestrictedTukeyMechanism(c, d))
+        mech = plan.calibrate("tukey", features=d)
         center = mech.release(rows, rng)
         if self.covariance is not None:
             inverse, scale = frame_inverse(frame)
@@ -514,23 +481,72 @@ class PrivateMean(
         return {"mean_": center, "method_": "tukey", "frame_": frame, "mean_steps_": 0}
 
 
+def tukey_factory(d):
+    """The factory of the ``tukey`` release: ``make(cost, features=d)`` is the
+    :class:`~dpgauss.mean._tukey.RestrictedTukeyMechanism` of d columns (its
+    construction refuses a cost it cannot calibrate)."""
+
+    def make(cost, *, features=d):
+        return RestrictedTukeyMechanism(cost, features)
+
+    return make
+
+
+def frame_factory(method, n, d):
+    """The factory of the composite ``frame`` release: ``make(cost,
+    method=method, rows=frame_count(n))`` is the nested release
+    (:class:`~dpgauss.releases._range.Stages`) of :func:`frame_entries` on
+    the pairs the frame reads."""
+    m = None if n is None else frame_count(n)
+
+    def make(cost, *, method=method, rows=m):
+        return Stages(cost, frame_entries(cost, method, d, rows))
+
+    return make
+
+
 def frame_entries(cost, method, d=None, n=None):
-    """The frame's sub-releases: ``precondition_1`` ... (coinpress) or
-    ``variances`` (plan).
+    """The frame's sub-releases on n pairs: ``precondition_1`` ... (coinpress)
+    or ``log_scales`` (plan), each with its factory.
 
     A preconditioning step is a second moment of the n pairs whitened to about
-    the identity, clipped at the Gaussian tail radius in d dimensions (its
-    factory, :func:`~dpgauss.releases._covariance.covariance_factory`).
+    the identity, clipped at the Gaussian tail radius in d dimensions
+    (:func:`~dpgauss.releases._covariance.covariance_factory`); ``log_scales``
+    is :func:`log_scales_factory`'s (its values are clipped to the window at
+    once, so only a finite noise scale is needed).
     """
     if method == "plan":
-        return [Release("log_scales", cost, kind_of(cost))]
+        make = log_scales_factory(n, d)
+        size = 1 if d is None else d
+        return [Release("log_scales", cost, kind_of(cost), make, size, bounded=False)]
     parts = split_cost(cost, [1.0 / FRAME_STEPS] * FRAME_STEPS)
     gamma = None if d is None else tail_radius(d, STEP_BETA)
     names = [f"precondition_{k}" for k in range(1, FRAME_STEPS + 1)]
     return [
-        Release(name, c, kind_of(cost), covariance_factory(name, n, d, gamma, None))
+        Release(
+            name,
+            c,
+            kind_of(cost),
+            covariance_factory(name, n, d, gamma, None),
+            size=1 if d is None else d,
+        )
         for name, c in zip(names, parts, strict=True)
     ]
+
+
+def log_scales_factory(m, d):
+    """The factory of ``log_scales``: ``make(cost, rows=m, features=d,
+    n_partials=None)`` is the vector mechanism of the d clipped mean log
+    sizes of m pairs summed in ``n_partials`` chunks (by default
+    ``ceil(m / CHUNK_ROWS)``, what :func:`log_scales` adds), sensitivity
+    ``W sqrt(d) (1 / m + 2 e)`` (see :func:`log_scales`)."""
+
+    def make(cost, *, rows=m, features=d, n_partials=None):
+        error = summation_error(rows, n_partials)
+        sensitivity = LOG_WINDOW * math.sqrt(features) * (1.0 / rows + 2.0 * error)
+        return vector_mechanism(cost, features, sensitivity)
+
+    return make
 
 
 def frame_noise(cost, n, d):
@@ -577,9 +593,7 @@ def log_scales(pairs, top, plan, rng):
         sums = sums + logs.sum(axis=0)
         chunks += 1
     means = sums / m
-    error = summation_error(m, chunks)
-    sensitivity = LOG_WINDOW * math.sqrt(d) * (1.0 / m + 2.0 * error)
-    mech = plan.calibrate("log_scales", lambda c: vector_mechanism(c, d, sensitivity))
+    mech = plan.calibrate("log_scales", rows=m, features=d, n_partials=chunks)
     released = np.clip(mech.randomise(means, rng), 0.0, LOG_WINDOW)
     shift = 0.5 * math.log(2.0) + 0.5 * (np.euler_gamma + math.log(2.0))
     with np.errstate(all="ignore"):

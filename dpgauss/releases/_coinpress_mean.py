@@ -10,6 +10,7 @@ range that starts them.
 """
 
 import math
+from dataclasses import replace
 
 import numpy as np
 from scipy import optimize, stats
@@ -19,12 +20,15 @@ from dpgauss.accounting._plan import Release
 from dpgauss.mechanisms._releases import mean_mechanism
 from dpgauss.releases._coinpress import (
     STEP_BETA,
+    coinpress_entries,
     frame_inverse,
     learn_frame,
     shrinkage_factor,
     staged_costs,
     tail_radius,
 )
+from dpgauss.releases._covariance import covariance_factory
+from dpgauss.releases._range import Stages, frame_count
 from dpgauss.utils._sums import frame_sums, n_partial_sums
 
 __all__ = [
@@ -32,7 +36,10 @@ __all__ = [
     "MAX_MEAN_RADIUS",
     "coinpress_mean",
     "mean_entries",
+    "mean_factory",
+    "mean_step_factory",
     "mean_steps_for",
+    "pairs_covariance_entries",
     "pairs_frame",
 ]
 
@@ -62,13 +69,68 @@ MAX_MEAN_RADIUS = 1e15
 MAX_MEAN_STEPS = 20
 
 
-def mean_entries(cost, steps):
+def mean_step_factory(n, d, n_partials=None):
+    """The factory of a CoinPress mean step: ``make(cost, radius=MAX_MEAN_RADIUS,
+    rows=n, features=d, n_partials=n_partials)`` is the mean mechanism of
+    ``rows`` rows clipped at ``radius`` in d dimensions
+    (:func:`~dpgauss.mechanisms._releases.mean_mechanism`). The default
+    radius is the public cap every step's radius is kept under, the worst
+    case; :func:`coinpress_mean` passes the step's own."""
+
+    def make(
+        cost, *, radius=MAX_MEAN_RADIUS, rows=n, features=d, n_partials=n_partials
+    ):
+        return mean_mechanism(cost, rows, features, radius, n_partials)
+
+    return make
+
+
+def mean_entries(cost, steps, n=None, d=None, n_partials=None):
     """Plan entries of the mean steps, ``mean_1`` ..., at the costs of
     :func:`~dpgauss.releases._coinpress.staged_costs` (the last gets 3/4 when
-    there are several)."""
+    there are several), each with its factory (:func:`mean_step_factory`,
+    size d)."""
     kind = kind_of(cost)
     parts = staged_costs(cost, steps)
-    return [Release(f"mean_{k}", c, kind) for k, c in enumerate(parts, 1)]
+    make = mean_step_factory(n, d, n_partials)
+    size = 1 if d is None else d
+    return [
+        Release(f"mean_{k}", c, kind, make, size=size) for k, c in enumerate(parts, 1)
+    ]
+
+
+def mean_factory(n, d):
+    """The factory of the composite ``mean`` release: ``make(cost,
+    steps=MAX_MEAN_STEPS, n_partials=n)`` is the nested release
+    (:class:`~dpgauss.releases._range.Stages`) of ``steps`` mean steps
+    (:func:`mean_entries`). The defaults are the worst public case: the most
+    steps (hence the smallest one's cost), every row its own chunk sum, and
+    each step at :data:`MAX_MEAN_RADIUS`; the fit passes the steps it chose
+    and its chunk count."""
+
+    def make(cost, *, steps=MAX_MEAN_STEPS, n_partials=n):
+        return Stages(cost, mean_entries(cost, steps, n, d, n_partials))
+
+    return make
+
+
+def pairs_covariance_entries(cost, steps, n, d):
+    """Plan entries of the CoinPress covariance of rows whose frame is learned
+    on pairs (:func:`pairs_frame`), then released on all n rows in it.
+
+    :func:`~dpgauss.releases._coinpress.coinpress_entries` at ``cost``: the
+    ``precondition_k`` second moments of the ``frame_count(n)`` pairs clipped
+    at the Gaussian tail radius (the first step too: :func:`pairs_frame`
+    starts the frame from a bound on the spectrum), and ``second_moment`` of
+    the n rows clipped at a radius computed from released values and capped
+    at :data:`MAX_FRAME_RADIUS`, whose factory's worst case is that cap with
+    every row its own chunk sum. n is None when the plan is only priced.
+    """
+    m = None if n is None else frame_count(n)
+    gamma = tail_radius(d, STEP_BETA)
+    *early, final = coinpress_entries(cost, steps, d, m, first=gamma)
+    make = covariance_factory("second_moment", n, d, MAX_FRAME_RADIUS, n)
+    return [*early, replace(final, make=make)]
 
 
 def weighted_tail_radius(spectrum, beta):
@@ -300,7 +362,7 @@ def coinpress_mean(
         origin = frame_point(inverse, scale, c)
         total = frame_sums(X, origin, lam, frame, with_outer=False)[0]
         mech = plan.calibrate(
-            f"mean_{k}", lambda cost, r=lam: mean_mechanism(cost, n, d, r, n_partials)
+            f"mean_{k}", radius=lam, rows=n, features=d, n_partials=n_partials
         )
         offset = mech.randomise(total / n, rng)
         norm = float(np.linalg.norm(offset))

@@ -15,8 +15,6 @@ import warnings
 import numpy as np
 
 from dpgauss.accounting import split_cost
-from dpgauss.accounting._costs import kind_of
-from dpgauss.accounting._plan import Release
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.releases._coinpress import tail_radius
 from dpgauss.releases._range import (
@@ -27,6 +25,7 @@ from dpgauss.releases._range import (
     finite_mean,
     frame_count,
     range_failure,
+    range_release,
     scale_costs,
     scaled_deviations,
     top_eigenvalue,
@@ -279,10 +278,16 @@ class RangeHintsMixin:
         ranged, rest = split_cost(total, [share, 1.0 - share])
         parts = split_cost(ranged, [1.0 / len(names)] * len(names))
         entries = [
-            Release(name, c, kind_of(total))
+            self._range_release(name, c, data)
             for name, c in zip(names, parts, strict=True)
         ]
         return entries, rest
+
+    def _range_release(self, name, cost, data):
+        """The plan entry of the range release ``name``, with its factory
+        (:func:`~dpgauss.releases._range.range_release`; a subclass gives its
+        own steps theirs)."""
+        return range_release(name, cost, data.d)
 
     def _range_search(self, name, plan, data):
         """``(rows, columns)`` a search reads: the rows (or, for the scale

@@ -26,10 +26,11 @@ __all__ = [
     "frame_pairs",
     "pair_scale",
     "range_failure",
-    "range_searches",
+    "range_release",
     "range_subset",
     "scale_costs",
     "scaled_deviations",
+    "search_factory",
 ]
 
 #: The median of |z| for z = x/2 - x'/2, x and x' i.i.d. N(mu, sigma^2), is
@@ -96,24 +97,48 @@ def scale_costs(cost):
     return split_cost(cost, [1.0 - TOP_SHARE, TOP_SHARE])
 
 
-def _scale_entries(cost):
+def search_factory(columns, quantile=0.5):
+    """The factory of a release that is one
+    :class:`~dpgauss.mechanisms._range.QuantileSearch` of ``columns`` columns
+    at ``quantile`` (``columns=`` overrides it: a search by the rows' norms
+    is one column)."""
+
+    def make(cost, *, columns=columns):
+        return QuantileSearch(cost, columns, quantile)
+
+    return make
+
+
+def _scale_entries(cost, d):
     coordinates, top = scale_costs(cost)
     kind = kind_of(cost)
-    return [Release("scales", coordinates, kind), Release("top", top, kind)]
+    return [
+        Release("scales", coordinates, kind, search_factory(d)),
+        Release("top", top, kind, search_factory(1)),
+    ]
 
 
-def range_searches(name, cost, d):
-    """Every :class:`~dpgauss.mechanisms._range.QuantileSearch` a coarse-range
-    release ``name`` at ``cost`` may run (to check their noise before the
-    spend): d columns, and for ``range_scale`` also the split of
-    :func:`scale_costs` and one column (:func:`top_eigenvalue`), whichever
-    runs."""
-    searches = [QuantileSearch(cost, d)]
+def range_release(name, cost, d):
+    """The plan entry of the coarse-range search ``name`` at ``cost``.
+
+    Its factory ``make(cost, columns=d, stages=False)`` builds what
+    :func:`coarse_range` may run: a :class:`~dpgauss.mechanisms._range.QuantileSearch`
+    of d columns, or of one (the norms: :func:`norm_bound`,
+    :func:`top_eigenvalue`, :func:`largest_scale`), or, for ``range_scale``
+    with ``stages=True``, the nested release of the d coordinate scales and
+    the top of the rescaled pairs (:func:`scale_costs`). Its cases are every
+    one of them, so the check before the spend builds whichever the fit runs.
+    """
+
+    def make(cost, *, columns=d, stages=False):
+        if stages:
+            return Stages(cost, _scale_entries(cost, d))
+        return QuantileSearch(cost, columns)
+
+    cases = ({}, {"columns": 1})
     if name == "range_scale":
-        coordinates, top = scale_costs(cost)
-        searches += [QuantileSearch(coordinates, d), QuantileSearch(top, 1)]
-        searches.append(QuantileSearch(cost, 1))
-    return searches
+        cases += ({"stages": True},)
+    return Release(name, cost, kind_of(cost), make, cases=cases)
 
 
 class CoarseRange(NamedTuple):
@@ -172,7 +197,7 @@ def coarse_range(X, pairs, plan, rng, location, scale, by_norm=False, one_scale=
     n, d = X.shape
 
     def search(name, values, plan=plan):
-        found = plan.calibrate(name, lambda c: QuantileSearch(c, d))
+        found = plan.calibrate(name, columns=d)
         return found.release(values, rng)
 
     def rescaled_top(medians):
@@ -180,7 +205,7 @@ def coarse_range(X, pairs, plan, rng, location, scale, by_norm=False, one_scale=
         if d == 1:  # one column already: the whole cost; S^-1 C S^-1 is about
             # 1, and top = 4 d gives the worst-case start 1 / (2 s) as before.
             return pair_scale(medians(plan, "range_scale")), 4.0
-        stages = plan.calibrate("range_scale", lambda c: Stages(c, _scale_entries(c)))
+        stages = plan.calibrate("range_scale", stages=True)
         scales = pair_scale(medians(stages.plan, "scales"))
         top = top_eigenvalue(pairs, stages.plan, rng, "top", scales)
         stages.finish()
@@ -270,7 +295,7 @@ def one_column_median(name, values, plan, rng):
     A one-column :class:`~dpgauss.mechanisms._range.QuantileSearch`: replacing
     one row changes one value, so each count moves by at most 1 whatever d is.
     """
-    search = plan.calibrate(name, lambda c: QuantileSearch(c, 1))
+    search = plan.calibrate(name, columns=1)
     return float(search.release(np.asarray(values)[:, None], rng)[0])
 
 
@@ -329,7 +354,8 @@ class Stages:
     cost : ZCDP or PureDP
         The planned cost.
     entries : list of Release
-        The sub-releases.
+        The sub-releases, each with the factory of its mechanism (the check
+        before the spend builds them through :meth:`parts`).
 
     Attributes
     ----------
@@ -345,6 +371,22 @@ class Stages:
         self.cost = cost
         self.plan = ReleasePlan(cost, entries)
         self.draws = 0
+
+    def parts(self):
+        """Every sub-release's mechanism at each of its public cases, built by
+        its own factory, for the check before the spend
+        (:func:`~dpgauss.mechanisms._checks.check_noise_scale`).
+
+        Returns
+        -------
+        list of (object, int, bool)
+            ``(mechanism, size, bounded)`` triples; none of them draws.
+        """
+        return [
+            (release.build(**case), release.size, release.bounded)
+            for release in self.plan.releases()
+            for case in release.cases
+        ]
 
     def finish(self):
         """Check the sub-releases and count the release as drawn."""

@@ -16,7 +16,7 @@ import pytest
 import dpgauss.mean._mean as mean_module
 import dpgauss.releases._range as steps_module
 from dpgauss.accounting import ZCDP, zcdp_to_approx
-from dpgauss.accounting._plan import Release, ReleasePlan
+from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.mean._mean import log_scales
 from dpgauss.releases._coinpress_mean import (
     coinpress_mean,
@@ -25,6 +25,7 @@ from dpgauss.releases._coinpress_mean import (
 from dpgauss.releases._range import (
     Stages,
     norm_bound,
+    range_release,
     top_eigenvalue,
 )
 from dpgauss.testing.audit import audit
@@ -140,7 +141,7 @@ MEDIANS = [(norm_bound, "range_location"), (_top_eigenvalue, "range_scale")]
 
 def _median_runner(release, name, X):
     def once(rng):
-        plan = ReleasePlan(ZCDP(RHO), [Release(name, ZCDP(RHO), "zcdp")])
+        plan = ReleasePlan(ZCDP(RHO), [range_release(name, ZCDP(RHO), D)])
         value = release(X, plan, rng)
         plan.finish()
         return value

@@ -143,27 +143,6 @@ def test_few_rows_no_hints_start_from_the_top_eigenvalue(far, rotated_gaussian):
     assert est.mean_steps_ >= (8 if far else 2)
 
 
-def test_top_eigenvalue_bounds_every_spectrum():
-    # With a large budget the released median is the sample median, and
-    # lambda_1 <= 2 M^2 / median(chi2_1) for every spectrum (equality for one
-    # spike); for a flat spectrum the bound is about 2.2 d lambda_1.
-    from dpgauss.accounting._plan import Release, ReleasePlan
-    from dpgauss.releases._range import top_eigenvalue
-
-    rng = np.random.default_rng(0)
-    d = 20
-    for spectrum in (
-        np.ones(d),
-        np.r_[100.0, np.ones(d - 1)],
-        np.r_[1.0, 1e-9 * np.ones(d - 1)],
-    ):
-        Z = rng.standard_normal((20000, d)) * np.sqrt(spectrum / 2)
-        plan = ReleasePlan(ZCDP(1e4), [Release("range_scale", ZCDP(1e4), "g")])
-        top = top_eigenvalue(Z, plan, rng)
-        assert top >= 0.97 * spectrum.max()
-        assert top <= 2.4 * spectrum.sum()
-
-
 def test_the_scale_search_that_runs_is_the_one_predicted(monkeypatch):
     # rho = 1e-4, n = 10^5, d = 5: the coordinate medians stay on track but
     # the d-column scale search (4/5 of range_scale) would not, so the
@@ -194,3 +173,57 @@ def test_the_scale_search_that_runs_is_the_one_predicted(monkeypatch):
         np.random.default_rng(1).normal(size=(3000, 1))
     )
     assert calls == []
+
+
+@pytest.mark.parametrize(
+    ("params", "m"),
+    [
+        ({"rho": 0.5}, 0),
+        ({"epsilon": 1.0}, 0),
+        ({"rho": 0.5, "mean_bound": 10.0, "cov_bounds": (0.5, 2.0), "cov_steps": 1}, 0),
+        ({"rho": 0.5, "initial_center": "subsample"}, 0),
+        ({"epsilon": 20.0, "range_share": 0.45, "initial_center": "subsample"}, 0),
+        ({"rho": 0.5}, 8),
+        ({"rho": 0.5, "public_tv_bound": 0.1}, 8),
+        ({"rho": 0.5}, 2),
+    ],
+)
+def test_every_planned_release_has_a_factory_and_builds(params, m):
+    # The check before the spend is the plan's own factories: every release
+    # (the composite ones' parts included) builds at each of its cases, and
+    # a plan priced without n carries the same factories.
+    from dpgauss.mechanisms._checks import check_noise_scale
+
+    n, d = 20_000, 3
+    est = PrivateGaussianEstimator(**params)
+    public = np.random.default_rng(0).normal(size=(m, d)) if m else None
+    data = FitData(n=n, d=d, X_public=public, n_public=m, n_partials=1)
+    data = est._prepare_fit(data)
+    plan = est._build_plan(est._privacy_total(), data)
+    names = [r.name for r in plan.releases()]
+    assert ("subsample_center" in names) == ("initial_center" in params)
+    for release in plan.releases():
+        assert release.make is not None
+        for case in release.cases:
+            check_noise_scale(release.build(**case), size=release.size)
+    assert set(est._check_calibration(plan, data)) == set(names)
+    priced = est._pricing_plan(d, m)
+    assert all(release.make is not None for release in priced.releases())
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"rho": 1e-17},
+        {"rho": 1e-17, "mean_bound": 10.0, "cov_bounds": (0.5, 2.0)},
+        {"rho": 1e-17, "initial_center": "subsample"},
+    ],
+)
+def test_an_uncalibratable_budget_is_refused_before_the_spend(params):
+    X = np.random.default_rng(0).normal(size=(500, 3))
+    budget = PrivacyBudget(rho=1.0)
+    est = PrivateGaussianEstimator(budget=budget, **params)
+    with pytest.raises(ValueError, match="PrivateGaussianEstimator: the release"):
+        est.fit(X)
+    assert budget.spent().rho == 0.0
+    assert budget.ledger() == []

@@ -10,6 +10,7 @@ from dpgauss import PrivacyBudget, PrivateGaussianEstimator
 from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.exceptions import UtilityWarning
+from dpgauss.gaussian._gaussian import center_factory
 from dpgauss.utils._sums import group_means
 
 
@@ -164,7 +165,8 @@ def test_start_ball_holds_the_mean_and_is_tighter_than_the_range_start():
     X = rng.normal(5.0, 2.0, size=(3000, 2))
     est = PrivateGaussianEstimator(rho=0.5, initial_center="subsample")
     cost = ZCDP(0.5)
-    plan = ReleasePlan(cost, [Release("subsample_center", cost, "gaussian")])
+    make = center_factory(3000, 2)
+    plan = ReleasePlan(cost, [Release("subsample_center", cost, "gaussian", make)])
     center, radius = est._subsample_start(
         X, np.eye(2) / 2.0, plan, np.random.default_rng(9)
     )

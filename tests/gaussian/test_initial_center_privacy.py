@@ -34,6 +34,7 @@ from dpgauss.accounting import ZCDP, PureDP, zcdp_to_approx
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import FitData
 from dpgauss.exceptions import UtilityWarning
+from dpgauss.gaussian._gaussian import center_factory, center_fewest
 from dpgauss.mechanisms._releases import mean_mechanism
 from dpgauss.testing.audit import audit
 from dpgauss.utils._sums import CHUNK_ROWS, group_means
@@ -202,9 +203,7 @@ def test_extreme_rows_never_raise_after_the_charge():
         est0 = PrivateGaussianEstimator(initial_center="subsample", **params)
         entries, _ = est0._range_entries(est0._privacy_total(), FitData(n=None, d=d))
         cost = next(e.cost for e in entries if e.name == "subsample_center")
-        kmin = winsorized_module.winsorized_min_groups(
-            est0._center_stages(cost).plan, d
-        )
+        kmin = center_fewest(cost, d)
         n = [kmin, kmin + 1, 2 * kmin - 1][trial % 3]
         style = trial % 4
         if style == 0:
@@ -253,11 +252,12 @@ def _audit_runner(Z, frame, output):
     est = PrivateGaussianEstimator(rho=AUDIT_RHO, initial_center="subsample")
     cost = ZCDP(AUDIT_RHO)
     u = np.array([1.0, -1.0]) / np.sqrt(2.0)  # toward the far row
+    release = Release("subsample_center", cost, "gaussian", center_factory(*Z.shape))
 
     def run(m, rng):
         out = np.empty(m)
         for i in range(m):
-            plan = ReleasePlan(cost, [Release("subsample_center", cost, "gaussian")])
+            plan = ReleasePlan(cost, [release])
             center, radius = est._subsample_start(Z, frame, plan, rng)
             out[i] = center @ u if output == "center" else radius
         return out
