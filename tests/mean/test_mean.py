@@ -8,19 +8,11 @@ import pytest
 
 from dpgauss import PrivacyBudget
 from dpgauss.accounting import ZCDP, PureDP
-from dpgauss.accounting._plan import PlanError, Release
 from dpgauss.base import FitData
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.mean import PrivateMean
 from dpgauss.releases._coinpress_mean import (
-    MEAN_BETA,
-    clip_gain,
-    mean_steps_for,
     step_radius,
-    weighted_tail_radius,
-)
-from dpgauss.releases._range import (
-    Stages,
 )
 
 
@@ -189,79 +181,6 @@ def test_transform_centers_and_inverts():
     assert list(est.get_feature_names_out()) == ["x0", "x1", "x2", "x3"]
 
 
-def test_stages_charge_once_and_check_their_parts():
-    stages = Stages(
-        ZCDP(1.0), [Release("a", ZCDP(0.25), "g"), Release("b", ZCDP(0.75), "g")]
-    )
-    with pytest.raises(PlanError, match="never made"):
-        stages.finish()
-    assert stages.draws == 0
-    with pytest.raises(PlanError, match="more than"):
-        Stages(ZCDP(1.0), [Release("a", ZCDP(0.5), "g"), Release("b", ZCDP(0.6), "g")])
-
-
-def test_clip_gain_matches_simulation():
-    # E[clip(g + delta)] = J delta to first order; 200,000 rows give the
-    # simulated J to about 0.003 (sd of a mean of bounded terms).
-    rng = np.random.default_rng(0)
-    for d, radius in ((1, 0.8), (5, 2.0), (30, 5.0)):
-        delta = np.zeros(d)
-        delta[0] = 0.05
-        Y = rng.normal(size=(200_000, d)) + delta
-        norms = np.linalg.norm(Y, axis=1)
-        clipped = Y * np.minimum(1.0, radius / norms)[:, None]
-        assert clipped[:, 0].mean() / 0.05 == pytest.approx(
-            clip_gain(d, radius), abs=0.08
-        )
-
-
-def test_step_radius_clips_few_rows_and_beats_the_triangle_inequality():
-    # Rows N(mu, I_d) around a center r away: the step's radius leaves out
-    # at most about MEAN_BETA of them (the inner-product bound) plus the
-    # gamma tail's MEAN_BETA; 20,000 rows give each fraction to about 0.002.
-    # The radius is never above r + gamma and well below it when r is large.
-    from dpgauss.releases._coinpress import tail_radius
-
-    rng = np.random.default_rng(1)
-    for d, r in ((2, 0.5), (10, 3.0), (50, 25.0), (50, 400.0)):
-        gamma = tail_radius(d, MEAN_BETA)
-        lam = step_radius(r, gamma)
-        assert lam <= r + gamma
-        offset = np.zeros(d)
-        offset[0] = r
-        rows = rng.normal(size=(20_000, d)) + offset
-        outside = np.mean(np.linalg.norm(rows, axis=1) > lam)
-        assert outside <= 2 * MEAN_BETA + 0.006
-    assert step_radius(25.0, 10.0) < 0.87 * 35.0
-
-
-@pytest.mark.parametrize("beta", [0.01, 0.1])
-def test_weighted_tail_radius_is_the_quantile(beta):
-    # The saddlepoint radius leaves out about beta of sum_j l_j g_j^2 for
-    # skewed, flat, spiked and random spectra (and d = 1). With 40,000 draws
-    # the exceedance fraction has sd sqrt(beta (1 - beta) / 40,000) <= 0.0015:
-    # allow 4 sd plus the approximation's few percent of beta. The
-    # Laurent-Massart bound it replaces left out 0.002 of the Zipf spectrum's
-    # rows at beta = 0.01 (a radius 28% too large).
-    rng = np.random.default_rng(3)
-    spectra = [
-        1.0 / np.arange(1.0, 257.0),
-        np.ones(40),
-        np.r_[np.ones(3), np.full(97, 1e-3)],
-        rng.uniform(size=60) * 7.0,
-        np.array([2.5]),
-    ]
-    for spectrum in spectra:
-        g = rng.standard_normal((40_000, spectrum.size))
-        norms = np.sqrt(np.square(g) @ spectrum)
-        radius = weighted_tail_radius(spectrum, beta)
-        outside = float(np.mean(norms > radius))
-        tolerance = 4.0 * math.sqrt(beta * (1.0 - beta) / 40_000) + 0.05 * beta
-        assert outside == pytest.approx(beta, abs=tolerance)
-    assert weighted_tail_radius(np.zeros(3), beta) == 0.0
-    assert weighted_tail_radius(np.array([np.nan, 1.0]), beta) == math.inf
-
-
 def test_frame_predictions_use_the_pairs_the_frame_reads():
     # The frame reads at most FRAME_PAIRS pairs; auto's frame-noise
     # prediction assumed n // 2 and chose coinpress at n = 10^6, rho = 1e-4
@@ -277,13 +196,6 @@ def test_frame_predictions_use_the_pairs_the_frame_reads():
     # A radius or spread that is not finite gives the public cap, never NaN.
     for args in ((math.nan, 5.0), (math.inf, 5.0, 0.0), (0.0, 5.0, math.inf)):
         assert step_radius(*args) == MAX_MEAN_RADIUS
-
-
-def test_mean_steps_grow_with_the_starting_radius():
-    radii = (10.0, 1e3, 1e6, 1e12)
-    steps = [mean_steps_for(ZCDP(0.5), 1000, 50, r, 1) for r in radii]
-    assert steps == sorted(steps)
-    assert steps[0] < steps[-1] <= 20
 
 
 @pytest.mark.parametrize("far", [1e7, 1e12])
@@ -388,6 +300,61 @@ def test_hopeless_coordinate_search_falls_back_to_the_norms():
     assert not est._location_by_norm(plan, FitData(n=100_000, d=30))
 
 
-def test_weighted_tail_radius_stays_finite_near_the_largest_float():
-    big = np.finfo(np.float64).max / 4
-    assert math.isfinite(weighted_tail_radius(np.full(3, big), 0.01))
+@pytest.mark.parametrize(
+    ("params", "n", "d"),
+    [
+        ({"rho": 1.0}, 20_000, 3),
+        ({"rho": 0.5}, 2000, 40),
+        ({"epsilon": 1.0, "mean_bound": 10.0}, 3000, 3),
+        ({"rho": 1.0, "method": "plan"}, 3000, 3),
+        ({"rho": 1.0, "cov_bounds": (0.1, 10.0), "method": "plan"}, 3000, 3),
+        ({"rho": 1.0, "covariance": np.eye(3)}, 3000, 3),
+        ({"epsilon": 1.0, "delta": 1e-6, "method": "tukey"}, 3000, 3),
+    ],
+)
+def test_every_planned_release_has_a_factory_and_builds(params, n, d):
+    # The check before the spend is the plan's own factories; the frame's
+    # is that of the method the fit will resolve from n, d and its cost.
+    from dpgauss.mechanisms._checks import check_noise_scale
+
+    est = PrivateMean(**params)
+    data = est._prepare_fit(FitData(n=n, d=d, n_partials=1))
+    plan = est._build_plan(est._privacy_total(), data)
+    for release in plan.releases():
+        assert release.make is not None
+        for case in release.cases:
+            check_noise_scale(release.build(**case), size=release.size)
+    names = [r.name for r in plan.releases()]
+    assert set(est._check_calibration(plan, data)) == set(names)
+    if "frame" in names:
+        frame = plan.releases()[names.index("frame")].build()
+        inner = [r.name for r in frame.plan.releases()]
+        plan_method = est._resolve_method(plan, n, d) == "plan"
+        assert inner == (
+            ["log_scales"] if plan_method else [f"precondition_{k}" for k in (1, 2, 3)]
+        )
+    priced = est._pricing_plan(d)
+    assert all(release.make is not None for release in priced.releases())
+
+
+def test_an_uncalibratable_budget_is_refused_before_the_spend():
+    # At rho = 1e-17 one mean step can be calibrated, but the smallest of
+    # MAX_MEAN_STEPS (a fit may choose them all) cannot: refused before the
+    # spend, as is a Tukey cost the mechanism cannot take.
+    from dpgauss.releases._coinpress_mean import mean_factory
+
+    X = np.random.default_rng(0).normal(size=(500, 3))
+    budget = PrivacyBudget(rho=1.0)
+    est = PrivateMean(rho=1e-17, covariance=np.eye(3), mean_bound=5.0, budget=budget)
+    with pytest.raises(ValueError, match="PrivateMean: the release 'mean' cannot"):
+        est.fit(X)
+    assert budget.ledger() == []
+    one_step = mean_factory(500, 3)(ZCDP(1e-17), steps=1)
+    from dpgauss.mechanisms._checks import check_noise_scale
+
+    check_noise_scale(one_step)
+    budget = PrivacyBudget(epsilon=10.0, delta=0.99)
+    est = PrivateMean(epsilon=0.1, delta=0.9, method="tukey", budget=budget)
+    with pytest.raises(ValueError, match="PrivateMean: the release 'tukey' cannot"):
+        est.fit(X)
+    assert budget.ledger() == []

@@ -1,0 +1,143 @@
+"""The unbounded estimators' hints: the range entries, public bounds, whitening."""
+
+import math
+
+import numpy as np
+import pytest
+
+from dpgauss.accounting import ZCDP, PureDP
+from dpgauss.base import FitData
+from dpgauss.mechanisms._checks import check_release
+from dpgauss.releases._hints import (
+    RANGE_RISK,
+    RangeHintsMixin,
+    _one_column_fares_better,
+    loose_public_range,
+    public_whitening,
+    tv_factors,
+    wishart_kappa,
+)
+from dpgauss.releases._range import range_failure
+
+
+class _Base:
+    def _prepare_fit(self, data):
+        return data
+
+
+class _Hinted(RangeHintsMixin, _Base):
+    """The mixin alone, with the parameters it reads."""
+
+    _PUBLIC_FRAME = True
+
+    def __init__(self, mean_bound=None, cov_bounds=None, public_tv_bound=0.0):
+        self.mean_bound = mean_bound
+        self.cov_bounds = cov_bounds
+        self.public_tv_bound = public_tv_bound
+        self.range_share = 0.05
+
+
+@pytest.mark.parametrize("total", [ZCDP(1.0), PureDP(2.0)])
+def test_range_entries_carry_their_factories(total):
+    data = FitData(n=5000, d=4)
+    entries, rest = _Hinted()._range_entries(total, data)
+    assert [e.name for e in entries] == ["range_location", "range_scale"]
+    for entry in entries:
+        assert entry.make is not None
+        for case in entry.cases:
+            check_release(entry, **case)
+    if isinstance(total, ZCDP):
+        assert entries[0].cost.rho == pytest.approx(0.05)
+        assert rest.rho == pytest.approx(0.9)
+
+
+def test_hints_and_public_rows_spare_the_searches():
+    data = FitData(n=5000, d=4)
+    total = ZCDP(1.0)
+    bounded = _Hinted(mean_bound=3.0, cov_bounds=(0.1, 4.0))
+    assert bounded._range_entries(total, data) == ([], total)
+    scale_only = _Hinted(mean_bound=3.0)._range_entries(total, data)[0]
+    assert [e.name for e in scale_only] == ["range_scale"]
+    public = np.random.default_rng(0).normal(size=(40, 4))
+    with_rows = FitData(n=5000, d=4, X_public=public, n_public=40)
+    est = _Hinted()
+    with_rows = est._prepare_fit(with_rows)
+    assert est._public_scale(with_rows) == "free"
+    assert est._range_entries(total, with_rows) == ([], total)
+    shifted = _Hinted(public_tv_bound=0.1)
+    assert shifted._public_scale(with_rows) == "search"
+    assert [e.name for e in shifted._range_entries(total, with_rows)[0]] == [
+        "range_scale"
+    ]
+
+
+def test_hints_are_validated():
+    for bad in ((1.0,), (2.0, 1.0), (0.0, math.inf), "wide"):
+        with pytest.raises(ValueError, match="cov_bounds"):
+            _Hinted(cov_bounds=bad)._check_hints()
+    with pytest.raises(ValueError, match="mean_bound"):
+        _Hinted(mean_bound=math.inf)._check_hints()
+    assert _Hinted(cov_bounds=[0.0, 2.0])._bounds() == (0.0, 2.0)
+
+
+def test_the_one_column_search_is_taken_only_when_it_fares_better():
+    # d = 30 columns on 200 rows at rho = 0.1 are predicted to go astray;
+    # one column on as many rows is predicted to fare better. On 10^5 rows
+    # the d columns stay on track.
+    cost = ZCDP(0.1)
+    assert range_failure(cost, 200, 30) > RANGE_RISK
+    assert _one_column_fares_better(cost, 200, 200, 30)
+    assert not _one_column_fares_better(cost, 100_000, 100_000, 30)
+
+
+def test_tv_factors():
+    assert tv_factors(0.0) == (1.0, 0.0)
+    scale, shift = tv_factors(0.5)
+    assert scale == pytest.approx(64.0)
+    assert shift == pytest.approx(8.0)
+
+
+def test_wishart_kappa_bounds_the_whitened_covariance():
+    # lambda_max(P Sigma P) <= kappa^2 with probability >= 1 - beta (beta =
+    # 0.01): over 400 draws at most 4 + 3 binomial sds (about 10) may fail.
+    d, m = 5, 60
+    kappa = wishart_kappa(m, d)
+    assert kappa is not None
+    assert wishart_kappa(d + 1, d) is None
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((d, d))
+    sigma = A @ A.T + 0.1 * np.eye(d)
+    root = np.linalg.cholesky(sigma)
+    failures = 0
+    for _ in range(400):
+        P, inverse = public_whitening(rng.standard_normal((m, d)) @ root.T + 7.0)
+        np.testing.assert_allclose(P @ inverse, np.eye(d), atol=1e-8)
+        failures += np.linalg.eigvalsh(P @ sigma @ P).max() > kappa**2
+    assert failures <= 10
+
+
+def test_public_whitening_stays_finite_on_degenerate_rows():
+    for public in (np.ones((8, 3)), np.full((8, 3), 1e300), np.eye(8)[:, :3] * 1e-300):
+        P, inverse = public_whitening(public)
+        assert np.all(np.isfinite(P))
+        assert np.all(np.isfinite(inverse))
+
+
+@pytest.mark.parametrize(("m", "d"), [(23, 3), (6, 5), (30, 10)])
+def test_loose_public_range_covers_the_whitened_top_eigenvalue(m, d):
+    # Each side fails with probability at most 0.1: over 300 draws, at most
+    # 30 + 3 binomial sds (about 46) failures a side.
+    low, high = loose_public_range(m, d)
+    rng = np.random.default_rng(m + d)
+    A = rng.standard_normal((d, d))
+    sigma = A @ A.T + 0.1 * np.eye(d)
+    root = np.linalg.cholesky(sigma)
+    below = above = 0
+    for _ in range(300):
+        public = rng.standard_normal((m, d)) @ root.T
+        P, _ = public_whitening(public)
+        top = np.linalg.eigvalsh(P @ sigma @ P).max()
+        below += top < low
+        above += top > high
+    assert below <= 46
+    assert above <= 46
