@@ -381,12 +381,17 @@ class Stages:
         -------
         list of (object, int, bool)
             ``(mechanism, size, bounded)`` triples; none of them draws.
+            Sub-releases that share a factory, a cost and a case (the equal
+            early steps of a CoinPress split) give one.
         """
-        return [
-            (release.build(**case), release.size, release.bounded)
-            for release in self.plan.releases()
-            for case in release.cases
-        ]
+        parts = {}
+        for release in self.plan.releases():
+            for case in release.cases:
+                key = (release.make, release.cost, release.size, release.bounded)
+                key += (tuple(sorted(case.items())),)
+                if key not in parts:
+                    parts[key] = (release.build(**case), release.size, release.bounded)
+        return list(parts.values())
 
     def finish(self):
         """Check the sub-releases and count the release as drawn."""

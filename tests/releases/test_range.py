@@ -229,3 +229,11 @@ def test_a_search_calibrated_from_the_plan_is_the_search_the_factory_builds():
     expected = QuantileSearch(ZCDP(0.5), 6)
     assert search.step.scale == expected.step.scale
     assert search.cost == expected.cost
+
+
+def test_stages_parts_build_equal_sub_releases_once():
+    make = search_factory(2)
+    entries = [Release(f"s{k}", ZCDP(0.25), "g", make) for k in range(4)]
+    parts = Stages(ZCDP(1.0), entries).parts()
+    assert len(parts) == 1
+    assert parts[0][0].cost == ZCDP(0.25)
