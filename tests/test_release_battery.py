@@ -696,8 +696,6 @@ def test_a_draw_outside_the_plan_is_seen(watched):
 #: pre-spend check is written by hand); the test below fails for them.
 _WITHOUT_FACTORIES = (
     "TailSensitiveCovariance",
-    "PrivateMean",
-    "PrivateGaussianEstimator",
     "SubsampleAggregate-linear",
     "SubsampleAggregate-populous",
     "SubsampleAggregate-psd",
