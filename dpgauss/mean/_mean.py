@@ -515,22 +515,17 @@ def frame_entries(cost, method, d=None, n=None):
     is :func:`log_scales_factory`'s (its values are clipped to the window at
     once, so only a finite noise scale is needed).
     """
+    kind, size = kind_of(cost), 1 if d is None else d
     if method == "plan":
         make = log_scales_factory(n, d)
-        size = 1 if d is None else d
-        return [Release("log_scales", cost, kind_of(cost), make, size, bounded=False)]
+        return [Release("log_scales", cost, kind, make, size, bounded=False)]
     parts = split_cost(cost, [1.0 / FRAME_STEPS] * FRAME_STEPS)
     gamma = None if d is None else tail_radius(d, STEP_BETA)
     names = [f"precondition_{k}" for k in range(1, FRAME_STEPS + 1)]
+    makes = [covariance_factory(name, n, d, gamma, None) for name in names]
     return [
-        Release(
-            name,
-            c,
-            kind_of(cost),
-            covariance_factory(name, n, d, gamma, None),
-            size=1 if d is None else d,
-        )
-        for name, c in zip(names, parts, strict=True)
+        Release(name, c, kind, make, size)
+        for name, c, make in zip(names, parts, makes, strict=True)
     ]
 
 
