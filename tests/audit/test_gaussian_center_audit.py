@@ -16,6 +16,7 @@ import dpgauss.releases._winsorized as winsorized_module
 from dpgauss import PrivateGaussianEstimator
 from dpgauss.accounting import ZCDP, zcdp_to_approx
 from dpgauss.accounting._plan import Release, ReleasePlan
+from dpgauss.gaussian._gaussian import center_factory
 from dpgauss.mechanisms._releases import mean_mechanism
 from dpgauss.testing.audit import audit
 
@@ -33,11 +34,12 @@ def _runner(Z):
     est = PrivateGaussianEstimator(rho=RHO, initial_center="subsample")
     cost = ZCDP(RHO)
     frame = np.eye(1)
+    release = Release("subsample_center", cost, "gaussian", center_factory(*Z.shape))
 
     def run(n, rng):
         out = np.empty(n)
         for i in range(n):
-            plan = ReleasePlan(cost, [Release("subsample_center", cost, "gaussian")])
+            plan = ReleasePlan(cost, [release])
             out[i] = est._subsample_start(Z, frame, plan, rng)[0][0]
         return out
 
