@@ -65,6 +65,7 @@ __all__ = [
     "log_densities",
     "refine",
     "refine_entries",
+    "step_factories",
     "step_mechanisms",
     "step_radius",
 ]
@@ -84,7 +85,7 @@ MIN_COUNT_SDS = 4.0
 _PARTS = ("counts", "sums", "moments")
 
 
-def refine_entries(cost, steps, kind):
+def refine_entries(cost, steps, kind, n=None, d=None, k=None):
     """The release plan's entries for ``steps`` refinement steps at ``cost``.
 
     Parameters
@@ -96,6 +97,9 @@ def refine_entries(cost, steps, kind):
         Number of EM steps (at least 1).
     kind : str
         The mechanism kind for the ledger.
+    n, d, k : int, default=None
+        Rows, features and components (public), for each release's factory
+        (:func:`step_factories`; n is None when a fit is priced without it).
 
     Returns
     -------
@@ -107,16 +111,20 @@ def refine_entries(cost, steps, kind):
     --------
     >>> from dpgauss.accounting import ZCDP
     >>> from dpgauss.mixture._refine import refine_entries
-    >>> [r.name for r in refine_entries(ZCDP(0.2), 1, "gaussian")]
+    >>> [r.name for r in refine_entries(ZCDP(0.2), 1, "gaussian", 100, 2, 3)]
     ['refine1_counts', 'refine1_sums', 'refine1_moments']
     """
     per_step = split_cost(cost, [1.0 / steps] * steps)
+    factories = step_factories(n, d, k)
+    sizes = (1, 1, 1) if k is None else (k, k * d, k * d)
     entries = []
     for t, step_cost in enumerate(per_step, start=1):
-        for part, part_cost in zip(
-            _PARTS, split_cost(step_cost, STEP_SPLIT), strict=True
+        for part, part_cost, make, size in zip(
+            _PARTS, split_cost(step_cost, STEP_SPLIT), factories, sizes, strict=True
         ):
-            entries.append(Release(f"refine{t}_{part}", part_cost, kind))
+            entries.append(
+                Release(f"refine{t}_{part}", part_cost, kind, make, size=size)
+            )
     return entries
 
 
@@ -144,28 +152,71 @@ def step_mechanisms(costs, n, d, k, radius, n_partials):
     tuple
         (counts, sums, moments) mechanisms.
     """
-    e = summation_error(n, n_partials)
-    slack = 2.0 * math.sqrt(k) * e  # two datasets' rounding, k blocks
-    c1, c2 = radius, radius * radius
     counts, sums, moments = costs
-    upper = k * d * (k * d + 1) / 2.0
     return (
-        additive(
-            counts,
-            l2=math.sqrt(2.0) / n + slack,
-            l1=2.0 / n + math.sqrt(k) * slack,
-        ),
-        additive(
-            sums,
-            l2=2.0 * c1 / n + slack * c1,
-            l1=2.0 * math.sqrt(d) * c1 / n + math.sqrt(k * d) * slack * c1,
-        ),
-        additive(
-            moments,
-            l2=math.sqrt(2.0) * c2 / n + slack * c2,
-            l1=(d + 1.0) * c2 / n + math.sqrt(upper) * slack * c2,
-            symmetric=True,
-        ),
+        counts_mechanism(counts, n, k, n_partials),
+        sums_mechanism(sums, n, d, k, radius, n_partials),
+        moments_mechanism(moments, n, d, k, radius, n_partials),
+    )
+
+
+def step_factories(n, d, k):
+    """The factories of one step's three releases (every step alike): each
+    ``make(cost, *, n_partials=None)`` builds its mechanism at the whitened
+    radius :func:`step_radius` of d, for n rows and k components."""
+
+    def counts(cost, *, n_partials=None):
+        return counts_mechanism(cost, n, k, n_partials)
+
+    def sums(cost, *, n_partials=None):
+        return sums_mechanism(cost, n, d, k, step_radius(d), n_partials)
+
+    def moments(cost, *, n_partials=None):
+        return moments_mechanism(cost, n, d, k, step_radius(d), n_partials)
+
+    return counts, sums, moments
+
+
+def _slack(n, k, n_partials):
+    """Twice the rounding of k blocks' computed means (two datasets)."""
+    return 2.0 * math.sqrt(k) * summation_error(n, n_partials)
+
+
+def counts_mechanism(cost, n, k, n_partials=None):
+    """Noise for the k counts over n: l2 ``sqrt(2) / n``, l1 ``2 / n``, plus
+    the rounding slack (module docstring)."""
+    slack = _slack(n, k, n_partials)
+    return additive(
+        cost,
+        l2=math.sqrt(2.0) / n + slack,
+        l1=2.0 / n + math.sqrt(k) * slack,
+    )
+
+
+def sums_mechanism(cost, n, d, k, radius, n_partials=None):
+    """Noise for the k d whitened first moments over n: l2 ``2 C / n``, l1
+    ``2 sqrt(d) C / n``, plus the rounding slack (module docstring)."""
+    slack = _slack(n, k, n_partials)
+    c1 = radius
+    return additive(
+        cost,
+        l2=2.0 * c1 / n + slack * c1,
+        l1=2.0 * math.sqrt(d) * c1 / n + math.sqrt(k * d) * slack * c1,
+    )
+
+
+def moments_mechanism(cost, n, d, k, radius, n_partials=None):
+    """Noise for the k whitened second moments over n as one block-diagonal
+    symmetric matrix: Frobenius ``sqrt(2) C^2 / n``, upper-triangle l1
+    ``(d + 1) C^2 / n``, plus the rounding slack (module docstring)."""
+    slack = _slack(n, k, n_partials)
+    c2 = radius * radius
+    upper = k * d * (k * d + 1) / 2.0
+    return additive(
+        cost,
+        l2=math.sqrt(2.0) * c2 / n + slack * c2,
+        l1=(d + 1.0) * c2 / n + math.sqrt(upper) * slack * c2,
+        symmetric=True,
     )
 
 
@@ -342,13 +393,9 @@ def refine(X, model, plan, rng, steps, n_partials):
     radius = step_radius(d)
     weights, means, covariances = model
     for t in range(1, steps + 1):
-        names = [f"refine{t}_{part}" for part in _PARTS]
-        built = step_mechanisms(
-            [plan.cost(name) for name in names], n, d, k, radius, n_partials
-        )
         mechs = [
-            plan.calibrate(name, lambda c, m=mech: m)
-            for name, mech in zip(names, built, strict=True)
+            plan.calibrate(f"refine{t}_{part}", n_partials=n_partials)
+            for part in _PARTS
         ]
         lowers, uppers = cholesky_factors(covariances)
         counts, sums, moments = step_statistics(X, weights, means, uppers, radius)
