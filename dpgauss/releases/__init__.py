@@ -14,8 +14,10 @@ and frames), :mod:`._coinpress_mean` (the CoinPress mean steps and the frame
 learned from pairs of rows), :mod:`._range` (the coarse range, the norm bound
 and the means of public rows), :mod:`._hints` (the public hints and public rows
 of the unbounded estimators and the coarse-range releases they replace) and
-:mod:`._classes` (the per-class statistics of the discriminant analyses and
-their releases, for a changed row that may change its class) and
+:mod:`._groups` (counts, sums and second moments of clipped rows in groups,
+labelled or weighted, for a changed row that may change its group),
+:mod:`._classes` (the classes of the discriminant analyses: their labels,
+adaptive clipping ball and post-processing) and
 :mod:`._winsorized` (the winsorized aggregate of group statistics). The rule
 that keeps the layer below the estimators: a module here imports only
 :mod:`dpgauss.mechanisms`, :mod:`dpgauss.accounting`, :mod:`dpgauss.utils`,
