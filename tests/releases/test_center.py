@@ -31,6 +31,7 @@ from dpgauss.releases._center import (
     useless_release_message,
     whitening_floor,
 )
+from dpgauss.releases._covariance import filled_prediction
 from dpgauss.releases._emcov import BinghamMechanism
 from dpgauss.utils._sums import (
     clipped_sums,
@@ -214,7 +215,8 @@ def test_useless_release_message_from_public_values():
         plan = ReleasePlan(
             total, covariance_plan_entries(total, d, method, True, n, 1.0)
         )
-        return useless_release_message("Test", plan, method, n, d, 1.0)
+        prediction = filled_prediction(check_plan(plan, "Test"), method, d, 1.0)
+        return useless_release_message("Test", prediction, plan, n, d, 1.0)
 
     text = message(ZCDP(1e-3), "gauss", 100, 50)
     assert text.startswith("Test: with n=100, d=50, rho=0.001 and data_norm=1")

@@ -2,6 +2,7 @@
 (``releases._spectrum``), through a small subclass and through PrivatePCA."""
 
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -12,12 +13,14 @@ from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.base import FitData
 from dpgauss.exceptions import UtilityWarning
+from dpgauss.mechanisms._checks import check_plan
 from dpgauss.releases._center import (
     Spectrum,
     covariance_plan_entries,
     release_center,
     release_spectrum,
 )
+from dpgauss.releases._covariance import filled_prediction
 from dpgauss.releases._spectrum import SpectrumReleaseMixin
 
 METHODS = ["auto", "gauss", "separate", "eigen"]
@@ -126,6 +129,9 @@ def test_the_utility_warning_comes_from_public_values():
         est = _Spectral(method=method)
         data = FitData(n=n, d=d)
         plan = est._build_plan(ZCDP(rho), data)
+        if method != "tail":
+            built = check_plan(plan, "_Spectral")
+            data = replace(data, prediction=est._predict_error(plan, data, built))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             est._check_utility(plan, data)
@@ -157,3 +163,21 @@ def test_the_check_before_the_spend_refuses_a_budget_too_small():
     plan = pca._build_plan(ZCDP(1e-300), data)
     with pytest.raises(ValueError, match="PrivatePCA: the release 'mean'"):
         pca._check_calibration(plan, data)
+
+
+@pytest.mark.parametrize("method", ["auto", "gauss", "separate", "eigen", "tail"])
+def test_the_prediction_is_the_filled_ball_prediction(method):
+    # Public values only: the planned mechanisms at their worst case. The
+    # baseline is the zero matrix's error for data filling the ball evenly,
+    # ||C||_F = r^2 / sqrt(d); "eigen" and "tail" predict nothing.
+    est = _Spectral(data_norm=2.0, method=method)
+    data = FitData(n=500, d=4)
+    plan = est._build_plan(ZCDP(0.5), data)
+    built = {} if method == "tail" else check_plan(plan, "_Spectral")
+    prediction = est._predict_error(plan, data, built)
+    if method in ("eigen", "tail"):
+        assert prediction is None
+        return
+    assert prediction == filled_prediction(built, method, 4, 2.0)
+    assert prediction.baseline == pytest.approx(4.0 / 2.0)
+    assert prediction.error > 0
