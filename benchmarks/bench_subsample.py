@@ -67,7 +67,7 @@ from sklearn.linear_model import LinearRegression, LogisticRegression
 
 from dpgauss import PrivateGaussianEstimator, PrivateMean
 from dpgauss.accounting import ZCDP
-from dpgauss.ensemble import SubsampleAggregate, _subsample
+from dpgauss.ensemble import SubsampleAggregate, _populous_aggregate
 from dpgauss.ensemble import _populous as populous
 from dpgauss.exceptions import PrivateTestFailedError
 from dpgauss.mechanisms._range import QuantileSearch
@@ -91,7 +91,7 @@ CAP = 10.0
 
 # -- the populous test's exact pass probability (instrumentation only) ----------
 _PASS_PROBS = []
-_ORIGINAL_RUN = _subsample._PopulousTest.run
+_ORIGINAL_RUN = _populous_aggregate._PopulousTest.run
 
 
 def _recording_run(self, total, rng):
@@ -102,7 +102,7 @@ def _recording_run(self, total, rng):
                 populous.pass_probability(
                     total,
                     self.k,
-                    _subsample.THRESHOLD,
+                    _populous_aggregate.THRESHOLD,
                     self.cost.epsilon,
                     self.delta_cal,
                 )
@@ -113,7 +113,7 @@ def _recording_run(self, total, rng):
     return _ORIGINAL_RUN(self, total, rng)
 
 
-_subsample._PopulousTest.run = _recording_run
+_populous_aggregate._PopulousTest.run = _recording_run
 
 
 # -- data and fits -------------------------------------------------------------
