@@ -33,10 +33,11 @@ mask (:mod:`dpgauss.ensemble._psd_aggregate`).
 import numpy as np
 
 from dpgauss.accounting import ZCDP, ApproxDP, PureDP, approx_to_zcdp
-from dpgauss.accounting._plan import Release
+from dpgauss.accounting._plan import PlanError, Release
 from dpgauss.ensemble import _populous as populous
 from dpgauss.exceptions import PrivateTestFailedError
 from dpgauss.mechanisms import AboveThreshold, GaussianMechanism
+from dpgauss.mechanisms._checks import MAX_RADIUS
 
 __all__ = [
     "GRID_OCTAVES",
@@ -45,13 +46,17 @@ __all__ = [
     "SVT_SHARE",
     "TEST_SHARE",
     "THRESHOLD",
+    "given",
+    "mask_factory",
     "pair_counts",
     "populous_entries",
     "populous_mean",
     "populous_min_groups",
     "populous_parts",
+    "populous_test_factory",
     "run_test",
     "search_and_test_entries",
+    "svt_factory",
     "svt_radius",
 ]
 
@@ -83,23 +88,75 @@ def populous_parts(total, auto_radius):
     return eps_svt, eps_test, delta_test, rho
 
 
-def search_and_test_entries(total, auto_radius):
-    """The plan entries ``radius`` (with ``auto_radius``) and ``test``, and the
-    rho left for the mask (:func:`populous_parts`)."""
+def search_and_test_entries(total, auto_radius, k=None):
+    """The plan entries ``radius`` (with ``auto_radius``) and ``test`` for k
+    groups, and the rho left for the mask (:func:`populous_parts`)."""
     eps_svt, eps_t, delta_t, rho = populous_parts(total, auto_radius)
     entries = []
     if auto_radius:
-        entries.append(Release("radius", PureDP(eps_svt), "above_threshold"))
-    entries.append(Release("test", ApproxDP(eps_t, delta_t), "truncated_laplace"))
+        entries.append(
+            Release("radius", PureDP(eps_svt), "above_threshold", svt_factory(k))
+        )
+    test = ApproxDP(eps_t, delta_t)
+    entries.append(Release("test", test, "truncated_laplace", populous_test_factory(k)))
     return entries, rho
 
 
-def populous_entries(total, auto_radius):
+def populous_entries(total, auto_radius, *, k=None, p=None):
     """The Euclidean populous mean's plan entries: ``radius`` (with
-    ``auto_radius``), ``test`` and ``mask``."""
-    entries, rho = search_and_test_entries(total, auto_radius)
-    entries.append(Release("mask", ZCDP(rho), "gaussian"))
-    return entries
+    ``auto_radius``), ``test`` and ``mask``, for k groups and candidates of p
+    entries (public; None when the plan is only priced)."""
+    entries, rho = search_and_test_entries(total, auto_radius, k)
+    mask = Release("mask", ZCDP(rho), "gaussian", mask_factory(k), size=p or 1)
+    return [*entries, mask]
+
+
+def svt_factory(k=None):
+    """The ``radius`` release's factory: ``make(cost, k=k, threshold=k * k)``,
+    sparse vector on pair counts of sensitivity ``2 (k - 1)``."""
+
+    def make(cost, *, k=k, threshold=None):
+        k = given(k)
+        if threshold is None:
+            threshold = float(k * k)
+        return AboveThreshold(
+            threshold=threshold, sensitivity=2.0 * (k - 1), epsilon=cost.epsilon
+        )
+
+    return make
+
+
+def populous_test_factory(k=None):
+    """The ``test`` release's factory: ``make(cost, k=k)``, the truncated-Laplace
+    test of k groups."""
+
+    def make(cost, *, k=k):
+        return _PopulousTest(cost, given(k))
+
+    return make
+
+
+def mask_factory(k=None):
+    """The ``mask`` release's factory: ``make(cost, k=k, radius=MAX_RADIUS)``,
+    the Gaussian mechanism at :func:`~dpgauss.ensemble._populous.mask_sensitivity`
+    for k groups and neighbour radius ``radius`` (the largest any search or
+    public radius can be by default: the largest noise)."""
+
+    def make(cost, *, k=k, radius=MAX_RADIUS):
+        sens = populous.mask_sensitivity(given(k), radius, THRESHOLD, *RAMP)
+        return GaussianMechanism(sensitivity=sens, rho=cost.rho)
+
+    return make
+
+
+def given(k):
+    """``k``, unless the plan was priced without it (a bug to build then)."""
+    if k is None:
+        raise PlanError(
+            "the populous plan was priced without the number of groups: pass k "
+            "to build a release."
+        )
+    return k
 
 
 def populous_min_groups(total, auto_radius):
@@ -126,7 +183,7 @@ def populous_mean(Y, k, plan, rng, radius):
     sensitivity : float
         The mask's l2 sensitivity.
     """
-    T, (a, b) = THRESHOLD, RAMP
+    a, b = RAMP
     if radius == "auto":
         grid = 2.0 ** (np.arange(-2 * GRID_OCTAVES, 2 * GRID_OCTAVES + 1) / 2.0)
         tau = svt_radius(pair_counts(Y, grid), grid, k, plan, rng)
@@ -139,19 +196,16 @@ def populous_mean(Y, k, plan, rng, radius):
     A_w, B_w = populous.weight_params(k, a, b)
     weights = np.minimum(np.maximum(counts - A_w, 0), B_w)
     used = t * h
-    sens = populous.mask_sensitivity(k, used, T, a, b)
-    mech = plan.calibrate(
-        "mask", lambda c: GaussianMechanism(sensitivity=sens, rho=c.rho)
-    )
+    mech = plan.calibrate("mask", k=k, radius=used)
     coords = populous.exact_lattice_mean(Ys, weights, mech.grid)
-    return mech.randomise_lattice(coords, rng), used, sens
+    return mech.randomise_lattice(coords, rng), used, mech.sensitivity
 
 
 def run_test(counts, k, tau, plan, rng):
     """The ``test`` release on the neighbour counts; raises
     :class:`~dpgauss.exceptions.PrivateTestFailedError` when it fails (after
     the spend: the failure is the release)."""
-    test = plan.calibrate("test", lambda c: _PopulousTest(c, k))
+    test = plan.calibrate("test", k=k)
     if not test.run(int(counts.sum()), rng):
         raise PrivateTestFailedError(
             "SubsampleAggregate(aggregator='populous'): the private test did not "
@@ -173,14 +227,7 @@ def svt_radius(counts, grid, k, plan, rng):
     eps_t, delta_t = plan.cost("test").epsilon, plan.cost("test").delta
     A = populous.test_half_width(k, eps_t, delta_t)
     target = min(1.0, THRESHOLD + 2.0 * A + 0.5 * (1.0 - THRESHOLD - 2.0 * A))
-    svt = plan.calibrate(
-        "radius",
-        lambda c: AboveThreshold(
-            threshold=target * k * k,
-            sensitivity=2.0 * (k - 1),
-            epsilon=c.epsilon,
-        ),
-    )
+    svt = plan.calibrate("radius", k=k, threshold=target * k * k)
     j = svt.first_above(counts.astype(np.float64), rng)
     if j is None:
         j = grid.size - 1

@@ -46,14 +46,12 @@ from dpgauss.ensemble._populous_aggregate import (
 )
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.mechanisms import GaussianMechanism
-from dpgauss.mechanisms._checks import check_noise_scale
 
 __all__ = [
     "MAX_PSD_GROUPS",
     "PSD_GRID_LOW",
     "PSD_ROWS_PER_DIM",
     "PSD_USEFUL",
-    "check_psd_noise",
     "check_psd_radius",
     "matrix_size",
     "psd_entries",
@@ -61,6 +59,8 @@ __all__ = [
     "psd_noise",
     "psd_populous_mean",
     "psd_radii",
+    "scale_factory",
+    "shape_factory",
 ]
 
 #: The PSD space: groups at most (O(k^2 q^3) certified tests) and "auto" rows
@@ -78,19 +78,36 @@ PSD_USEFUL = 0.5
 _MAX_FLOAT = float(np.finfo(np.float64).max)
 
 
-def psd_entries(total, auto_radius, q):
+def psd_entries(total, auto_radius, q, *, k=None):
     """The PSD populous mean's plan entries: ``radius`` (with ``auto_radius``),
     ``test``, then the mask's rho split between ``mask`` (the shape) and
     ``scale`` by :func:`~dpgauss.ensemble._psd.shape_share` of the matrix size
-    q."""
-    entries, rho = search_and_test_entries(total, auto_radius)
+    q, for k groups (None when the plan is only priced)."""
+    entries, rho = search_and_test_entries(total, auto_radius, k)
     share = psd.shape_share(q)
     shape, scale = split_cost(ZCDP(rho), [share, 1.0 - share])
     entries += [
-        Release("mask", shape, "gaussian"),
-        Release("scale", scale, "gaussian"),
+        Release("mask", shape, "gaussian", shape_factory, size=q * (q + 1) // 2),
+        Release("scale", scale, "gaussian", scale_factory),
     ]
     return entries
+
+
+def shape_factory(cost, *, delta=psd.MAX_DELTA):
+    """The ``mask`` release's mechanism: the Gaussian mechanism for the
+    trace-normalised mean when the weighted means move by ``Delta = delta``
+    (relative; by default the largest the release is calibrated for, the
+    largest noise)."""
+    sens = psd.release_sensitivities(delta)[0]
+    return GaussianMechanism(sensitivity=sens, rho=cost.rho)
+
+
+def scale_factory(cost, *, delta=psd.MAX_DELTA):
+    """The ``scale`` release's mechanism: the Gaussian mechanism for the
+    log-trace of the weighted mean at ``Delta = delta`` (as
+    :func:`shape_factory`)."""
+    sens = psd.release_sensitivities(delta)[1]
+    return GaussianMechanism(sensitivity=sens, rho=cost.rho)
 
 
 def matrix_size(shape):
@@ -101,17 +118,6 @@ def matrix_size(shape):
             f"'covariance_'); its shape is {shape}. Nothing was spent."
         )
     return int(shape[0])
-
-
-def check_psd_noise(plan, q):
-    """Build and check the ``mask`` and ``scale`` mechanisms at the worst
-    calibration any radius can need, ``Delta = MAX_DELTA`` (before the spend)."""
-    shape_sens, scale_sens = psd.release_sensitivities(psd.MAX_DELTA)
-    size = q * (q + 1) // 2
-    mech = GaussianMechanism(sensitivity=shape_sens, rho=plan.cost("mask").rho)
-    check_noise_scale(mech, size=size)
-    mech = GaussianMechanism(sensitivity=scale_sens, rho=plan.cost("scale").rho)
-    check_noise_scale(mech, size=1)
 
 
 def psd_noise(k, radius, rho_shape):
@@ -184,7 +190,7 @@ def psd_populous_mean(Y, k, plan, rng, q, radius):
     sensitivity : float
         The shape release's (Frobenius) sensitivity.
     """
-    T, (a, b) = THRESHOLD, RAMP
+    a, b = RAMP
     S, ok = psd.sanitise(Y, q)
     V = psd.log_vectors(S, ok)
     if radius == "auto":
@@ -197,14 +203,9 @@ def psd_populous_mean(Y, k, plan, rng, q, radius):
     run_test(counts, k, tau, plan, rng)
     A_w, B_w = populous.weight_params(k, a, b)
     weights = np.minimum(np.maximum(counts - A_w, 0), B_w)
-    delta = psd.mean_sensitivity(k, t, T, a, b)
-    shape_sens, scale_sens = psd.release_sensitivities(delta)
-    shape_mech = plan.calibrate(
-        "mask", lambda c: GaussianMechanism(sensitivity=shape_sens, rho=c.rho)
-    )
-    scale_mech = plan.calibrate(
-        "scale", lambda c: GaussianMechanism(sensitivity=scale_sens, rho=c.rho)
-    )
+    delta = psd.mean_sensitivity(k, t, THRESHOLD, a, b)
+    shape_mech = plan.calibrate("mask", delta=delta)
+    scale_mech = plan.calibrate("scale", delta=delta)
     coords, trace = psd.trace_normalised_mean(S, weights, shape_mech.grid)
     upper = shape_mech.randomise_lattice(coords, rng)
     log_trace = float(scale_mech.randomise([math.log(trace)], rng)[0])
@@ -212,7 +213,7 @@ def psd_populous_mean(Y, k, plan, rng, q, radius):
     # shape noise's sd, times the released scale.
     floor = shape_mech.effective_scale(len(coords))
     value = psd_matrix(upper, q, floor, log_trace)
-    return value.ravel(), t - 1.0, shape_sens
+    return value.ravel(), t - 1.0, shape_mech.sensitivity
 
 
 def psd_matrix(upper, q, floor, log_trace):

@@ -48,7 +48,6 @@ from sklearn.utils.validation import check_is_fitted
 from dpgauss.accounting import ApproxDP
 from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
-from dpgauss.ensemble import _populous as populous
 from dpgauss.ensemble._group_fits import (
     MIN_GROUP_ROWS,
     assemble,
@@ -59,8 +58,6 @@ from dpgauss.ensemble._group_fits import (
 )
 from dpgauss.ensemble._populous_aggregate import (
     MAX_POPULOUS_GROUPS,
-    RAMP,
-    THRESHOLD,
     populous_entries,
     populous_mean,
     populous_min_groups,
@@ -68,22 +65,16 @@ from dpgauss.ensemble._populous_aggregate import (
 from dpgauss.ensemble._psd_aggregate import (
     MAX_PSD_GROUPS,
     PSD_ROWS_PER_DIM,
-    check_psd_noise,
     check_psd_radius,
     matrix_size,
     psd_entries,
     psd_populous_mean,
 )
 from dpgauss.exceptions import UtilityWarning
-from dpgauss.mechanisms import AboveThreshold, GaussianMechanism
 from dpgauss.mechanisms._checks import (
     MAX_RADIUS,
     MIN_RADIUS,
-    calibration_error,
-    check_noise_scale,
 )
-from dpgauss.mechanisms._range import QuantileSearch
-from dpgauss.mechanisms._releases import mean_mechanism
 from dpgauss.releases._winsorized import (
     MIN_GROUPS,
     WINSOR_RISK,
@@ -337,7 +328,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
                 most = MAX_PSD_GROUPS if self.space == "psd" else MAX_POPULOUS_GROUPS
                 k = min(max(k, need), most)
             else:  # enough groups for sane searches, when n allows
-                plan = self._build_plan(total, data)
+                plan = ReleasePlan(total, winsorized_entries(total, auto))
                 fewest = _winsorized_min_groups(plan, data.public["shape"])
                 k = max(k, min(fewest, n // MIN_GROUP_ROWS))
         if is_populous:
@@ -383,45 +374,33 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
             )
 
     def _build_plan(self, total, data):
+        """The aggregator's releases, each with its factory for the fit's k
+        groups and the statistic's size.
+
+        Both are None where unknown (pricing, and the budget check before the
+        rows are validated): the costs do not depend on them.
+        """
         auto = self.radius == "auto"
-        if self.aggregator != "populous":
-            return ReleasePlan(total, winsorized_entries(total, auto))
+        k = None if data.X is None else self._groups(data, total)
         if self.space == "psd":
-            return ReleasePlan(total, psd_entries(total, auto, self._matrix_size(data)))
-        return ReleasePlan(total, populous_entries(total, auto))
+            return ReleasePlan(
+                total, psd_entries(total, auto, self._matrix_size(data), k=k)
+            )
+        shape = data.public.get("shape")
+        p = None if shape is None else int(np.prod(shape, dtype=np.int64))
+        if self.aggregator == "populous":
+            return ReleasePlan(total, populous_entries(total, auto, k=k, p=p))
+        return ReleasePlan(total, winsorized_entries(total, auto, k=k, p=p))
 
     def _matrix_size(self, data):
         return matrix_size(data.public["shape"])
 
     def _check_calibration(self, plan, data):
-        k = self._groups(data, plan.total)
-        p = int(np.prod(data.public["shape"], dtype=np.int64))
         if self.space == "psd":  # ValueErrors of their own, before the rest
             q = self._matrix_size(data)
+            k = self._groups(data, plan.total)
             check_psd_radius(self.radius, k, plan.cost("mask").rho, q)
-        try:
-            if self.aggregator == "populous":
-                if self.space == "psd":
-                    check_psd_noise(plan, q)
-                else:
-                    sens = populous.mask_sensitivity(k, MAX_RADIUS, THRESHOLD, *RAMP)
-                    rho = plan.cost("mask").rho
-                    check_noise_scale(
-                        GaussianMechanism(sensitivity=sens, rho=rho), size=p
-                    )
-                if self.radius == "auto":
-                    AboveThreshold(
-                        threshold=float(k * k),
-                        sensitivity=2.0 * (k - 1),
-                        epsilon=plan.cost("radius").epsilon,
-                    )
-                return
-            QuantileSearch(plan.cost("center"), p)
-            for radius in (MIN_RADIUS, MAX_RADIUS):
-                mech = mean_mechanism(plan.cost("mean"), k, p, radius, 1)
-                check_noise_scale(mech, size=p)
-        except (ValueError, OverflowError, ZeroDivisionError) as exc:
-            raise calibration_error(type(self).__name__, "a noise scale", exc) from exc
+        return super()._check_calibration(plan, data)
 
     # -- fit --------------------------------------------------------------------------
     def fit(self, X, y=None):
