@@ -86,6 +86,9 @@ class FitData:
     pricing : bool, default=False
         Whether the plan is being priced (:meth:`PrivateEstimatorMixin.planned_costs`)
         rather than fitted: the public rows may then be known by their count only.
+    prediction : Prediction or None, default=None
+        The fit's predicted error, set once the plan is checked
+        (:meth:`PrivateEstimatorMixin._predict_error`).
 
     Examples
     --------
@@ -104,6 +107,7 @@ class FitData:
     n_partials: object = None
     public: Mapping = field(default_factory=lambda: MappingProxyType({}))
     pricing: bool = False
+    prediction: object = None
 
     def derive(self, **values):
         """A copy with more public values (read-only, like the rest).
@@ -283,12 +287,14 @@ class PrivateEstimatorMixin:
         return check_plan(plan, type(self).__name__, fit_case)
 
     def _predict_error(self, plan, data, mechanisms):
-        """The fit's predicted error, from public values and the planned
-        mechanisms' own noise; None where the estimator makes no prediction."""
+        """The fit's :class:`~dpgauss.releases._prediction.Prediction` (None:
+        no prediction), from public values and the noise of ``mechanisms``,
+        each release's at its worst public case (:meth:`_check_calibration`)."""
         return None
 
     def _check_utility(self, plan, data):
-        """Warn, from public values only, when the fit is predicted useless; no-op."""
+        """Warn, from public values only, when the fit is predicted useless
+        (``data.prediction`` holds :meth:`_predict_error`'s result); no-op."""
 
     def _privacy_total(self):
         return resolve_privacy(
@@ -346,7 +352,8 @@ class PrivateEstimatorMixin:
                 data = replace(data, public=early.public)
             plan = self._build_plan(total, data)
             mechanisms = self._check_calibration(plan, data)
-            self._predict_error(plan, data, mechanisms)
+            prediction = self._predict_error(plan, data, mechanisms)
+            data = replace(data, prediction=prediction)
             self._check_utility(plan, data)
             events = []
             if self.budget is not None:

@@ -252,3 +252,33 @@ def test_emcov_with_one_feature_spends_its_whole_budget():
     assert est.planned_costs(1) == [ZCDP(0.1), ZCDP(0.9)]
     fitted = est.set_params(random_state=0).fit(X[:, :1])
     assert fitted.privacy_spent_ == ZCDP(1.0)
+
+
+def test_the_utility_check_reads_the_prediction_built_from_the_checked_mechanisms():
+    # The template builds every planned mechanism once (the check before the
+    # spend) and predicts from those very objects: the prediction the utility
+    # check reads is the covariance's formula applied to the checked
+    # mechanisms' own variances, computed before any budget is charged.
+    from dpgauss.releases._covariance import filled_prediction
+
+    seen = {}
+
+    class Spy(PrivateCovariance):
+        def _predict_error(self, plan, data, mechanisms):
+            seen["mechanisms"] = mechanisms
+            seen["prediction"] = super()._predict_error(plan, data, mechanisms)
+            return seen["prediction"]
+
+        def _check_utility(self, plan, data):
+            seen["read"] = data.prediction
+            seen["spent"] = budget.spent()
+            super()._check_utility(plan, data)
+
+    budget = PrivacyBudget(rho=1.0)
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    Spy(method="gauss", rho=0.5, data_norm=4.0, budget=budget).fit(X)
+    assert seen["read"] is seen["prediction"]
+    assert seen["spent"] == ZCDP(0.0)
+    again = filled_prediction(seen["mechanisms"], "gauss", 3, 4.0)
+    assert again == seen["prediction"]
+    assert seen["prediction"].baseline == 16.0 / math.sqrt(3)

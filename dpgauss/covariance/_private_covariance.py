@@ -26,6 +26,7 @@ from dpgauss.releases._coinpress import (
     learn_frame,
     release_in_frame,
 )
+from dpgauss.releases._covariance import filled_prediction
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from dpgauss.utils._sums import n_partial_sums
@@ -221,11 +222,20 @@ class PrivateCovariance(BasePrivateCovariance):
         steps = coinpress_entries(rest, self._steps, d, n, bound=radius)
         return ReleasePlan(total, entries + steps)
 
+    def _predict_error(self, plan, data, mechanisms):
+        """The Frobenius error predicted for data filling the ``data_norm``
+        ball, against the zero matrix's (None for "eigen" and "coinpress")."""
+        return filled_prediction(mechanisms, self.method, data.d, float(self.data_norm))
+
     def _check_utility(self, plan, data):
         """Warn (UtilityWarning) when public values predict no better than zero."""
-        n, d = data.n, data.d
         message = useless_release_message(
-            type(self).__name__, plan, self.method, n, d, float(self.data_norm)
+            type(self).__name__,
+            data.prediction,
+            plan,
+            data.n,
+            data.d,
+            float(self.data_norm),
         )
         if message is not None:
             warnings.warn(message, UtilityWarning, stacklevel=4)

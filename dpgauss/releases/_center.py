@@ -38,7 +38,6 @@ from dpgauss.mechanisms._releases import mean_mechanism, sum_mechanism
 from dpgauss.releases._covariance import (
     choose_method,
     covariance_entries,
-    predicted_filled_error,
     release_covariance,
 )
 from dpgauss.releases._denoise import shrink_mean
@@ -183,22 +182,21 @@ def covariance_plan_entries(total, d, method, center, n=None, radius=None):
     return entries + covariance_entries(method, rest, d, n, radius)
 
 
-def useless_release_message(owner, plan, method, n, d, radius):
-    """The UtilityWarning's text when public values predict no better than zero.
-
-    Returns None when the release is predicted useful (or, for ``"eigen"``,
-    when there is no prediction). Public values only.
+def useless_release_message(owner, prediction, plan, n, d, radius):
+    """The UtilityWarning's text when ``prediction`` (of
+    :func:`~dpgauss.releases._covariance.filled_prediction`) is no better than
+    the zero matrix; None when the release is predicted useful or there is
+    no prediction. Public values only.
     """
-    predicted, zero = predicted_filled_error(plan, method, n, d, radius)
-    if predicted is None or predicted < zero:
+    if prediction is None or not prediction.loses:
         return None
     return (
         f"{owner}: with n={n}, d={d}, {plan.total} and "
         f"data_norm={radius:g}, the release is predicted to be no better "
         "than the zero matrix for data spread evenly over the data_norm "
-        f"ball (Frobenius error {predicted:.3g} against {zero:.3g}); only "
-        "data concentrated in a few directions fare better. Use a larger "
-        "budget, more rows or a tighter data_norm."
+        f"ball (Frobenius error {prediction.error:.3g} against "
+        f"{prediction.baseline:.3g}); only data concentrated in a few directions "
+        "fare better. Use a larger budget, more rows or a tighter data_norm."
     )
 
 

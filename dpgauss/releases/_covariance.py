@@ -30,7 +30,6 @@ from dpgauss.accounting._plan import Choice, Release
 from dpgauss.mechanisms._checks import check_radius
 from dpgauss.mechanisms._releases import (
     eigenvalue_mechanism,
-    mean_mechanism,
     second_moment_mechanism,
 )
 from dpgauss.releases._denoise import (
@@ -40,6 +39,7 @@ from dpgauss.releases._denoise import (
     shrink_trace,
 )
 from dpgauss.releases._emcov import BinghamMechanism, eigen_entries, eigen_release
+from dpgauss.releases._prediction import Prediction
 from dpgauss.utils._linalg import eigh_descending, project_simplex_capped
 from dpgauss.utils._sums import summation_error
 
@@ -47,8 +47,8 @@ __all__ = [
     "choose_method",
     "covariance_entries",
     "covariance_factory",
+    "filled_prediction",
     "method_entries",
-    "predicted_filled_error",
     "predicted_gauss_error",
     "predicted_separate_error",
     "release_covariance",
@@ -275,17 +275,26 @@ def _stds(variances):
 def predicted_gauss_error(cost, n, d, radius, trace=None):
     """Predicted Frobenius error of GaussCov, denoised when a trace is given.
 
-    Without a trace: ``KAPPA_GAUSS * sqrt(d s_diag^2 + d (d - 1) s_off^2)``, the
-    expected norm of the noise matrix times the share the trace-capped
-    projection keeps. With a trace t, the denoiser
-    (:mod:`dpgauss.releases._denoise`) does better: a direction of variance
-    ``theta`` above the noise level ``sigma = sqrt(d) s_off`` is kept with error
-    about ``sqrt(2) sigma``, one below it is lost (error ``theta``); the worst
-    split of t among k equal directions gives about ``sqrt(2 t sigma)``, and
-    shrinking to ``(t / d) I`` never does worse than the zero matrix (at most t).
-    ``KAPPA_DENOISED`` scales the worst case to typical data.
+    :func:`gauss_error` of the mechanism the release would use.
     """
-    diag, off = _stds(second_moment_mechanism(cost, n, d, radius).entry_variances())
+    return gauss_error(second_moment_mechanism(cost, n, d, radius), d, trace)
+
+
+def gauss_error(mechanism, d, trace=None):
+    """Predicted Frobenius error of GaussCov released by ``mechanism``.
+
+    Without a trace: ``KAPPA_GAUSS * sqrt(d s_diag^2 + d (d - 1) s_off^2)``, the
+    expected norm of the noise matrix (from the mechanism's entry variances)
+    times the share the trace-capped projection keeps. With a trace t, the
+    denoiser (:mod:`dpgauss.releases._denoise`) does better: a direction of
+    variance ``theta`` above the noise level ``sigma = sqrt(d) s_off`` is kept
+    with error about ``sqrt(2) sigma``, one below it is lost (error
+    ``theta``); the worst split of t among k equal directions gives about
+    ``sqrt(2 t sigma)``, and shrinking to ``(t / d) I`` never does worse than
+    the zero matrix (at most t). ``KAPPA_DENOISED`` scales the worst case to
+    typical data.
+    """
+    diag, off = _stds(mechanism.entry_variances())
     plain = KAPPA_GAUSS * _norm(math.sqrt(d) * diag, math.sqrt(d * (d - 1)) * off)
     if trace is None:
         return plain
@@ -297,14 +306,24 @@ def predicted_gauss_error(cost, n, d, radius, trace=None):
 def predicted_separate_error(value_cost, vector_cost, n, d, radius, trace):
     """Predicted Frobenius error of SeparateCov for a given trace.
 
+    :func:`separate_error` of the mechanisms the release would use.
+    """
+    values = eigenvalue_mechanism(value_cost, n, d, radius)
+    vectors = second_moment_mechanism(vector_cost, n, d, radius)
+    return separate_error(values, vectors, d, trace)
+
+
+def separate_error(values, vectors, d, trace):
+    """Predicted Frobenius error of SeparateCov released by ``values`` (the
+    eigenvalues' mechanism) and ``vectors`` (the eigenvector copy's).
+
     Eigenvalues: ``sqrt(d)`` times their noise sd. Eigenvectors (DLY Theorem 1's
     argument): the squared error is at most ``2 sum_j lambda_j (lambda_j -
     p_j^T M p_j) <= ~ trace * ||W||_2``, with ``||W||_2 ~ 2 sqrt(d) s_off`` for the
     eigenvector copy's noise.
     """
-    values = eigenvalue_mechanism(value_cost, n, d, radius)
     value_sd = values.sd()
-    _, off = _stds(second_moment_mechanism(vector_cost, n, d, radius).entry_variances())
+    _, off = _stds(vectors.entry_variances())
     eigenvalue_part = KAPPA_EIGENVALUES * math.sqrt(d) * value_sd
     eigenvector_part = math.sqrt(max(trace, 0.0)) * math.sqrt(
         KAPPA_EIGENVECTORS * 2.0 * math.sqrt(d) * off
@@ -321,42 +340,47 @@ def predicted_errors(plan, n, d, radius, trace):
     return gauss, separate
 
 
-def predicted_filled_error(plan, method, n, d, radius):
-    """Predicted error for data filling the ball evenly, and the zero matrix's.
+def filled_prediction(mechanisms, method, d, radius):
+    """Predicted error for data filling the ball evenly, against the zero matrix.
 
     The data are taken to fill the ball of radius r around the center with all
     eigenvalues equal: trace r^2, ``||C||_F = r^2 / sqrt(d)`` (the zero matrix's
-    error). The release's predicted error is that of ``method`` (the better of
-    GaussCov and SeparateCov for ``"auto"``) at that trace, plus, when the plan
-    releases a mean, the expected Frobenius norm ``d v`` of the rank-one error its
-    noise (variance v per coordinate) leaves. Public values only.
+    error, the baseline). The release's predicted error is that of ``method``
+    (the better of GaussCov and SeparateCov for ``"auto"``) at that trace, plus,
+    when the plan releases a mean, the expected Frobenius norm ``d v`` of the
+    rank-one error its noise (variance v per coordinate) leaves. Public values
+    only.
+
+    Parameters
+    ----------
+    mechanisms : dict of str to object
+        The plan's mechanisms at their worst public case (rows n, radius r), as
+        :func:`~dpgauss.mechanisms._checks.check_plan` builds them.
+    method : {"auto", "gauss", "separate", "eigen"}
+        The covariance method.
+    d : int
+        Features.
+    radius : float
+        The clipping radius r.
 
     Returns
     -------
-    predicted : float or None
+    Prediction or None
         None for ``"eigen"`` (no prediction).
-    zero : float
-        ``r^2 / sqrt(d)``.
     """
     trace = radius * radius
-    zero = trace / math.sqrt(d)
     errors = []
     if method in ("auto", "gauss"):
-        cost = plan.cost("second_moment")
-        errors.append(predicted_gauss_error(cost, n, d, radius, trace))
+        errors.append(gauss_error(mechanisms["second_moment"], d, trace))
     if method in ("auto", "separate"):
-        errors.append(
-            predicted_separate_error(
-                plan.cost("eigenvalues"), plan.cost("eigenvectors"), n, d, radius, trace
-            )
-        )
+        values, vectors = mechanisms["eigenvalues"], mechanisms["eigenvectors"]
+        errors.append(separate_error(values, vectors, d, trace))
     if not errors:
-        return None, zero
+        return None
     predicted = min(errors)
-    if any(r.name == "mean" for r in plan.releases()):
-        mech = mean_mechanism(plan.cost("mean"), n, d, radius, n)
-        predicted += d * mech.variance(d)
-    return predicted, zero
+    if "mean" in mechanisms:
+        predicted += d * mechanisms["mean"].variance(d)
+    return Prediction(predicted, trace / math.sqrt(d), "frobenius")
 
 
 def choose_method(plan, n, d, radius, trace):

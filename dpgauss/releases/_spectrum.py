@@ -37,6 +37,7 @@ from dpgauss.releases._center import (
     release_spectrum,
     useless_release_message,
 )
+from dpgauss.releases._covariance import filled_prediction
 from dpgauss.utils._sklearn_compat import Interval, StrOptions
 from dpgauss.utils.validation import check_data_norm
 
@@ -92,6 +93,15 @@ class SpectrumReleaseMixin:
             return {}
         return super()._check_calibration(plan, data)
 
+    def _predict_error(self, plan, data, mechanisms):
+        """The Frobenius error predicted for data filling the ``data_norm``
+        ball, against the zero matrix's (None for "tail", whose radius is
+        found privately, and "eigen")."""
+        if self._method() == "tail":
+            return None
+        radius = float(self.data_norm)
+        return filled_prediction(mechanisms, self._method(), data.d, radius)
+
     def _check_utility(self, plan, data):
         n, d = data.n, data.d
         # "tail" finds its radius privately: the fixed-radius prediction does
@@ -99,7 +109,7 @@ class SpectrumReleaseMixin:
         if self._method() == "tail":
             return
         message = useless_release_message(
-            type(self).__name__, plan, self._method(), n, d, float(self.data_norm)
+            type(self).__name__, data.prediction, plan, n, d, float(self.data_norm)
         )
         if message is not None:
             warnings.warn(message, UtilityWarning, stacklevel=4)
