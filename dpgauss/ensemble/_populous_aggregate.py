@@ -25,6 +25,11 @@ releases, composed sequentially (the plan charges each):
    (about ``33 tau / k``), which bounds the weighted mean's change on every
    pair of neighbours of which one passes the test.
 
+Each planned release carries the factory of its mechanism: the check before
+the spend builds the mask at the largest radius any search or public radius
+can reach (``MAX_RADIUS``, the largest noise), and the fit builds it with the
+same factory at the radius it uses.
+
 The Euclidean relation lives here; the PSD space (``space="psd"``) shares the
 radius search, the test and the budget split and has its own relation and
 mask (:mod:`dpgauss.ensemble._psd_aggregate`).

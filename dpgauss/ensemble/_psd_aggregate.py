@@ -22,6 +22,10 @@ plan charges them, with the relative semimetric in place of the distance:
    ``Delta`` the relative bound of :func:`~dpgauss.ensemble._psd.mean_sensitivity`.
    The proof is in :mod:`dpgauss.ensemble._psd`.
 
+Both mask factories default to the largest bound the release is calibrated for
+(``Delta = MAX_DELTA``), the case the check before the spend builds; the fit
+passes the Delta of its radius.
+
 The released matrix (:func:`psd_matrix`) is post-processing of the two
 releases. Every refusal here (:func:`check_psd_radius`) reads public values
 only and comes before the spend.
