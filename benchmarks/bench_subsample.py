@@ -67,6 +67,7 @@ from sklearn.linear_model import LinearRegression, LogisticRegression
 
 from dpgauss import PrivateGaussianEstimator, PrivateMean
 from dpgauss.accounting import ZCDP
+from dpgauss.base import FitData
 from dpgauss.ensemble import SubsampleAggregate, _populous_aggregate
 from dpgauss.ensemble import _populous as populous
 from dpgauss.exceptions import PrivateTestFailedError
@@ -172,7 +173,8 @@ def fit_sa(name, X, y, aggregator, seed, n_groups="auto", **privacy):
             k, size, radius = est.n_groups_, est.group_size_, est.radius_
         except PrivateTestFailedError:
             value, status, radius = None, "failed", float("nan")
-            k = est._groups(X.shape[0], X.shape[1], est._privacy_total())
+            data = est._prepare_fit(FitData(n=X.shape[0], d=X.shape[1], y=y))
+            k = est._groups(data, est._privacy_total())
             size = X.shape[0] // k
     took = time.perf_counter() - start
     prob = _PASS_PROBS[before] if len(_PASS_PROBS) > before else float("nan")
