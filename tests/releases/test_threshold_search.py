@@ -163,7 +163,7 @@ def test_search_factory_builds_the_search_the_fit_runs():
     assert svt.sensitivity == sensitivity
     # Without a sensitivity: that of the offsets the predicted noise at the
     # full trace gives, at the case's rows and radius.
-    for rows, tau in ((n, radius), (n // 2, radius * 2.0**-99.5)):
+    for rows, tau in ((n, radius), (n // 2, radius * 2.0**-99)):
         noise = predicted_noise(_final(d, n, radius), rows, d, tau, tau * tau)
         svt = make(PureDP(0.125), rows=rows, radius=tau)
         assert svt.sensitivity == query_sensitivity(rows, rows * noise / tau**2)
