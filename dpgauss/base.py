@@ -87,10 +87,8 @@ class FitData:
         Whether the plan is being priced (:meth:`PrivateEstimatorMixin.planned_costs`)
         rather than fitted: the public rows may then be known by their count only.
     prediction : Prediction or None, default=None
-        The fit's predicted error (:class:`~dpgauss.releases._prediction.Prediction`),
-        from public values and the planned mechanisms' noise, once the
-        template has checked the plan; None before, or where the estimator
-        makes no prediction.
+        The fit's predicted error, set once the plan is checked
+        (:meth:`PrivateEstimatorMixin._predict_error`).
 
     Examples
     --------
@@ -289,16 +287,9 @@ class PrivateEstimatorMixin:
         return check_plan(plan, type(self).__name__, fit_case)
 
     def _predict_error(self, plan, data, mechanisms):
-        """The fit's predicted error, from public values and the planned
-        mechanisms' own noise (``mechanisms``: each release's mechanism at its
-        worst public case, as :meth:`_check_calibration` built it).
-
-        Returns
-        -------
-        Prediction or None
-            A :class:`~dpgauss.releases._prediction.Prediction`; None where the
-            estimator makes no prediction.
-        """
+        """The fit's :class:`~dpgauss.releases._prediction.Prediction` (None:
+        no prediction), from public values and the noise of ``mechanisms``,
+        each release's at its worst public case (:meth:`_check_calibration`)."""
         return None
 
     def _check_utility(self, plan, data):
