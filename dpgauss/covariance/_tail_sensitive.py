@@ -226,12 +226,6 @@ class TailSensitiveCovariance(BasePrivateCovariance):
             total, d, self.center, tuple(self.split), data.n, float(self.data_norm)
         )
 
-    def _check_calibration(self, plan, data):
-        # A malformed location is the caller's error, refused first (before
-        # the spend); the planned releases are then built at their cases.
-        self._location(data.d)
-        return super()._check_calibration(plan, data)
-
     def _fit_releases(self, data, plan, rng):
         X = data.X
         release = release_adaptive(

@@ -6,6 +6,7 @@ import pytest
 from dpgauss import PrivacyBudget, PrivateCovariance, TailSensitiveCovariance
 from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.accounting._plan import dominates
+from dpgauss.releases._adaptive_plan import adaptive_plan
 
 
 def _skewed(n, d, seed, heavy=8):
@@ -264,3 +265,44 @@ def test_outputs_unchanged_by_the_shared_release_module(recorded):
     assert (est.centering_, est.method_) == (centering, method)
     assert np.trace(est.covariance_) == pytest.approx(trace, rel=1e-9)
     assert est.location_.sum() == pytest.approx(location, rel=1e-9, abs=0.0)
+
+
+@pytest.mark.parametrize("center", [True, False])
+@pytest.mark.parametrize("params", [{"rho": 0.5}, {"epsilon": 2.0}])
+@pytest.mark.parametrize("n", [3, 150, 5000])
+def test_every_planned_release_has_a_factory_that_builds(center, params, n):
+    est = TailSensitiveCovariance(data_norm=4.0, center=center, **params)
+    priced = est._pricing_plan(3)
+    assert all(r.make is not None for r in priced.releases())
+    plan = adaptive_plan(est._privacy_total(), 3, center, n=n, data_norm=4.0)
+    for release in plan.releases():
+        assert release.make is not None
+        for case in release.cases:
+            assert release.build(**case).cost == release.cost
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"rho": 1e-300}, "cannot be calibrated"),
+        ({"epsilon": 1e-300}, "cannot be calibrated"),
+        ({"data_norm": 1e-125}, "cannot be calibrated"),
+        ({"data_norm": 1e300}, "cannot be calibrated"),
+        ({"location": [0.0, 1.0]}, "location must be"),
+        ({"location": [0.0, np.nan, 0.0]}, "location must be"),
+    ],
+)
+@pytest.mark.parametrize("center", [True, False])
+def test_uncalibratable_fit_is_refused_before_the_spend(params, match, center):
+    budget = PrivacyBudget(rho=10.0) if "epsilon" not in params else None
+    if budget is None:
+        budget = PrivacyBudget(epsilon=10.0)
+    kwargs = {"rho": 1.0, "data_norm": 4.0, **params}
+    if "epsilon" in params:
+        kwargs.pop("rho")
+    est = TailSensitiveCovariance(center=center, budget=budget, **kwargs)
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    with pytest.raises(ValueError, match=match) as info:
+        est.fit(X)
+    assert "TailSensitiveCovariance" in str(info.value) or "location" in match
+    assert budget.ledger() == []
