@@ -129,8 +129,7 @@ def adaptive_plan(total, d, center, split=DEFAULT_SPLIT, n=None, data_norm=None)
     mean, rest = mean_entries(total, center, n, d, data_norm)
     radius, trace, searching, final = split_cost(rest, tuple(split))
     m = None if n is None else n // 2
-    scan = Release("radius", as_pure(radius), "above_threshold", scan_factory(n))
-    entries = [scan]
+    entries = [Release("radius", as_pure(radius), "above_threshold", scan_factory(n))]
     if center:
         # The radius share pays either two scans, around ``location`` (for the
         # mean) and of the pair differences (for the covariance), or, when n
@@ -141,17 +140,9 @@ def adaptive_plan(total, d, center, split=DEFAULT_SPLIT, n=None, data_norm=None)
         halves = [as_pure(c) for c in split_cost(radius, [0.5, 0.5])]
         single = single_scan_cost(halves, isinstance(total, PureDP))
         around = Release("radius", halves[0], "above_threshold", scan_factory(n))
-        spread = Release("spread_radius", halves[1], "above_threshold")
-        pairs = Release("pair_radius", single, "above_threshold")
-        entries = [
-            Choice(
-                "scans",
-                {
-                    "both": (around, replace(spread, make=scan_factory(m))),
-                    "pairs": (replace(pairs, make=scan_factory(m)),),
-                },
-            )
-        ]
+        spread = Release("spread_radius", halves[1], "above_threshold", scan_factory(m))
+        pairs = Release("pair_radius", single, "above_threshold", scan_factory(m))
+        entries = [Choice("scans", {"both": (around, spread), "pairs": (pairs,)})]
     covariance = covariance_entries("auto", final, d, n, data_norm)
     search = Release(
         "clip_threshold",
