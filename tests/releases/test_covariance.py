@@ -11,13 +11,13 @@ from hypothesis.extra.numpy import arrays
 from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.covariance._base import BasePrivateCovariance
-from dpgauss.releases._adaptive import tau_grid, threshold_queries
 from dpgauss.releases._covariance import (
     choose_method,
     covariance_entries,
     predicted_gauss_error,
     release_covariance,
 )
+from dpgauss.releases._threshold_search import tau_grid, threshold_queries
 from dpgauss.utils._linalg import (
     eigh_descending,
     project_simplex_capped,
@@ -105,17 +105,6 @@ def test_eigenvalue_trace_and_bias_sensitivities(pair, radius):
     assert sens == sens_y
     assert sens <= 1 + 1e-12
     assert np.all(np.abs(qx - qy) <= sens)
-
-
-def test_threshold_queries_match_their_definition():
-    # n gamma(tau) / r^2 - c with gamma(tau) = mean (min(|y|, r)^2 - tau^2)_+;
-    # the fixed-point sums floor each term onto a 2^-k grid (k = 50 for n = 4),
-    # so they agree with the float definition to 4 * 2^-50.
-    norms = np.array([0.1, 0.5, 0.9, 2.0])
-    taus = tau_grid(1.0)
-    queries, _ = threshold_queries(norms, 1.0, np.zeros(taus.size), norms.size)
-    brute = [np.sum(np.maximum(np.minimum(norms, 1.0) ** 2 - t**2, 0)) for t in taus]
-    np.testing.assert_allclose(queries, brute, atol=4 * 2.0**-48)
 
 
 def _unit_rows(n, d, seed, decay=0.7):
