@@ -102,7 +102,8 @@ def _float_noise():
     import functools
 
     import dpgauss.mechanisms._releases as releases
-    import dpgauss.releases._adaptive as tail
+    import dpgauss.releases._radius as radius
+    import dpgauss.releases._threshold_search as search
 
     patches = [
         (releases, name)
@@ -112,7 +113,7 @@ def _float_noise():
             "SymmetricGaussianMechanism",
             "SymmetricLaplaceMechanism",
         )
-    ] + [(tail, "AboveThreshold")]
+    ] + [(radius, "AboveThreshold"), (search, "AboveThreshold")]
 
     @contextlib.contextmanager
     def context():

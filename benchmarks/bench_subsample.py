@@ -67,7 +67,8 @@ from sklearn.linear_model import LinearRegression, LogisticRegression
 
 from dpgauss import PrivateGaussianEstimator, PrivateMean
 from dpgauss.accounting import ZCDP
-from dpgauss.ensemble import SubsampleAggregate, _subsample
+from dpgauss.base import FitData
+from dpgauss.ensemble import SubsampleAggregate, _populous_aggregate
 from dpgauss.ensemble import _populous as populous
 from dpgauss.exceptions import PrivateTestFailedError
 from dpgauss.mechanisms._range import QuantileSearch
@@ -91,7 +92,7 @@ CAP = 10.0
 
 # -- the populous test's exact pass probability (instrumentation only) ----------
 _PASS_PROBS = []
-_ORIGINAL_RUN = _subsample._PopulousTest.run
+_ORIGINAL_RUN = _populous_aggregate._PopulousTest.run
 
 
 def _recording_run(self, total, rng):
@@ -102,7 +103,7 @@ def _recording_run(self, total, rng):
                 populous.pass_probability(
                     total,
                     self.k,
-                    _subsample.THRESHOLD,
+                    _populous_aggregate.THRESHOLD,
                     self.cost.epsilon,
                     self.delta_cal,
                 )
@@ -113,7 +114,7 @@ def _recording_run(self, total, rng):
     return _ORIGINAL_RUN(self, total, rng)
 
 
-_subsample._PopulousTest.run = _recording_run
+_populous_aggregate._PopulousTest.run = _recording_run
 
 
 # -- data and fits -------------------------------------------------------------
@@ -172,7 +173,8 @@ def fit_sa(name, X, y, aggregator, seed, n_groups="auto", **privacy):
             k, size, radius = est.n_groups_, est.group_size_, est.radius_
         except PrivateTestFailedError:
             value, status, radius = None, "failed", float("nan")
-            k = est._groups(X.shape[0], X.shape[1], est._privacy_total())
+            data = est._prepare_fit(FitData(n=X.shape[0], d=X.shape[1], y=y))
+            k = est._groups(data, est._privacy_total())
             size = X.shape[0] // k
     took = time.perf_counter() - start
     prob = _PASS_PROBS[before] if len(_PASS_PROBS) > before else float("nan")

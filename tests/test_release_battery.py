@@ -352,7 +352,6 @@ ESTIMATORS = {
 # A fresh budget is given to the numpy fit under every privacy form of these.
 WITH_BUDGET = {
     "PrivateCovariance-auto",
-    "TailSensitiveCovariance",
     "PrivateGaussianEstimator",
     "PrivateMean-auto",
     "PrivateMean-tukey",
@@ -694,15 +693,7 @@ def test_a_draw_outside_the_plan_is_seen(watched):
 
 #: The estimators whose plans still carry releases without a factory (their
 #: pre-spend check is written by hand); the test below fails for them.
-_WITHOUT_FACTORIES = (
-    "TailSensitiveCovariance",
-    "SubsampleAggregate-linear",
-    "SubsampleAggregate-populous",
-    "SubsampleAggregate-psd",
-    "PublicPrivateGMM",
-    "PrivatePCA-tail",
-    "PrivateWhitener-tail",
-)
+_WITHOUT_FACTORIES = ()
 
 
 @pytest.mark.parametrize(

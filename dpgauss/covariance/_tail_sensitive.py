@@ -2,8 +2,9 @@
 
 A private radius, a private trace, a sparse-vector search for the clipping
 threshold that balances clipping bias against noise, then the better of clipped
-GaussCov and clipped SeparateCov. The plan, the calibration check and the
-releases are in :mod:`dpgauss.releases._adaptive` (shared with
+GaussCov and clipped SeparateCov. The plan (with the factories the check
+before the spend builds) is in :mod:`dpgauss.releases._adaptive_plan`, the
+releases in :mod:`dpgauss.releases._adaptive` (shared with
 ``PrivatePCA(method="tail")`` and ``PrivateWhitener(method="tail")``); this
 module holds the estimator: its parameters, and the Gaussian model it builds
 from the released spectrum.
@@ -13,12 +14,8 @@ import math
 import numbers
 
 from dpgauss.covariance._base import BasePrivateCovariance
-from dpgauss.releases._adaptive import (
-    DEFAULT_SPLIT,
-    adaptive_plan,
-    check_adaptive_calibration,
-    release_adaptive,
-)
+from dpgauss.releases._adaptive import release_adaptive
+from dpgauss.releases._adaptive_plan import DEFAULT_SPLIT, adaptive_plan
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import _fit_context
 
@@ -227,13 +224,6 @@ class TailSensitiveCovariance(BasePrivateCovariance):
         d = data.d
         return adaptive_plan(
             total, d, self.center, tuple(self.split), data.n, float(self.data_norm)
-        )
-
-    def _check_calibration(self, plan, data):
-        n, d = data.n, data.d
-        self._location(d)
-        check_adaptive_calibration(
-            type(self).__name__, plan, n, d, self.data_norm, self.center
         )
 
     def _fit_releases(self, data, plan, rng):

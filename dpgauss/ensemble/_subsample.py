@@ -4,9 +4,10 @@ The rows are split at random into k groups; a clone of a non-private
 scikit-learn estimator is fitted on each group; a statistic (a vector) is read
 from each fit; the k statistics (the *candidates*) are aggregated privately.
 Replacing one row changes one group, hence at most one candidate, whatever the
-estimator does: privacy rests on the group structure alone, and each
-aggregator below is private for *any* k candidates (the proofs never look at
-how a candidate was computed).
+estimator does: privacy rests on the group structure alone
+(:mod:`dpgauss.ensemble._group_fits`), and each aggregator below is private
+for *any* k candidates (the proofs never look at how a candidate was
+computed). The plan charges the aggregator's releases, composed sequentially.
 
 Aggregators
 -----------
@@ -18,12 +19,16 @@ quantile of their distances to it (the clipping radius R; or a public
 around the median plus Gaussian (Laplace) noise. Each step treats the
 candidates as k rows of which one changes: the median and the quantile are the
 library's audited searches, and the clipped mean has l2 sensitivity 2R/k plus
-the summation term (:func:`~dpgauss.mechanisms._releases.mean_mechanism`).
+the summation term (:func:`~dpgauss.mechanisms._releases.mean_mechanism`);
+see :mod:`dpgauss.releases._winsorized`.
 
 ``"populous"`` ((epsilon, delta)-DP). Ashtiani and Liaw's populous mean
 (Algorithm 1) with our tightened constants and exact arithmetic: see
-:mod:`dpgauss.ensemble._populous` for the proof. Its neighbour radius is public
-(``radius``) or chosen by sparse vector over a geometric grid.
+:mod:`dpgauss.ensemble._populous` for the proof and
+:mod:`dpgauss.ensemble._populous_aggregate` for its releases. Its neighbour
+radius is public (``radius``) or chosen by sparse vector over a geometric
+grid. With ``space="psd"`` the candidates are matrices compared by a relative
+semimetric (:mod:`dpgauss.ensemble._psd`, :mod:`dpgauss.ensemble._psd_aggregate`).
 
 The per-group fits are not private and are never stored on the fitted
 estimator (unlike :class:`sklearn.ensemble.BaggingRegressor`'s
@@ -31,33 +36,46 @@ estimator (unlike :class:`sklearn.ensemble.BaggingRegressor`'s
 """
 
 import gc
-import math
 import numbers
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator, clone, is_classifier
+from sklearn.base import BaseEstimator, is_classifier
 from sklearn.utils import check_consistent_length
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from dpgauss.accounting import ZCDP, ApproxDP, PureDP, approx_to_zcdp, split_cost
-from dpgauss.accounting._plan import Release, ReleasePlan
+from dpgauss.accounting import ApproxDP
+from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
-from dpgauss.ensemble import _populous as populous
-from dpgauss.ensemble import _psd as psd
-from dpgauss.exceptions import PrivateTestFailedError, UtilityWarning
-from dpgauss.mechanisms import AboveThreshold, GaussianMechanism
+from dpgauss.ensemble._group_fits import (
+    MIN_GROUP_ROWS,
+    assemble,
+    attribute_names,
+    auto_groups,
+    group_candidates,
+    probe_shape,
+)
+from dpgauss.ensemble._populous_aggregate import (
+    MAX_POPULOUS_GROUPS,
+    populous_entries,
+    populous_mean,
+    populous_min_groups,
+)
+from dpgauss.ensemble._psd_aggregate import (
+    MAX_PSD_GROUPS,
+    PSD_ROWS_PER_DIM,
+    check_psd_radius,
+    matrix_size,
+    psd_entries,
+    psd_populous_mean,
+)
+from dpgauss.exceptions import UtilityWarning
 from dpgauss.mechanisms._checks import (
     MAX_RADIUS,
     MIN_RADIUS,
-    calibration_error,
-    check_noise_scale,
 )
-from dpgauss.mechanisms._range import QuantileSearch
-from dpgauss.mechanisms._releases import mean_mechanism
 from dpgauss.releases._winsorized import (
-    _MAX_FLOAT,
     MIN_GROUPS,
     WINSOR_RISK,
     winsorized_entries,
@@ -67,48 +85,6 @@ from dpgauss.releases._winsorized import (
 from dpgauss.utils._sklearn_compat import HasMethods, Interval, StrOptions
 
 __all__ = ["SubsampleAggregate"]
-
-#: "auto" groups have about this many rows each (at least ``AUTO_ROWS_PER_FEATURE``
-#: per feature).
-AUTO_GROUP_ROWS = 25
-AUTO_ROWS_PER_FEATURE = 5
-#: ... and for a classifier (``is_classifier``), whose small-sample fits are
-#: biased: LogisticRegression at n = 1e5, d = 5, epsilon 1, delta 1e-6 (2 seeds)
-#: was 0.51 from the truth with groups of 25 rows, 0.27 with 50, 0.13 with 100.
-AUTO_CLASSIFIER_ROWS = 100
-AUTO_CLASSIFIER_ROWS_PER_FEATURE = 10
-#: Fewest rows per group.
-MIN_GROUP_ROWS = 2
-#: Populous mean: test threshold T and ramp (a, b) (spec Section 12.1).
-THRESHOLD, RAMP = 0.9, (0.55, 0.75)
-#: Populous epsilon shares: sparse vector (radius="auto") and the test; delta is
-#: split evenly between the test and the mask.
-SVT_SHARE, TEST_SHARE = 0.1, 0.2
-#: Populous groups at most (exact neighbour counting is O(k^2 p)).
-MAX_POPULOUS_GROUPS = 10_000
-#: The PSD space: groups at most (O(k^2 q^3) certified tests) and "auto" rows
-#: per group per matrix dimension (Thompson distances of ~0.5 between group
-#: covariances: the bound's (t^2 - 1) t^2 s / n is flat for s from 50 q to
-#: 100 q and grows on either side).
-MAX_PSD_GROUPS, PSD_ROWS_PER_DIM = 5_000, 50
-#: Sparse vector's radius grid: 2^(j/2), |j| <= 2 * GRID_OCTAVES.
-GRID_OCTAVES = 100
-#: The PSD space's radius grid starts at 2^-PSD_GRID_LOW (then as above, up to
-#: the largest radius the release is calibrated for at this k).
-PSD_GRID_LOW = 10
-#: Largest useful shape noise: sd times the matrix size q, in trace units (the
-#: average eigenvalue of the trace-normalised matrix is 1 / q).
-PSD_USEFUL = 0.5
-
-
-def _attribute_names(statistic):
-    if isinstance(statistic, str):
-        return (statistic,)
-    if isinstance(statistic, (tuple, list)) and all(
-        isinstance(s, str) for s in statistic
-    ):
-        return tuple(statistic)
-    return None
 
 
 class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
@@ -307,7 +283,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
                 "space='psd' is implemented for aggregator='populous' only; "
                 f"got aggregator={self.aggregator!r}."
             )
-        if _attribute_names(self.statistic) is None and not callable(self.statistic):
+        if attribute_names(self.statistic) is None and not callable(self.statistic):
             raise TypeError(
                 "statistic must be an attribute name, a tuple of names or a "
                 f"callable, got {self.statistic!r}."
@@ -336,65 +312,23 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         super()._privacy_total()  # validates the numbers
         return ApproxDP(float(self.epsilon), float(self.delta))
 
-    # -- public shape -----------------------------------------------------------------
-    def _probe_shape(self, d, y):
-        """The statistic's shape: given, or from a fit on public probe rows."""
-        if self.output_shape is not None:
-            return tuple(int(s) for s in self.output_shape), None
-        rows = max(2 * d + 2, 20)
-        rng = np.random.default_rng(12345)
-        Xp = rng.standard_normal((rows, d))
-        yp = None
-        if y is not None:
-            y_arr = np.asarray(y)
-            if is_classifier(self.estimator):
-                yp = np.arange(rows) % 2
-            elif y_arr.ndim == 2:
-                yp = rng.standard_normal((rows, y_arr.shape[1]))
-            else:
-                yp = rng.standard_normal(rows)
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                fitted = clone(self.estimator).fit(Xp, yp)
-                parts = self._read(fitted)
-        except Exception as exc:
-            raise ValueError(
-                "SubsampleAggregate could not read the statistic from a fit on "
-                f"public probe rows ({exc!r}); give output_shape. Nothing was spent."
-            ) from exc
-        shapes = [np.shape(p) for p in parts]
-        size = int(sum(np.prod(s, dtype=np.int64) for s in shapes))
-        shape = shapes[0] if len(shapes) == 1 else (size,)
-        return tuple(int(s) for s in shape), shapes
-
-    def _read(self, fitted):
-        names = _attribute_names(self.statistic)
-        if names is None:
-            return [np.asarray(self.statistic(fitted), dtype=np.float64)]
-        return [np.asarray(getattr(fitted, n), dtype=np.float64) for n in names]
-
     # -- the plan ---------------------------------------------------------------------
     def _groups(self, data, total):
         """k from public values only."""
         n, d = data.n, data.d
         is_populous = self.aggregator == "populous"
-        need = self._populous_min_groups(total) if is_populous else MIN_GROUPS
+        auto = self.radius == "auto"
+        need = populous_min_groups(total, auto) if is_populous else MIN_GROUPS
         if self.n_groups != "auto":
             k = int(self.n_groups)
         else:
-            rows = max(AUTO_GROUP_ROWS, AUTO_ROWS_PER_FEATURE * d)
-            most = MAX_POPULOUS_GROUPS
-            if self.space == "psd":
-                rows = max(rows, PSD_ROWS_PER_DIM * self._matrix_size(data))
-                most = MAX_PSD_GROUPS
-            if is_classifier(self.estimator):
-                rows = max(AUTO_CLASSIFIER_ROWS, AUTO_CLASSIFIER_ROWS_PER_FEATURE * d)
-            k = max(n // rows, min(MIN_GROUPS * 5, n // MIN_GROUP_ROWS))
+            q = self._matrix_size(data) if self.space == "psd" else 0
+            k = auto_groups(n, d, is_classifier(self.estimator), PSD_ROWS_PER_DIM * q)
             if is_populous:
+                most = MAX_PSD_GROUPS if self.space == "psd" else MAX_POPULOUS_GROUPS
                 k = min(max(k, need), most)
             else:  # enough groups for sane searches, when n allows
-                plan = self._build_plan(total, data)
+                plan = ReleasePlan(total, winsorized_entries(total, auto))
                 fewest = _winsorized_min_groups(plan, data.public["shape"])
                 k = max(k, min(fewest, n // MIN_GROUP_ROWS))
         if is_populous:
@@ -439,149 +373,34 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
                 stacklevel=4,
             )
 
-    def _populous_parts(self, total):
-        auto = self.radius == "auto"
-        eps, delta = total.epsilon, total.delta
-        eps_svt = SVT_SHARE * eps if auto else 0.0
-        eps_test = TEST_SHARE * eps
-        delta_test = 0.5 * delta
-        eps_mask = eps - eps_svt - eps_test
-        rho = approx_to_zcdp(eps_mask, delta - delta_test)
-        return eps_svt, eps_test, delta_test, rho
-
-    def _populous_min_groups(self, total):
-        _, eps_t, delta_t, _ = self._populous_parts(total)
-        delta_cal = populous.calibration_delta(eps_t, delta_t)
-        if not delta_cal > 0:
-            raise ValueError(
-                f"delta={total.delta!r} is too small for the populous test's "
-                "exact pass probability. Nothing was spent."
-            )
-        return populous.min_groups(eps_t, delta_cal, THRESHOLD, *RAMP)
-
     def _build_plan(self, total, data):
-        if self.aggregator == "populous":
-            eps_svt, eps_t, delta_t, rho = self._populous_parts(total)
-            entries = []
-            if self.radius == "auto":
-                entries.append(Release("radius", PureDP(eps_svt), "above_threshold"))
-            entries.append(
-                Release("test", ApproxDP(eps_t, delta_t), "truncated_laplace")
+        """The aggregator's releases, each with its factory for the fit's k
+        groups and the statistic's size.
+
+        Both are None where unknown (pricing, and the budget check before the
+        rows are validated): the costs do not depend on them.
+        """
+        auto = self.radius == "auto"
+        k = None if data.X is None else self._groups(data, total)
+        if self.space == "psd":
+            return ReleasePlan(
+                total, psd_entries(total, auto, self._matrix_size(data), k=k)
             )
-            if self.space == "psd":
-                share = psd.shape_share(self._matrix_size(data))
-                shape, scale = split_cost(ZCDP(rho), [share, 1.0 - share])
-                entries += [
-                    Release("mask", shape, "gaussian"),
-                    Release("scale", scale, "gaussian"),
-                ]
-            else:
-                entries.append(Release("mask", ZCDP(rho), "gaussian"))
-            return ReleasePlan(total, entries)
-        entries = winsorized_entries(total, self.radius == "auto")
-        return ReleasePlan(total, entries)
+        shape = data.public.get("shape")
+        p = None if shape is None else int(np.prod(shape, dtype=np.int64))
+        if self.aggregator == "populous":
+            return ReleasePlan(total, populous_entries(total, auto, k=k, p=p))
+        return ReleasePlan(total, winsorized_entries(total, auto, k=k, p=p))
 
     def _matrix_size(self, data):
-        """The PSD statistic's size q (its shape must be (q, q)); public."""
-        shape = data.public["shape"]
-        if len(shape) != 2 or shape[0] != shape[1]:
-            raise ValueError(
-                "space='psd' needs a square matrix statistic (such as "
-                f"'covariance_'); its shape is {shape}. Nothing was spent."
-            )
-        return int(shape[0])
-
-    def _psd_noise(self, k, radius, rho_shape):
-        """The shape noise's sd (trace units) at this radius, or inf beyond
-        MAX_DELTA; public."""
-        delta = psd.mean_sensitivity(k, 1.0 + radius, THRESHOLD, *RAMP)
-        if delta > psd.MAX_DELTA:
-            return math.inf
-        return psd.release_sensitivities(delta)[0] / math.sqrt(2.0 * rho_shape)
-
-    def _psd_radii(self, k, rho_shape, q):
-        """The PSD radii sparse vector chooses from: ``2^(j/2)`` from
-        ``2^-PSD_GRID_LOW`` up to the largest whose shape noise is useful
-        (sd at most ``PSD_USEFUL_NOISE / q``, q the matrix size: larger radii
-        would release noise, and a failed test is the better answer). Public."""
-        grid = 2.0 ** (np.arange(-2 * PSD_GRID_LOW, 2 * GRID_OCTAVES + 1) / 2.0)
-        keep = [r for r in grid if self._psd_noise(k, r, rho_shape) * q <= PSD_USEFUL]
-        if not keep:
-            raise ValueError(
-                f"{k} groups are too few for a useful PSD populous mean at this "
-                f"budget (even at radius {grid[0]:g} the noise's sd exceeds "
-                f"{PSD_USEFUL} / {q}); use more rows or a larger budget. Nothing "
-                "was spent."
-            )
-        return np.array(keep)
-
-    def _check_psd_radius(self, k, plan, q):
-        rho_shape = plan.cost("mask").rho
-        if self.radius == "auto":
-            self._psd_radii(k, rho_shape, q)
-            return
-        if 1.0 + float(self.radius) == 1.0:
-            raise ValueError(
-                f"radius={self.radius!r} is below float64's resolution around 1 "
-                "(1 + radius == 1): no two matrices could be neighbours. Nothing "
-                "was spent."
-            )
-        noise = self._psd_noise(k, float(self.radius), rho_shape)
-        if noise == math.inf:
-            raise ValueError(
-                f"radius={self.radius!r} is too large for {k} groups in the PSD "
-                f"space (its bound exceeds {psd.MAX_DELTA}); use a smaller radius "
-                "or more groups. Nothing was spent."
-            )
-        if noise * q > PSD_USEFUL:
-            # From public values only (k, radius, budget): not a release.
-            warnings.warn(
-                f"SubsampleAggregate(space='psd'): at radius={self.radius!r} and "
-                f"{k} groups the released matrix's noise sd is {noise:.3g} of its "
-                "trace: the result will be mostly noise. Use more rows, a larger "
-                "budget or a smaller radius.",
-                UtilityWarning,
-                stacklevel=4,
-            )
-
-    def _check_psd_noise(self, plan, q):
-        # The worst calibration any radius can need: Delta = MAX_DELTA.
-        shape_sens, scale_sens = psd.release_sensitivities(psd.MAX_DELTA)
-        size = q * (q + 1) // 2
-        mech = GaussianMechanism(sensitivity=shape_sens, rho=plan.cost("mask").rho)
-        check_noise_scale(mech, size=size)
-        mech = GaussianMechanism(sensitivity=scale_sens, rho=plan.cost("scale").rho)
-        check_noise_scale(mech, size=1)
+        return matrix_size(data.public["shape"])
 
     def _check_calibration(self, plan, data):
-        k = self._groups(data, plan.total)
-        p = int(np.prod(data.public["shape"], dtype=np.int64))
         if self.space == "psd":  # ValueErrors of their own, before the rest
             q = self._matrix_size(data)
-            self._check_psd_radius(k, plan, q)
-        try:
-            if self.aggregator == "populous":
-                if self.space == "psd":
-                    self._check_psd_noise(plan, q)
-                else:
-                    sens = populous.mask_sensitivity(k, MAX_RADIUS, THRESHOLD, *RAMP)
-                    rho = plan.cost("mask").rho
-                    check_noise_scale(
-                        GaussianMechanism(sensitivity=sens, rho=rho), size=p
-                    )
-                if self.radius == "auto":
-                    AboveThreshold(
-                        threshold=float(k * k),
-                        sensitivity=2.0 * (k - 1),
-                        epsilon=plan.cost("radius").epsilon,
-                    )
-                return
-            QuantileSearch(plan.cost("center"), p)
-            for radius in (MIN_RADIUS, MAX_RADIUS):
-                mech = mean_mechanism(plan.cost("mean"), k, p, radius, 1)
-                check_noise_scale(mech, size=p)
-        except (ValueError, OverflowError, ZeroDivisionError) as exc:
-            raise calibration_error(type(self).__name__, "a noise scale", exc) from exc
+            k = self._groups(data, plan.total)
+            check_psd_radius(self.radius, k, plan.cost("mask").rho, q)
+        return super()._check_calibration(plan, data)
 
     # -- fit --------------------------------------------------------------------------
     def fit(self, X, y=None):
@@ -620,45 +439,19 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         data = super()._prepare_fit(data)
         if data.pricing and self.space != "psd":
             return data
-        shape, shapes = self._probe_shape(data.d, data.y)
+        shape, shapes = probe_shape(
+            self.estimator, self.statistic, self.output_shape, data.d, data.y
+        )
         return data.derive(shape=shape, shapes=shapes)
-
-    def _candidates(self, X, y, k, rng, shape):
-        n = X.shape[0]
-        s = n // k
-        order = rng.permutation(n)
-        p = int(np.prod(shape, dtype=np.int64))
-        Y = np.full((k, p), np.nan)
-        for g in range(k):
-            idx = order[g * s : (g + 1) * s]
-            try:
-                # errstate per group: a fit that calls np.seterr cannot re-arm
-                # floating-point exceptions for the aggregation that follows
-                with np.errstate(all="ignore"), warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    fitted = clone(self.estimator).fit(
-                        X[idx], None if y is None else _take(y, idx)
-                    )
-                    parts = self._read(fitted)
-                flat = np.concatenate([np.ravel(q) for q in parts])
-            except BaseException:
-                # Anything a group fit raises (KeyboardInterrupt and SystemExit
-                # included: re-raising them after the spend would let one row
-                # decide between a result and an exception) is a failed
-                # candidate.
-                continue
-            if flat.shape == (p,) and np.all(np.isfinite(flat)):
-                Y[g] = flat
-        with np.errstate(all="ignore"):  # a finaliser's np.seterr is undone
-            fitted = parts = None
-        return Y, s
 
     def _fit_releases(self, data, plan, rng):
         X = data.X
         d = X.shape[1]
         shape = data.public["shape"]
         k = self._groups(data, plan.total)
-        Y, s = self._candidates(X, data.y, k, rng, shape)
+        Y, s = group_candidates(
+            self.estimator, self.statistic, X, data.y, k, rng, shape
+        )
         # The releases run with float errors ignored (their outputs are clamped
         # where it matters) and without the cycle collector: a group fit's
         # object in a reference cycle could otherwise be finalised here and
@@ -677,7 +470,9 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
                 gc.enable()
         out = {
             "statistic_": np.asarray(value).reshape(shape),
-            "estimator_": self._assemble(value, d, shape, data.public["shapes"]),
+            "estimator_": assemble(
+                self.estimator, self.statistic, value, d, shape, data.public["shapes"]
+            ),
             "n_groups_": k,
             "group_size_": s,
             "radius_": float(radius),
@@ -686,125 +481,19 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         }
         return out
 
-    def _assemble(self, value, d, shape, shapes):
-        names = _attribute_names(self.statistic)
-        if names is None or shapes is None:
-            if names is not None and len(names) == 1:
-                est = clone(self.estimator)
-                try:
-                    setattr(est, names[0], np.asarray(value).reshape(shape))
-                    est.n_features_in_ = d
-                except AttributeError:
-                    return None
-                return est
-            return None
-        est = clone(self.estimator)
-        start = 0
-        try:
-            for name, part_shape in zip(names, shapes, strict=True):
-                size = int(np.prod(part_shape, dtype=np.int64))
-                part = np.asarray(value[start : start + size]).reshape(part_shape)
-                setattr(est, name, part if part_shape else float(part))
-                start += size
-            est.n_features_in_ = d
-        except AttributeError:  # a read-only attribute (a property): no estimator_
-            return None
-        return est
-
     # -- aggregators ------------------------------------------------------------------
     def _winsorized(self, Y, k, plan, rng):
         value, radius, mech, center = winsorized_mean(Y, plan, rng, self.radius)
         return value, radius, mech.sensitivity, center
 
-    def _run_test(self, counts, k, tau, plan, rng):
-        test = plan.calibrate("test", lambda c: _PopulousTest(c, k))
-        if not test.run(int(counts.sum()), rng):
-            raise PrivateTestFailedError(
-                "SubsampleAggregate(aggregator='populous'): the private test did not "
-                f"pass (the group statistics are not clustered within radius "
-                f"{tau:.3g}); its cost ({plan.total}) is spent. More rows per group, "
-                "a larger radius or another aggregator may help."
-            )
-
     def _populous(self, Y, k, plan, rng, data):
         if self.space == "psd":
-            return self._populous_psd(Y, k, plan, rng, self._matrix_size(data))
-        T, (a, b) = THRESHOLD, RAMP
-        if self.radius == "auto":
-            grid = 2.0 ** (np.arange(-2 * GRID_OCTAVES, 2 * GRID_OCTAVES + 1) / 2.0)
-            tau = self._svt_radius(_pair_counts(Y, grid), grid, k, plan, rng)
+            q = self._matrix_size(data)
+            out = psd_populous_mean(Y, k, plan, rng, q, self.radius)
         else:
-            tau = float(self.radius)
-        h, t = populous.snap_grid(tau)
-        Ys = populous.snap(Y, h)
-        counts = populous.neighbour_counts(Ys, h, t)
-        self._run_test(counts, k, tau, plan, rng)
-        A_w, B_w = populous.weight_params(k, a, b)
-        weights = np.minimum(np.maximum(counts - A_w, 0), B_w)
-        used = t * h
-        sens = populous.mask_sensitivity(k, used, T, a, b)
-        mech = plan.calibrate(
-            "mask", lambda c: GaussianMechanism(sensitivity=sens, rho=c.rho)
-        )
-        coords = populous.exact_lattice_mean(Ys, weights, mech.grid)
-        return mech.randomise_lattice(coords, rng), used, sens, None
-
-    def _populous_psd(self, Y, k, plan, rng, q):
-        """The populous mean in the PSD space (proof: :mod:`dpgauss.ensemble._psd`)."""
-        T, (a, b) = THRESHOLD, RAMP
-        S, ok = psd.sanitise(Y, q)
-        V = psd.log_vectors(S, ok)
-        if self.radius == "auto":
-            grid = self._psd_radii(k, plan.cost("mask").rho, q)
-            tau = self._svt_radius(psd.pair_counts(V, grid), grid, k, plan, rng)
-        else:
-            tau = float(self.radius)
-        t = 1.0 + tau  # the relation is the one of this float t, exactly
-        counts = psd.neighbour_counts(S, V, t)
-        self._run_test(counts, k, tau, plan, rng)
-        A_w, B_w = populous.weight_params(k, a, b)
-        weights = np.minimum(np.maximum(counts - A_w, 0), B_w)
-        delta = psd.mean_sensitivity(k, t, T, a, b)
-        shape_sens, scale_sens = psd.release_sensitivities(delta)
-        shape_mech = plan.calibrate(
-            "mask", lambda c: GaussianMechanism(sensitivity=shape_sens, rho=c.rho)
-        )
-        scale_mech = plan.calibrate(
-            "scale", lambda c: GaussianMechanism(sensitivity=scale_sens, rho=c.rho)
-        )
-        coords, trace = psd.trace_normalised_mean(S, weights, shape_mech.grid)
-        upper = shape_mech.randomise_lattice(coords, rng)
-        log_trace = float(scale_mech.randomise([math.log(trace)], rng)[0])
-        # Post-processing: the symmetric matrix, eigenvalues floored at the
-        # shape noise's sd, times the released scale.
-        floor = shape_mech.effective_scale(len(coords))
-        value = _psd_matrix(upper, q, floor, log_trace)
-        return value.ravel(), t - 1.0, shape_sens, None
-
-    def _svt_radius(self, counts, grid, k, plan, rng):
-        """The first grid radius whose pair count clears the threshold (sparse vector).
-
-        Query j is ``N_j = |{(i, l) : distance(Y_i, Y_l) <= grid_j}|`` for a
-        distance computed as a fixed function of each pair (failed candidates
-        count only with themselves), so replacing one candidate moves every N_j
-        by at most 2 (k - 1). The threshold asks for a Q well above the test's
-        sure-pass level ``T + 2A``.
-        """
-        eps_t, delta_t = plan.cost("test").epsilon, plan.cost("test").delta
-        A = populous.test_half_width(k, eps_t, delta_t)
-        target = min(1.0, THRESHOLD + 2.0 * A + 0.5 * (1.0 - THRESHOLD - 2.0 * A))
-        svt = plan.calibrate(
-            "radius",
-            lambda c: AboveThreshold(
-                threshold=target * k * k,
-                sensitivity=2.0 * (k - 1),
-                epsilon=c.epsilon,
-            ),
-        )
-        j = svt.first_above(counts.astype(np.float64), rng)
-        if j is None:
-            j = grid.size - 1
-        return float(grid[j])
+            out = populous_mean(Y, k, plan, rng, self.radius)
+        value, radius, sens = out
+        return value, radius, sens, None
 
     # -- delegation -------------------------------------------------------------------
     def _has(name):
@@ -876,83 +565,6 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         return tags
-
-
-def _psd_matrix(upper, q, floor, log_trace):
-    """Post-processing of the PSD release: the symmetric matrix of ``upper``,
-    its eigenvalues floored at ``floor`` and times ``exp(log_trace)``, clamped
-    (finite, condition number at most 1e12) so that the result is a usable
-    positive definite matrix for every noise draw."""
-    tiny = float(np.finfo(np.float64).tiny)
-    with np.errstate(all="ignore"):
-        nu = np.zeros((q, q))
-        nu[np.triu_indices(q)] = upper
-        nu = nu + np.triu(nu, 1).T
-        try:
-            vals, vecs = np.linalg.eigh(nu)
-        except np.linalg.LinAlgError:  # a fixed fallback on the released values
-            vals, vecs = np.diag(nu).copy(), np.eye(q)
-        vals = np.where(np.isfinite(vals), vals, floor)
-        log_lam = np.log(np.maximum(vals, floor)) + log_trace
-        top = math.log(_MAX_FLOAT / (4.0 * q))
-        lam = np.exp(np.clip(log_lam, math.log(tiny) + 60.0, top))
-        lam = np.maximum(lam, lam.max() * 1e-12)  # condition number <= 1e12
-        value = (vecs * lam) @ vecs.T
-        return (value + value.T) / 2.0
-
-
-def _take(y, idx):
-    if hasattr(y, "iloc"):
-        return y.iloc[idx]
-    return np.asarray(y)[idx]
-
-
-def _pair_counts(Y, grid, block=None):
-    """For each grid radius r, the number of ordered pairs (self pairs included)
-    whose computed distance is at most r; failed candidates pair only with
-    themselves. The distance of a pair is computed the same way wherever the
-    pair sits (a row-wise sum over its p differences)."""
-    k = Y.shape[0]
-    if block is None:  # from the public k and p: at most 2e6 floats at once
-        block = max(1, min(64, 2_000_000 // max(1, k * Y.shape[1])))
-    ok = np.all(np.isfinite(Y), axis=1)
-    Z = Y[ok]
-    hist = np.zeros(grid.size + 1, dtype=np.int64)
-    with np.errstate(all="ignore"):
-        for start in range(0, Z.shape[0], block):
-            diff = Z[start : start + block, None, :] - Z[None, :, :]
-            dist = np.sqrt(np.sum(diff * diff, axis=2))
-            dist = np.where(np.isnan(dist), np.inf, dist)
-            hist += np.bincount(
-                np.searchsorted(grid, dist.ravel(), side="left"),
-                minlength=grid.size + 1,
-            )
-    counts = np.cumsum(hist)[: grid.size] + (k - Z.shape[0])
-    return counts
-
-
-class _PopulousTest:
-    """The truncated-Laplace test of the populous mean (one draw per fit).
-
-    ``cost`` is ApproxDP(eps, delta); the closed-form pass probability is
-    computed at ``delta - (1 + e^eps) ETA`` (see
-    :func:`dpgauss.ensemble._populous.pass_probability`).
-    """
-
-    def __init__(self, cost, k):
-        self.cost, self.k = cost, int(k)
-        self.delta_cal = populous.calibration_delta(cost.epsilon, cost.delta)
-        if not self.delta_cal > 0:
-            raise ValueError("delta is too small for the test.")
-        self.draws = 0
-
-    def run(self, total, rng):
-        """True with probability P[Q + Z >= T + A], ``Q = total / k^2``."""
-        self.draws += 1
-        p = populous.pass_probability(
-            total, self.k, THRESHOLD, self.cost.epsilon, self.delta_cal
-        )
-        return bool(rng.random() < p)
 
 
 def _winsorized_min_groups(plan, shape):

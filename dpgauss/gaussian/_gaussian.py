@@ -8,7 +8,6 @@ Dong, Kamath and Ullman 2020), with a bound-free private range finder; see
 import math
 import numbers
 import warnings
-from dataclasses import replace
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -18,8 +17,6 @@ from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import GaussianDensityMixin, PrivateEstimatorMixin
 from dpgauss.exceptions import UtilityWarning
-from dpgauss.mechanisms._checks import MAX_RADIUS, MIN_RADIUS
-from dpgauss.mechanisms._releases import mean_mechanism
 from dpgauss.releases._center import eigenvalue_floor
 from dpgauss.releases._coinpress import (
     STEP_BETA,
@@ -40,10 +37,9 @@ from dpgauss.releases._coinpress_mean import (
     pairs_frame,
 )
 from dpgauss.releases._hints import RangeHintsMixin
-from dpgauss.releases._range import Stages, frame_pairs, search_factory
+from dpgauss.releases._range import Stages, frame_pairs
 from dpgauss.releases._winsorized import (
     RADIUS_FACTOR,
-    RADIUS_QUANTILE,
     winsorized_entries,
     winsorized_mean,
     winsorized_min_groups,
@@ -51,7 +47,6 @@ from dpgauss.releases._winsorized import (
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from dpgauss.utils._sums import (
-    CHUNK_ROWS,
     FramedRows,
     group_means,
     n_partial_sums,
@@ -443,35 +438,16 @@ def center_groups(cost, n, d):
     return max(1, min(center_fewest(cost, d), n))
 
 
-def center_entries(cost, k, d):
-    """The winsorized aggregate's entries at ``cost``
-    (:func:`~dpgauss.releases._winsorized.winsorized_entries`) with the
-    factories of their mechanisms on k group means in d dimensions: the
-    median search of d columns, the radius search of one, and the clipped
-    mean of k candidates summed in ``ceil(k / CHUNK_ROWS)`` chunks at both
-    ends of the radii the search may release, ``[MIN_RADIUS, MAX_RADIUS]``."""
-    center, radius, mean = winsorized_entries(cost)
-    chunks = max(1, -(-k // CHUNK_ROWS))
-
-    def make_mean(cost, *, radius=MAX_RADIUS):
-        return mean_mechanism(cost, k, d, radius, chunks)
-
-    radii = ({"radius": MIN_RADIUS}, {"radius": MAX_RADIUS})
-    return [
-        replace(center, make=search_factory(d)),
-        replace(radius, make=search_factory(1, RADIUS_QUANTILE)),
-        replace(mean, make=make_mean, size=d, cases=radii),
-    ]
-
-
 def center_factory(n, d):
     """The factory of ``subsample_center``: ``make(cost, groups=k)`` is the
     nested release (:class:`~dpgauss.releases._range.Stages`) of the
-    winsorized aggregate of k group means (:func:`center_entries`); k is
+    winsorized aggregate of k group means in d dimensions
+    (:func:`~dpgauss.releases._winsorized.winsorized_entries`, whose mean is
+    checked at both ends of the radii its search may release); k is
     :func:`center_groups` by default, the one the fit uses."""
 
     def make(cost, *, groups=None):
         k = center_groups(cost, n, d) if groups is None else groups
-        return Stages(cost, center_entries(cost, k, d))
+        return Stages(cost, winsorized_entries(cost, k=k, p=d))
 
     return make

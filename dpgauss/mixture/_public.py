@@ -11,6 +11,7 @@ import numpy as np
 from sklearn.mixture import GaussianMixture
 
 from dpgauss.accounting._costs import privacy_parameters, scaled
+from dpgauss.base import FitData
 from dpgauss.gaussian import PrivateGaussianEstimator
 from dpgauss.mechanisms._statistics import HistogramMechanism
 from dpgauss.mixture._refine import cholesky_factors
@@ -122,13 +123,22 @@ def _nearest(X, center, basis, centroids):
     return _assign(X, lambda rows: (rows - center) @ basis, closest)
 
 
+class _Histogram(HistogramMechanism):
+    """The weights' histogram, checked before the spend through its noise
+    mechanism (:meth:`parts`) at the histogram's size."""
+
+    def parts(self):
+        """The noise mechanism, for a release of ``k`` bins."""
+        return [(self.mechanism, self.bins.shape[0] - 1, True)]
+
+
 def _weights(cost, k):
     """The weights' histogram: the k cluster sizes (labels 0..k-1 in unit
     bins). Replacing one row moves one unit from one size to another (l2
     sqrt(2), l1 2, :class:`~dpgauss.mechanisms.HistogramMechanism`); the
     sizes are exact integers."""
     edges = np.arange(k + 1, dtype=np.float64) - 0.5
-    return HistogramMechanism(edges, **privacy_parameters(cost))
+    return _Histogram(edges, **privacy_parameters(cost))
 
 
 def _half(cost):
@@ -172,13 +182,48 @@ def _component_estimator(cost, rng):
     )
 
 
-class _Composite:
-    """The ``components`` release: its noise is drawn by the per-component
-    estimators (each checks its own plan)."""
+def components_factory(d, shared):
+    """The factory of the ``components`` release for d features: a
+    :class:`_Components` at the release's cost, each estimator at half of it
+    when ``shared`` (more than one component: two change with a replaced
+    row), the whole of it otherwise."""
 
-    def __init__(self, cost):
+    def make(cost):
+        return _Components(cost, _half(cost) if shared else cost, d)
+
+    return make
+
+
+class _Components:
+    """The ``components`` release: its noise is drawn by the per-component
+    estimators, each at ``each`` (a cost) on its own plan.
+
+    Before the spend, :meth:`parts` runs a component estimator's own check on
+    its plan at its worst public case, 2 rows (the fewest a component is
+    given; fewer rows, larger noise), so a budget a component cannot
+    calibrate is refused by the mixture before anything is spent.
+    """
+
+    def __init__(self, cost, each, d):
         self.cost = cost
+        self.each = each
+        self.d = d
         self.draws = 0
+
+    def parts(self):
+        """The mechanisms of one component estimator's plan on 2 rows (after
+        that estimator's own check, which raises ValueError first)."""
+        est = _component_estimator(self.each, np.random.default_rng(0))
+        data = est._prepare_fit(FitData(n=2, d=self.d))
+        plan = est._build_plan(self.each, data)
+        built = est._check_calibration(plan, data)
+        if not isinstance(built, dict):  # a check that returns nothing
+            return []
+        return [
+            (built[r.name], r.size, r.bounded)
+            for r in plan.releases()
+            if r.name in built
+        ]
 
 
 def _mixture_attributes(weights, means, covariances):

@@ -7,6 +7,7 @@ released values, and each component is a
 :class:`~dpgauss.gaussian.PrivateGaussianEstimator` fitted on its rows.
 """
 
+import functools
 import math
 import numbers
 import warnings
@@ -17,20 +18,15 @@ from sklearn.cluster import KMeans
 
 from dpgauss.accounting import split_cost
 from dpgauss.accounting._costs import kind_of
-from dpgauss.accounting._plan import Release, ReleasePlan
-from dpgauss.base import FitData, PrivateEstimatorMixin
+from dpgauss.accounting._plan import PlanError, Release, ReleasePlan
+from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.exceptions import UtilityWarning
-from dpgauss.mechanisms._checks import (
-    calibration_error,
-    check_noise_scale,
-    check_radius,
-)
+from dpgauss.mechanisms._checks import check_radius
 from dpgauss.mechanisms._releases import second_moment_mechanism
 from dpgauss.mixture._base import BasePrivateMixture
 from dpgauss.mixture._public import (
     _bic_components,
     _component_estimator,
-    _Composite,
     _half,
     _mixture_attributes,
     _nearest,
@@ -39,14 +35,10 @@ from dpgauss.mixture._public import (
     _separation,
     _weights,
     component_rows,
+    components_factory,
     separation_problems,
 )
-from dpgauss.mixture._refine import (
-    refine,
-    refine_entries,
-    step_mechanisms,
-    step_radius,
-)
+from dpgauss.mixture._refine import refine, refine_entries
 from dpgauss.releases._range import finite_mean
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
@@ -66,6 +58,29 @@ ESTIMATORS = "gaussian_estimators"
 #: A component's rows are truncated (or padded) to its released count minus
 #: this many noise sds: padding, which biases, is then rare.
 COUNT_SDS = 2.0
+
+
+def _weights_factory(cost, *, k):
+    """The ``weights`` release: the histogram of the k cluster sizes."""
+    return _weights(cost, k)
+
+
+def _pca_factory(n, d, public):
+    """The factory of the ``pca`` release: the second moment of n rows in d
+    features clipped to the public rows' ball (:func:`_pca_ball`), whose
+    radius must lie where float64 squares and sums stay exact
+    (:func:`~dpgauss.mechanisms._checks.check_radius`, a ValueError before
+    the spend). Without the public rows (a plan priced from their count) the
+    radius is given by the caller."""
+    ball = None if public is None else _pca_ball(public)[1]
+
+    def make(cost, *, radius=ball, n_partials=None):
+        if radius is None:
+            raise PlanError("the pca release's radius comes from the public rows.")
+        check_radius(radius, "the public rows' ball radius")
+        return second_moment_mechanism(cost, n, d, radius, n_partials)
+
+    return make
 
 
 class SeparationWarning(UtilityWarning):
@@ -315,9 +330,10 @@ class PublicPrivateGMM(PrivateEstimatorMixin, BasePrivateMixture, BaseEstimator)
 
     # -- the plan -----------------------------------------------------------
     def _build_plan(self, total, data):
-        k = self._k(data)
+        k, n, d = self._k(data), data.n, data.d
         if k == 1:  # no clustering: one estimator on every row, the whole cost
-            return ReleasePlan(total, [Release("components", total, ESTIMATORS)])
+            make = components_factory(d, shared=False)
+            return ReleasePlan(total, [Release("components", total, ESTIMATORS, make)])
         regime = self._choose_regime(data)
         steps = self._refine_steps(data)
         refine_cost = None
@@ -329,15 +345,19 @@ class PublicPrivateGMM(PrivateEstimatorMixin, BasePrivateMixture, BaseEstimator)
         weights, rest = split_cost(
             total_rest, [self.weight_share, 1.0 - self.weight_share]
         )
+        kind = kind_of(total)
         entries = []
         if regime == "projected":
             share = float(self.pca_share)
             pca, rest = split_cost(rest, [share, 1.0 - share])
-            entries.append(Release("pca", pca, kind_of(total)))
-        entries.append(Release("weights", weights, kind_of(total)))
-        entries.append(Release("components", rest, ESTIMATORS))
+            make = _pca_factory(n, d, data.X_public)
+            entries.append(Release("pca", pca, kind, make, size=d))
+        make = functools.partial(_weights_factory, k=k)
+        entries.append(Release("weights", weights, kind, make, size=k))
+        make = components_factory(d, shared=True)
+        entries.append(Release("components", rest, ESTIMATORS, make))
         if steps:
-            entries.extend(refine_entries(refine_cost, steps, kind_of(total)))
+            entries.extend(refine_entries(refine_cost, steps, kind, n, d, k))
         return ReleasePlan(total, entries)
 
     def _prepare_fit(self, data):
@@ -414,42 +434,6 @@ class PublicPrivateGMM(PrivateEstimatorMixin, BasePrivateMixture, BaseEstimator)
             return k
         return _bic_components(public, int(self.max_components), self._seed())
 
-    def _check_calibration(self, plan, data):
-        n, d = data.n, data.d
-        try:
-            for release in plan.releases():
-                if release.name == "pca":
-                    _, radius = _pca_ball(data.X_public)
-                    check_radius(radius, "the public rows' ball radius")
-                    mech = second_moment_mechanism(release.cost, n, d, radius)
-                    check_noise_scale(mech, size=d)
-                elif release.name == "weights":
-                    k = self._k(data)
-                    check_noise_scale(_weights(release.cost, k).mechanism, size=k)
-                elif release.name.startswith("refine"):
-                    if release.name.endswith("_counts"):  # the step's three
-                        self._check_refine_step(plan, release.name[:-7], data)
-                else:  # a component estimator on as few as 2 rows
-                    cost = release.cost
-                    if len(plan.releases()) > 1:
-                        cost = _half(cost)
-                    est = _component_estimator(cost, np.random.default_rng(0))
-                    part = est._prepare_fit(FitData(n=2, d=d))
-                    est._check_calibration(est._build_plan(cost, part), part)
-        except (ValueError, OverflowError, ZeroDivisionError) as exc:
-            raise calibration_error(type(self).__name__, "a noise scale", exc) from exc
-
-    def _check_refine_step(self, plan, step, data):
-        """Calibrate one EM step's mechanisms as the fit will (the lattice
-        refuses budgets too small for its integer arithmetic: before the
-        spend, not after)."""
-        n, d = data.n, data.d
-        k = self._k(data)
-        costs = [plan.cost(f"{step}_{part}") for part in ("counts", "sums", "moments")]
-        mechs = step_mechanisms(costs, n, d, k, step_radius(d), 1)
-        for mech, size in zip(mechs, (k, k * d, k * d), strict=True):
-            check_noise_scale(mech, size=size)
-
     def _check_utility(self, plan, data):
         d = data.d
         if self._choose_regime(data) != "public":
@@ -488,7 +472,7 @@ class PublicPrivateGMM(PrivateEstimatorMixin, BasePrivateMixture, BaseEstimator)
             k = clusters.k
         else:
             labels, public_labels, k = self._projected(X, public, clusters.k, plan, rng)
-        hist = plan.calibrate("weights", lambda c: _weights(c, k))
+        hist = plan.calibrate("weights")
         released = hist.release(labels, rng)
         sd = math.sqrt(hist.mechanism.variance(k))
         fits = self._fit_components(
@@ -520,7 +504,7 @@ class PublicPrivateGMM(PrivateEstimatorMixin, BasePrivateMixture, BaseEstimator)
         public, so no count and no truncation are needed)."""
         est = _component_estimator(plan.cost("components"), rng)
         est.fit(X, X_public=public)
-        plan.calibrate("components", _Composite).draws = 1
+        plan.calibrate("components").draws = 1
         fitted = _mixture_attributes(np.ones(1), est.mean_[None], est.covariance_[None])
         fitted.update(
             n_components_=1,
@@ -536,10 +520,7 @@ class PublicPrivateGMM(PrivateEstimatorMixin, BasePrivateMixture, BaseEstimator)
         n, d = X.shape
         center, radius = _pca_ball(public)
         M = clipped_sums(X, center, radius)[1] / n
-        mech = plan.calibrate(
-            "pca",
-            lambda c: second_moment_mechanism(c, n, d, radius, n_partial_sums(X)),
-        )
+        mech = plan.calibrate("pca", radius=radius, n_partials=n_partial_sums(X))
         noisy = mech.randomise(M, rng)
         _, vectors = np.linalg.eigh(0.5 * (noisy + noisy.T))
         basis = vectors[:, ::-1][:, : min(k, d)]
@@ -572,7 +553,7 @@ class PublicPrivateGMM(PrivateEstimatorMixin, BasePrivateMixture, BaseEstimator)
             if any(issubclass(w.category, UtilityWarning) for w in caught):
                 notes.append(j)
             fits.append(est)
-        plan.calibrate("components", _Composite).draws = 1
+        plan.calibrate("components").draws = 1
         if notes:
             warnings.warn(
                 f"PublicPrivateGMM: components {notes} have too few rows for their "

@@ -20,32 +20,17 @@ The M step (post-processing) is ``w_j ~ counts_j``, ``mu_j <- mu_j + L_j s``,
 (:func:`~dpgauss.releases._coinpress.shrinkage_factor`), the whitened
 spectrum floored at its noise level.
 
-Sensitivity (replace-one; proofs for the values as computed). The
-responsibilities are made to satisfy ``r_ij >= 0`` and ``sum_j r_ij <= 1 - 2^-30``
-in floating point (a row that is not finite, or whose log-densities are all
--inf, gets ``r_i = 0``), and ``||y_ij|| <= C`` exactly
-(:func:`~dpgauss.utils._sums.clip_rows`). Row i contributes ``u_i = (r_ij)_j``,
-``v_i = (w_ij)_j`` with ``w_ij = fl(r_ij y_ij)`` and the blocks
-``(z_ij z_ij^T)_j`` with ``z_ij = fl(sqrt(r_ij) y_ij)``; the margin ``2^-30``
-absorbs the roundings of the products, so ``||v_i|| <= C sum_j r_ij <= C``
-and ``sum_j ||z_ij||^4 <= C^4 sum_j r_ij^2 <= C^4``. Replacing row i by a row
-with contributions u', v', z':
-
-* counts: ``||u - u'||^2 <= ||u||^2 + ||u'||^2 <= 2`` (non-negative vectors:
-  ``<u, u'> >= 0``): l2 ``sqrt(2) / n``; l1 ``2 / n``;
-* sums: ``||v - v'|| <= 2 C``: l2 ``2 C / n``; l1 ``2 sqrt(d) C / n``
-  (``sum_j ||w_ij||_1 <= sqrt(d) C``);
-* moments: the blocks are PSD, so ``<B, B'>_F >= 0`` and
-  ``||B - B'||_F^2 <= ||B||_F^2 + ||B'||_F^2 <= 2 C^4``: Frobenius
-  ``sqrt(2) C^2 / n``; upper-triangle l1 ``(d + 1) C^2 / n`` (a block's upper
-  l1 is at most ``r_ij (||y||_1^2 + ||y||^2) / 2 <= r_ij (d + 1) C^2 / 2``).
-
-Each block's computed mean is within ``e`` (times C, C^2, or 1 for the
-counts; :func:`~dpgauss.utils._sums.summation_error`) of its exact value, so
-the k blocks together within ``sqrt(k) e``: twice that is added to each l2
-sensitivity (and the l1 ones are bounded through l2 times the square root of
-the dimension). Every release is in the step's plan entries; the steps
-compose.
+Sensitivity (replace-one). The three releases are the weighted group
+statistics of :mod:`dpgauss.releases._groups` over n, with the
+responsibilities as weights and ``y_ij`` as offsets; their proof there needs
+``r_ij >= 0`` and ``sum_j r_ij <= 1 - 2^-30`` in floating point, which
+:func:`responsibilities` ensures for every row (a row that is not finite, or
+whose log-densities are all -inf, gets ``r_i = 0``), and ``||y_ij|| <= C``
+exactly (:func:`~dpgauss.utils._sums.clip_rows`). Counts: l2 ``sqrt(2) / n``,
+l1 ``2 / n``; sums: l2 ``2 C / n``, l1 ``2 sqrt(d) C / n``; moments:
+Frobenius ``sqrt(2) C^2 / n``, upper-triangle l1 ``(d + 1) C^2 / n``; each
+plus its rounding slack. Every release is in the step's plan entries; the
+steps compose.
 """
 
 import math
@@ -55,16 +40,22 @@ from scipy import linalg
 
 from dpgauss.accounting import split_cost
 from dpgauss.accounting._plan import Release
-from dpgauss.mechanisms._factory import additive
 from dpgauss.releases._center import eigenvalue_floor
 from dpgauss.releases._coinpress import shrinkage_factor, tail_radius
-from dpgauss.utils._sums import clip_rows, iter_chunks, summation_error
+from dpgauss.releases._groups import (
+    WEIGHT_MARGIN,
+    weighted_count_mechanism,
+    weighted_moment_mechanism,
+    weighted_statistics,
+    weighted_sum_mechanism,
+)
 
 __all__ = [
     "cholesky_factors",
     "log_densities",
     "refine",
     "refine_entries",
+    "step_factories",
     "step_mechanisms",
     "step_radius",
 ]
@@ -75,8 +66,9 @@ STEP_SPLIT = (0.10, 0.25, 0.65)
 #: Per-row tail probability of the whitened clipping radius (as the
 #: covariance steps; the clipping shrinkage is corrected).
 BETA = 0.1
-#: Responsibilities are scaled by ``1 - MARGIN`` (see the module docstring).
-MARGIN = 2.0**-30
+#: Responsibilities are scaled by ``1 - MARGIN`` (see the module docstring):
+#: the weights' margin of the group statistics.
+MARGIN = WEIGHT_MARGIN
 #: A component whose released count is below this many noise sds (or below
 #: d + 1 rows) keeps its previous parameters.
 MIN_COUNT_SDS = 4.0
@@ -84,7 +76,7 @@ MIN_COUNT_SDS = 4.0
 _PARTS = ("counts", "sums", "moments")
 
 
-def refine_entries(cost, steps, kind):
+def refine_entries(cost, steps, kind, n=None, d=None, k=None):
     """The release plan's entries for ``steps`` refinement steps at ``cost``.
 
     Parameters
@@ -96,6 +88,9 @@ def refine_entries(cost, steps, kind):
         Number of EM steps (at least 1).
     kind : str
         The mechanism kind for the ledger.
+    n, d, k : int, default=None
+        Rows, features and components (public), for each release's factory
+        (:func:`step_factories`; n is None when a fit is priced without it).
 
     Returns
     -------
@@ -107,16 +102,20 @@ def refine_entries(cost, steps, kind):
     --------
     >>> from dpgauss.accounting import ZCDP
     >>> from dpgauss.mixture._refine import refine_entries
-    >>> [r.name for r in refine_entries(ZCDP(0.2), 1, "gaussian")]
+    >>> [r.name for r in refine_entries(ZCDP(0.2), 1, "gaussian", 100, 2, 3)]
     ['refine1_counts', 'refine1_sums', 'refine1_moments']
     """
     per_step = split_cost(cost, [1.0 / steps] * steps)
+    factories = step_factories(n, d, k)
+    sizes = (1, 1, 1) if k is None else (k, k * d, k * d)
     entries = []
     for t, step_cost in enumerate(per_step, start=1):
-        for part, part_cost in zip(
-            _PARTS, split_cost(step_cost, STEP_SPLIT), strict=True
+        for part, part_cost, make, size in zip(
+            _PARTS, split_cost(step_cost, STEP_SPLIT), factories, sizes, strict=True
         ):
-            entries.append(Release(f"refine{t}_{part}", part_cost, kind))
+            entries.append(
+                Release(f"refine{t}_{part}", part_cost, kind, make, size=size)
+            )
     return entries
 
 
@@ -144,29 +143,29 @@ def step_mechanisms(costs, n, d, k, radius, n_partials):
     tuple
         (counts, sums, moments) mechanisms.
     """
-    e = summation_error(n, n_partials)
-    slack = 2.0 * math.sqrt(k) * e  # two datasets' rounding, k blocks
-    c1, c2 = radius, radius * radius
     counts, sums, moments = costs
-    upper = k * d * (k * d + 1) / 2.0
     return (
-        additive(
-            counts,
-            l2=math.sqrt(2.0) / n + slack,
-            l1=2.0 / n + math.sqrt(k) * slack,
-        ),
-        additive(
-            sums,
-            l2=2.0 * c1 / n + slack * c1,
-            l1=2.0 * math.sqrt(d) * c1 / n + math.sqrt(k * d) * slack * c1,
-        ),
-        additive(
-            moments,
-            l2=math.sqrt(2.0) * c2 / n + slack * c2,
-            l1=(d + 1.0) * c2 / n + math.sqrt(upper) * slack * c2,
-            symmetric=True,
-        ),
+        weighted_count_mechanism(counts, n, k, n_partials),
+        weighted_sum_mechanism(sums, n, d, k, radius, n_partials),
+        weighted_moment_mechanism(moments, n, d, k, radius, n_partials),
     )
+
+
+def step_factories(n, d, k):
+    """The factories of one step's three releases (every step alike): each
+    ``make(cost, *, n_partials=None)`` builds its mechanism at the whitened
+    radius :func:`step_radius` of d, for n rows and k components."""
+
+    def counts(cost, *, n_partials=None):
+        return weighted_count_mechanism(cost, n, k, n_partials)
+
+    def sums(cost, *, n_partials=None):
+        return weighted_sum_mechanism(cost, n, d, k, step_radius(d), n_partials)
+
+    def moments(cost, *, n_partials=None):
+        return weighted_moment_mechanism(cost, n, d, k, step_radius(d), n_partials)
+
+    return counts, sums, moments
 
 
 def cholesky_factors(covariances):
@@ -219,7 +218,9 @@ def responsibilities(block, weights, means, uppers):
 
 
 def step_statistics(X, weights, means, uppers, radius):
-    """The exact (unreleased) statistics of one step, as means over rows.
+    """The exact (unreleased) statistics of one step, as means over rows: the
+    weighted group statistics (:func:`~dpgauss.releases._groups.weighted_statistics`)
+    with the responsibilities as weights and each component's whitened frame.
 
     Returns
     -------
@@ -228,21 +229,13 @@ def step_statistics(X, weights, means, uppers, radius):
     moments : ndarray of shape (k, d, d)
     """
     n = X.shape[0]
-    k, d = means.shape
-    counts = np.zeros(k)
-    sums = np.zeros((k, d))
-    moments = np.zeros((k, d, d))
-    for block in iter_chunks(X):
-        block = np.asarray(block, dtype=np.float64)
-        r = responsibilities(block, weights, means, uppers)
-        counts += r.sum(axis=0)
-        for j in range(k):
-            # the whitening A_j = L_j^-1 = U_j^T
-            y = clip_rows(block, means[j], radius, transform=uppers[j].T)
-            with np.errstate(all="ignore"):
-                sums[j] += (r[:, j, None] * y).sum(axis=0)
-                z = np.sqrt(r[:, j, None]) * y
-            moments[j] += z.T @ z
+    counts, sums, moments = weighted_statistics(
+        X,
+        lambda block: responsibilities(block, weights, means, uppers),
+        means,
+        [U.T for U in uppers],  # the whitening A_j = L_j^-1 = U_j^T
+        radius,
+    )
     return counts / n, sums / n, moments / n
 
 
@@ -342,13 +335,9 @@ def refine(X, model, plan, rng, steps, n_partials):
     radius = step_radius(d)
     weights, means, covariances = model
     for t in range(1, steps + 1):
-        names = [f"refine{t}_{part}" for part in _PARTS]
-        built = step_mechanisms(
-            [plan.cost(name) for name in names], n, d, k, radius, n_partials
-        )
         mechs = [
-            plan.calibrate(name, lambda c, m=mech: m)
-            for name, mech in zip(names, built, strict=True)
+            plan.calibrate(f"refine{t}_{part}", n_partials=n_partials)
+            for part in _PARTS
         ]
         lowers, uppers = cholesky_factors(covariances)
         counts, sums, moments = step_statistics(X, weights, means, uppers, radius)

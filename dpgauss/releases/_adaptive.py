@@ -1,38 +1,48 @@
 """The releases of AdaptiveCov (Dong, Liang and Yi 2022, Algorithm 3), shared.
 
-A helper module, not an estimator module: the plan, the calibration check and
-the releases of :class:`~dpgauss.covariance.TailSensitiveCovariance` live here,
-so that every estimator built on the tail-sensitive covariance release
+A helper module of the release layer: :func:`release_adaptive` makes the
+releases of one fit of :class:`~dpgauss.covariance.TailSensitiveCovariance`
+and returns the released spectrum (:class:`AdaptiveRelease`), so that every
+estimator built on the tail-sensitive covariance release
 (:class:`~dpgauss.decomposition.PrivatePCA` and
 :class:`~dpgauss.preprocessing.PrivateWhitener` with ``method="tail"``) makes
-exactly the same releases, with the same sensitivities, the same plan and the
-same post-processing, instead of a copy of them:
+exactly the same releases, with the same sensitivities, the same plan
+(:func:`~dpgauss.releases._adaptive_plan.adaptive_plan`) and the same
+post-processing, instead of a copy of them. In order:
 
-1. the radius scans (:func:`private_radius`: AboveThreshold on counts of norms
-   beyond each radius ``data_norm * 2^(-k/2)``, sensitivity 1, monotone);
+1. the radius scans (:func:`~dpgauss.releases._radius.private_radius`):
+   around the public location and, with ``center=True``, of the pair
+   differences (:mod:`dpgauss.releases._pairs`), or of the pairs only when n
+   is too small for two;
 2. with ``center=True``, the mean of the rows clipped to the radius around the
    public location (:func:`~dpgauss.releases._center.release_mean`);
 3. the trace of the rows (or the pair differences) clipped at their radius
    (:func:`~dpgauss.releases._center.release_trace`);
-4. the threshold search (:func:`search_threshold`: AboveThreshold on
-   ``m (gamma(tau) - Noise(tau)) / r^2``, sensitivity 1 plus the rounding,
-   monotone);
+4. the threshold search
+   (:func:`~dpgauss.releases._threshold_search.search_threshold`);
 5. the final GaussCov or SeparateCov release on the rows clipped at the chosen
    threshold (:func:`~dpgauss.releases._covariance.release_covariance`).
 
-:func:`adaptive_plan` builds the plan, :func:`check_adaptive_calibration`
-refuses a noise scale float64 cannot hold before any spend, and
-:func:`release_adaptive` makes the releases and returns the released spectrum
-(:class:`AdaptiveRelease`). The privacy statement is in
-:class:`~dpgauss.covariance.TailSensitiveCovariance`'s Notes.
+Privacy. Each release is calibrated from the plan by name with its planned
+factory (:meth:`~dpgauss.accounting._plan.ReleasePlan.calibrate`), at the
+values found earlier in the fit (a released radius, the pairs' count), and
+is private on its own (proofs in the modules named above and in
+:mod:`dpgauss.mechanisms._releases`); the plan, charged before the first
+release, composes them. Everything else here is post-processing of released
+values and public ones: the center (the released mean, shrunk and
+projected), the choice between centering around the mean and the pairs
+(:func:`_center_or_pair`, from the released traces, radii and the mean's
+public error), the noise predicted at each candidate threshold (from the
+released trace), the choice of GaussCov or SeparateCov, the denoised
+spectrum and the factor 2 of the pairs. With the pairs, a release on the m
+rows z is private with respect to the rows of X (see
+:mod:`dpgauss.releases._pairs`). Every pass over the data works on offsets
+from the center (rows may lie far outside the ball); both searches' queries
+are exact integer sums in fixed point.
 
-Fixes the authors' code: the Gauss noise proxy scales with tau^2 (not tau)
-inside the search, the final choice is evaluated at the chosen tau (not tau/2),
-and the noise proxies are explicit expected-value formulas (see
-:mod:`dpgauss.releases._covariance`) instead of an unexplained /6.
-
-Every pass over the data works on offsets from the center (rows may lie far
-outside the ball); both searches' queries are exact integer sums in fixed point.
+Fixes the authors' code: the final choice is evaluated at the chosen tau (not
+tau/2), and the noise proxies are explicit expected-value formulas (see
+:mod:`dpgauss.releases._threshold_search`).
 """
 
 import math
@@ -41,71 +51,26 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from dpgauss.accounting import PureDP, split_cost
-from dpgauss.accounting._costs import as_pure
-from dpgauss.accounting._plan import Choice, Release, ReleasePlan, dominates
-from dpgauss.mechanisms import AboveThreshold
-from dpgauss.mechanisms._checks import (
-    calibration_error,
-    check_noise_scale,
-    check_radius,
-)
-from dpgauss.mechanisms._releases import mean_mechanism, sum_mechanism
-from dpgauss.releases._center import (
-    mean_entries,
-    release_mean,
-    release_trace,
-    trace_release,
-)
-from dpgauss.releases._covariance import (
-    choose_method,
-    covariance_entries,
-    mechanism_factory,
-    predicted_errors,
-    release_covariance,
+from dpgauss.releases._adaptive_plan import two_scans
+from dpgauss.releases._center import release_mean, release_trace
+from dpgauss.releases._covariance import choose_method, release_covariance
+from dpgauss.releases._pairs import PairDifferences, pair_indices
+from dpgauss.releases._radius import private_radius
+from dpgauss.releases._threshold_search import (
+    predicted_noise,
+    search_threshold,
+    tau_grid,
 )
 from dpgauss.utils._sums import (
-    CHUNK_ROWS,
     clipped_sums,
     fixed_point_bits,
     fixed_point_sums,
-    is_dask_array,
     n_partial_sums,
     row_norms,
 )
 
-__all__ = [
-    "DEFAULT_SPLIT",
-    "RADIUS_BETA",
-    "RADIUS_GRID",
-    "TAU_GRID",
-    "AdaptiveRelease",
-    "PairDifferences",
-    "adaptive_plan",
-    "check_adaptive_calibration",
-    "full_threshold",
-    "pair_indices",
-    "predicted_noise",
-    "private_radius",
-    "radius_mechanism",
-    "release_adaptive",
-    "scan_threshold",
-    "search_floor",
-    "search_threshold",
-    "single_scan_cost",
-    "tau_grid",
-    "threshold_queries",
-    "two_scans",
-]
+__all__ = ["AdaptiveRelease", "release_adaptive"]
 
-#: Default shares of the (non-mean) cost: radius, trace, threshold search, final.
-DEFAULT_SPLIT = (1 / 8, 1 / 32, 1 / 8, 23 / 32)
-RADIUS_GRID = 80  # radii data_norm * 2^(-k/2), k = 0..79
-#: The radius returned is this many grid steps (factor sqrt(2) each) above the
-#: one where the scan stopped (the last radius judged to have fewer than T rows
-#: outside). Two steps start the threshold search too high when d is small (its
-#: queries are then mostly noise): measured 1.8x worse with a 100x loose bound.
-STEP_BACK = 1
 #: With one scan, the pairs are taken only when the mean's error exceeds this
 #: many times the covariance's scale from the pairs' trace, when that trace is
 #: precise (see ``_center_or_pair``).
@@ -115,406 +80,6 @@ UNTRUSTED_MARGIN = 4.0
 #: when the trace, less one noise sd, exceeds SATURATED of that square.
 PRECISE = 0.25
 SATURATED = 0.5
-TAU_GRID = 120  # thresholds radius * 2^(-l/2), l = 0..119 (down to 2^-60 r)
-RADIUS_BETA = 0.1  # failure probability in the radius scan's threshold
-
-_U = 2.0**-53
-
-
-def full_threshold(epsilon):
-    """The scan's threshold when n allows: ``(2/eps) (log(K/beta) + 1)``.
-
-    With monotone AboveThreshold (threshold and query noise both Lap(2/eps)),
-    one query of count 0 fires with probability ``P[L - L' >= T] = (1/2)(1 +
-    T eps/4) e^{-T eps/2}``, at most ``0.9 beta / K`` at this T, so a scan of K
-    radii above every norm (however loose ``data_norm`` is) stops early with
-    probability below beta. DLY's ``(4/eps) log(K/beta)`` was for Lap(4/eps)
-    query noise.
-    """
-    return (2.0 / epsilon) * (math.log(RADIUS_GRID / RADIUS_BETA) + 1.0)
-
-
-def scan_threshold(epsilon, n):
-    """The radius scan's count threshold T, reachable with ``n`` rows.
-
-    :func:`full_threshold`, capped at n / 2. With few rows the full T may
-    exceed n (DLY's was 178 at rho = 0.1 and n = 150), and then the scan could
-    only stop by noise, far below every norm (the radius collapsed to 1e-11).
-    Capped, the scan stops, with high probability, before the radius that half
-    the rows exceed (one grid step back keeps most of them inside). The price
-    is a higher chance of stopping early, at a radius too large, which costs
-    accuracy only. T depends on public values only.
-    """
-    return min(full_threshold(epsilon), 0.5 * n)
-
-
-def radius_mechanism(epsilon, n):
-    """The radius scan's AboveThreshold on counts (threshold :func:`scan_threshold`).
-
-    The counts ``count(norm > r)`` are monotone queries: replacing one row moves
-    every count by the same sign (up for all radii if the new row's norm is
-    larger, down for all if smaller), so the queries' noise is ``Lap(2/eps)``
-    (``monotone=True``), half the general one.
-    """
-    return AboveThreshold(
-        threshold=scan_threshold(epsilon, n),
-        sensitivity=1.0,
-        epsilon=epsilon,
-        monotone=True,
-    )
-
-
-def private_radius(norms, data_norm, svt, rng):
-    """Privately find a radius that only a thin tail of the norms exceeds.
-
-    Scans the radii ``data_norm * 2^(-k/2)`` downward with AboveThreshold on
-    ``count(norm > r)`` (sensitivity 1: one row moves one count, whatever the
-    floating-point norms are) and returns the radius ``STEP_BACK`` grid steps
-    above the one where the count was judged to exceed the threshold; the about
-    T rows beyond the result are a far tail that the threshold search would clip
-    anyway.
-
-    Parameters
-    ----------
-    norms : ndarray of shape (n,)
-        Row norms around the public center.
-    data_norm : float
-        Public upper bound, the start of the scan.
-    svt : AboveThreshold
-        The calibrated scan (see :func:`radius_mechanism`).
-    rng : numpy.random.Generator
-        Source of noise.
-
-    Returns
-    -------
-    float
-        The radius.
-    """
-    radii = data_norm * 2.0 ** (-np.arange(RADIUS_GRID) / 2.0)
-    ordered = np.sort(np.minimum(norms, data_norm))
-    counts = ordered.size - np.searchsorted(ordered, radii, side="right")
-    # The first radius is data_norm, which no clipped norm exceeds (its count
-    # is 0), and firing there or at the next radius returns the same value:
-    # it is not asked, so noise alone cannot stop the scan there.
-    index = svt.first_above(counts[1:].astype(float), rng)
-    if index is None:  # never judged above T: no evidence against the bound
-        return float(data_norm)
-    return float(radii[max(index + 1 - STEP_BACK, 0)])
-
-
-def pair_indices(n, rng):
-    """A random pairing of the rows: ``first[i]`` with ``second[i]``, n // 2 pairs.
-
-    Drawn from the fit's generator, independently of the data, so that pairs mix
-    rows whatever their order (sorted data paired in order would hide between-
-    group covariance). With n odd one row is in no pair.
-    """
-    order = rng.permutation(n)
-    m = n // 2
-    return order[:m], order[m : 2 * m]
-
-
-class PairDifferences:
-    """The rows ``z_i = x_first[i] / 2 - x_second[i] / 2`` of a pairing.
-
-    ``E[z z^T] = C / 2`` for independent rows with covariance C, whatever their
-    mean, so the covariance needs no center. Replacing one row of X changes at
-    most one z (the pairing is public, drawn independently of the data), so a
-    release on the m = n // 2 rows z with sensitivities for m rows is private
-    with respect to X. Halves, not a difference then a scaling: every z is
-    finite for finite rows (|x/2 - x'/2| <= max float).
-    """
-
-    def __init__(self, X, first, second):
-        self.X, self.first, self.second = X, first, second
-
-    def _block(self, start, stop):
-        """z for the pairs ``start:stop`` (numpy input: an array)."""
-        X = self.X
-        a, b = X[self.first[start:stop]], X[self.second[start:stop]]
-        return _halves(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
-
-    def norms(self):
-        """The norms of every z, computed in blocks (z is not stored)."""
-        if is_dask_array(self.X):
-            return row_norms(self.rows(), np.zeros(self.X.shape[1]))
-        zero = np.zeros(self.X.shape[1])
-        m = self.first.size
-        return np.concatenate(
-            [np.zeros(0)]
-            + [
-                row_norms(self._block(s, s + CHUNK_ROWS), zero)
-                for s in range(0, m, CHUNK_ROWS)
-            ]
-        )
-
-    def rows(self):
-        """The m rows z (an array; a lazy dask array for dask input)."""
-        if is_dask_array(self.X):
-            X = self.X
-            return _halves(
-                X[self.first].astype(np.float64), X[self.second].astype(np.float64)
-            )
-        return self._block(0, self.first.size)
-
-
-def _halves(a, b):
-    """``a/2 - b/2``: finite for finite rows (a difference could overflow)."""
-    with np.errstate(all="ignore"):
-        if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
-            return 0.5 * a - 0.5 * b  # dask: lazily
-        # In place on the gathered copies (the same values as 0.5 a - 0.5 b).
-        a = np.multiply(a, 0.5, out=a) if a.flags.writeable else 0.5 * a
-        b = np.multiply(b, 0.5, out=b) if b.flags.writeable else 0.5 * b
-        return np.subtract(a, b, out=a)
-
-
-def single_scan_cost(halves, pure):
-    """The one-scan option's cost, dominated exactly by the two halves (or equal).
-
-    Pure DP: the halves' epsilons add up to it (the same pure cost). zCDP: the
-    epsilon whose epsilon^2/2 is the halves' rho, rounded down until no
-    component of its cost exceeds the halves' (``Choice`` compares exactly).
-    """
-    if pure:
-        return PureDP(math.fsum(h.epsilon for h in halves))
-    epsilon = math.sqrt(math.fsum(h.epsilon**2 for h in halves))
-    while not dominates(halves, [PureDP(epsilon)]):
-        epsilon = math.nextafter(epsilon, 0.0)
-    return PureDP(epsilon)
-
-
-def two_scans(plan, n):
-    """Whether both halves of the radius share can scan with their full threshold.
-
-    With center=True the radius share pays two scans (around the location, on
-    n rows, and of the pairs, on n // 2) when neither needs :func:`scan_threshold`
-    lowered; otherwise one scan of the pairs at the whole share. Public: n and
-    the plan's costs.
-    """
-    m = n // 2
-    for name, rows in (("radius", n), ("spread_radius", m)):
-        eps = plan.cost(name).epsilon
-        if scan_threshold(eps, rows) < full_threshold(eps):
-            return False
-    return True
-
-
-def tau_grid(radius):
-    """The candidate thresholds ``radius * 2^(-l/2)``, l = 0..TAU_GRID-1."""
-    return radius * 2.0 ** (-np.arange(TAU_GRID, dtype=float) / 2.0)
-
-
-def threshold_queries(norms, radius, noise, n):
-    """The threshold search's queries and their sensitivity.
-
-    Query l is ``n (gamma(tau_l) - Noise(tau_l)) / r^2`` where
-    ``gamma(tau) = (1/n) sum (min(|y|, r)^2 - tau^2)_+`` bounds the Frobenius
-    distance between the second moments clipped at r and at tau (DLY Lemma 9).
-    Each row adds a term in [0, 1] to ``n gamma / r^2``: the sums are computed
-    exactly in fixed point (each term an integer in [0, 2^k], so one row moves a
-    sum by at most 2^k exactly); the scaling by 2^-k is exact; subtracting the
-    public ``c_l = n Noise_l / r^2`` rounds once, by at most ``u |result|``, so
-    two neighbours' queries differ by at most ``1 + 2u (n + max |c|)`` (the code
-    uses twice that margin). They are
-    monotone: one row's term at every level is a non-decreasing function of that
-    row's norm (the fixed-point floor included), and the float subtraction of a
-    public constant is non-decreasing in the exact sum, so replacing one row
-    moves every query in the same direction (AboveThreshold ``monotone=True``).
-
-    Returns
-    -------
-    values : ndarray of shape (TAU_GRID,)
-        The queries.
-    sensitivity : float
-        Their sensitivity.
-    """
-    r2 = radius * radius
-    taus = tau_grid(radius)
-    bits = fixed_point_bits(n)
-    sums = fixed_point_sums(
-        np.minimum(norms, radius) ** 2 / r2, (taus / radius) ** 2, bits
-    )
-    offsets = n * np.asarray(noise, dtype=np.float64) / r2
-    values = sums.astype(np.float64) * 2.0**-bits - offsets
-    sensitivity = 1.0 + 4.0 * _U * (n + float(np.max(np.abs(offsets))))
-    return values, sensitivity
-
-
-def search_floor(radius, noise, trace):
-    """Index of the first tau where clipping bias surely exceeds the noise.
-
-    ``gamma(tau) >= t - tau^2`` for ``t`` the mean squared norm clipped at r
-    (each term ``(a - tau^2)_+ >= a - tau^2``), so at the first ``tau_l`` with
-    ``tau_l^2 <= t - Noise_l`` the bias exceeds the noise whatever the rows:
-    the search ends there. Below it, only the search's noise could make the
-    queries fire, and at small n (queries of range about ``n t / r^2``, noise
-    ``Lap(2/eps)``) it did, at thresholds clipping every row (the estimate fell
-    to the zero matrix). ``trace`` is a released estimate (post-processing).
-    Returns ``TAU_GRID - 1`` when no tau qualifies.
-    """
-    taus = tau_grid(radius)
-    with np.errstate(all="ignore"):
-        sure = taus * taus <= float(trace) - np.asarray(noise, dtype=np.float64)
-    hits = np.flatnonzero(sure)
-    return int(hits[0]) if hits.size else TAU_GRID - 1
-
-
-def search_threshold(norms, radius, noise, n, make_svt, rng, trace=None):
-    """AboveThreshold over tau = r 2^(-l/2): first tau where bias exceeds noise.
-
-    Parameters
-    ----------
-    norms : ndarray of shape (n,)
-        Row norms around the (released) center.
-    radius : float
-        The radius r (the first candidate).
-    noise : ndarray of shape (TAU_GRID,)
-        Predicted noise of the final release at each candidate (public given the
-        private trace).
-    n : int
-        Rows.
-    make_svt : callable
-        ``make_svt(sensitivity)`` returns the calibrated AboveThreshold (threshold
-        0).
-    rng : numpy.random.Generator
-        Source of noise.
-    trace : float, default=None
-        A released estimate of the mean squared clipped norm: the grid ends at
-        :func:`search_floor` (the whole grid when None).
-
-    Returns
-    -------
-    float
-        The tau one grid step above the first query that fired (the last tau
-        where bias < noise), or above the floor if none fired before it.
-    """
-    taus = tau_grid(radius)
-    floor = TAU_GRID - 1 if trace is None else search_floor(radius, noise, trace)
-    values, sensitivity = threshold_queries(norms, radius, noise, n)
-    # Query 0 (tau = r: no clipping bias, gamma = 0) is never truly positive,
-    # and firing there returns r, as firing at query 1 does: it is not asked,
-    # so noise alone cannot keep the radius there (at n = 150 it did in about
-    # a third of the fits, a release twice as noisy as one step down).
-    index = make_svt(sensitivity).first_above(values[1 : floor + 1], rng)
-    index = floor if index is None else index + 1  # the floor counts as fired
-    return float(taus[max(index - 1, 0)])
-
-
-def predicted_noise(plan, n, d, tau, trace):
-    """min(clipped Gauss, clipped Separate) predicted error at threshold ``tau``."""
-    return min(predicted_errors(plan, n, d, tau, min(trace, tau * tau)))
-
-
-def adaptive_plan(total, d, center, split=DEFAULT_SPLIT, n=None, data_norm=None):
-    """The release plan of one AdaptiveCov fit (public values only).
-
-    Parameters
-    ----------
-    total : ZCDP or PureDP
-        The fit's cost.
-    d : int
-        Number of features.
-    center : bool
-        Release the mean (and choose between centering around it and pairs).
-    split : tuple of 4 floats, default=DEFAULT_SPLIT
-        Shares of the non-mean cost: radius scans, trace, threshold search,
-        final release (validated by the caller).
-    n : int, default=None
-        Rows (None when the plan is only priced).
-    data_norm : float, default=None
-        The public bound, the largest radius the releases clip at.
-
-    Returns
-    -------
-    ReleasePlan
-        The scans (a choice between two scans and one when ``center``), the
-        mean (``center``), the trace, the threshold search and the final
-        GaussCov-or-SeparateCov release.
-
-    Examples
-    --------
-    >>> from dpgauss.accounting import ZCDP
-    >>> from dpgauss.releases._adaptive import adaptive_plan
-    >>> [r.name for r in adaptive_plan(ZCDP(1.0), 3, False).releases()][:3]
-    ['radius', 'trace', 'clip_threshold']
-    """
-    mean, rest = mean_entries(total, center, n, d, data_norm)
-    radius, trace, search, final = split_cost(rest, tuple(split))
-    entries = [Release("radius", as_pure(radius), "above_threshold")]
-    if center:
-        # The radius share pays either two scans, around ``location`` (for the
-        # mean) and of the pair differences (for the covariance), or, when n
-        # is too small for two, one scan of the pairs. The choice depends on
-        # n and the costs only (public); the ledger charges the option that
-        # dominates (see Choice): the two scans under zCDP, the one scan under
-        # pure DP, where both cost the same epsilon.
-        halves = [as_pure(c) for c in split_cost(radius, [0.5, 0.5])]
-        single = single_scan_cost(halves, isinstance(total, PureDP))
-        entries = [
-            Choice(
-                "scans",
-                {
-                    "both": (
-                        Release("radius", halves[0], "above_threshold"),
-                        Release("spread_radius", halves[1], "above_threshold"),
-                    ),
-                    "pairs": (Release("pair_radius", single, "above_threshold"),),
-                },
-            )
-        ]
-    entries += [
-        *mean,
-        trace_release(trace, n),
-        Release("clip_threshold", as_pure(search), "above_threshold"),
-        *covariance_entries("auto", final, d, n, data_norm),
-    ]
-    return ReleasePlan(total, entries)
-
-
-def check_adaptive_calibration(owner, plan, n, d, data_norm, center):
-    """Build every mechanism an AdaptiveCov fit could use, before any spend.
-
-    At both ends of the clipping grid (``data_norm`` and ``data_norm *
-    2^-99.5``) and for both row counts (n, and n // 2 pairs with
-    ``center=True``). Raises the clear error of
-    :func:`~dpgauss.mechanisms._checks.calibration_error`, naming ``owner``,
-    when float64 cannot hold a noise scale.
-    """
-    bound = float(data_norm)
-    smallest = bound * 2.0 ** (-(RADIUS_GRID - 1) / 2.0 - (TAU_GRID - 1) / 2.0)
-    # With center=True the covariance may be estimated from the n // 2 pairs.
-    counts = (n, n // 2) if center else (n,)
-    try:
-        check_radius(bound)
-        check_radius(smallest, "the smallest clipping threshold data_norm * 2^-99.5")
-        radius_mechanism(plan.cost("radius").epsilon, n)
-        if center:
-            radius_mechanism(plan.cost("spread_radius").epsilon, n // 2)
-            radius_mechanism(plan.cost("pair_radius").epsilon, n // 2)
-            for r in (bound, bound * 2.0 ** (-(RADIUS_GRID - 1) / 2.0)):
-                mech = mean_mechanism(plan.cost("mean"), n, d, r, n)
-                check_noise_scale(mech, size=d)
-        for rows in counts:
-            unit = float(2 ** fixed_point_bits(rows))
-            mech = sum_mechanism(plan.cost("trace"), unit)
-            check_noise_scale(mech, bounded=False)
-            for tau in (bound, smallest):
-                make = mechanism_factory(rows, d, tau, rows)
-                for name in ("second_moment", "eigenvalues", "eigenvectors"):
-                    check_noise_scale(make(name)(plan.cost(name)), size=d)
-                noise = predicted_noise(plan, rows, d, tau, tau * tau)
-                if not math.isfinite(rows * noise / tau**2):
-                    raise ValueError(f"predicted noise {noise!r} at tau={tau!r}")
-        AboveThreshold(
-            threshold=0.0,
-            sensitivity=1.0,
-            epsilon=plan.cost("clip_threshold").epsilon,
-        )
-    except (ValueError, OverflowError, ZeroDivisionError) as exc:
-        raise calibration_error(
-            owner, "a noise scale or the clipping grid", exc
-        ) from exc
 
 
 @dataclass(frozen=True)
@@ -570,9 +135,11 @@ def release_adaptive(X, location, data_norm, center, plan, rng):
     data_norm : float
         The public bound, the start of the radius scan.
     center : bool
-        As in :func:`adaptive_plan` (the plan must be built with the same).
+        As in :func:`~dpgauss.releases._adaptive_plan.adaptive_plan` (the plan
+        must be built with the same).
     plan : ReleasePlan
-        The plan of :func:`adaptive_plan`; each release draws its cost from it.
+        The plan of :func:`~dpgauss.releases._adaptive_plan.adaptive_plan`;
+        each release is built by its planned factory.
     rng : numpy.random.Generator
         The fit's source of noise.
 
@@ -587,22 +154,14 @@ def release_adaptive(X, location, data_norm, center, plan, rng):
         path = _center_or_pair(X, location, data_norm, plan, rng)
     else:
         norms = row_norms(X, location)
-        radius = _scan(plan, "radius", norms, n, data_norm, rng)
+        radius = _scan(plan, "radius", norms, data_norm, rng)
         clipped, *released = _trace(norms, radius, plan, rng)
         path = _Path(X, location, location, n, radius, clipped, *released)
     m, radius = path.m, path.radius
     noise = [predicted_noise(plan, m, d, t, path.trace) for t in tau_grid(radius)]
 
     def make_svt(sensitivity):
-        return plan.calibrate(
-            "clip_threshold",
-            lambda c: AboveThreshold(
-                threshold=0.0,
-                sensitivity=sensitivity,
-                epsilon=c.epsilon,
-                monotone=True,
-            ),
-        )
+        return plan.calibrate("clip_threshold", sensitivity=sensitivity)
 
     tau = search_threshold(
         path.clipped, radius, noise, m, make_svt, rng, trace=path.lower
@@ -635,9 +194,10 @@ def release_adaptive(X, location, data_norm, center, plan, rng):
     )
 
 
-def _scan(plan, name, norms, n, data_norm, rng):
-    """The radius scan ``name`` of the plan on ``norms`` (n rows)."""
-    svt = plan.calibrate(name, lambda c: radius_mechanism(c.epsilon, n))
+def _scan(plan, name, norms, data_norm, rng):
+    """The radius scan ``name`` of the plan on ``norms`` (of the rows its
+    factory was planned for)."""
+    svt = plan.calibrate(name)
     return private_radius(norms, data_norm, svt, rng)
 
 
@@ -665,12 +225,12 @@ def _center_or_pair(X, location, data_norm, plan, rng):
     both = two_scans(plan, n)
     if both:
         plan.choose("scans", "both")
-        radius = _scan(plan, "radius", row_norms(X, location), n, data_norm, rng)
-        spread = _scan(plan, "spread_radius", pair_norms, m, data_norm, rng)
+        radius = _scan(plan, "radius", row_norms(X, location), data_norm, rng)
+        spread = _scan(plan, "spread_radius", pair_norms, data_norm, rng)
     else:
         plan.choose("scans", "pairs")
         radius = data_norm
-        spread = _scan(plan, "pair_radius", pair_norms, m, data_norm, rng)
+        spread = _scan(plan, "pair_radius", pair_norms, data_norm, rng)
     raw, variance, offset, error = release_mean(X, location, radius, plan, rng)
     center = location + offset
     clipped, t_z, upper_z, var_z = _trace(pair_norms, spread, plan, rng)

@@ -2,10 +2,11 @@
 
 A helper module, not an estimator module: it holds the releases that
 :class:`~dpgauss.covariance.PrivateCovariance` makes for its methods
-``"gauss"``, ``"separate"``, ``"eigen"`` and ``"auto"`` (CoinPress stays in
-that estimator), so that every estimator built on a private covariance makes
-exactly the same releases, with the same sensitivities and the same
-post-processing, instead of a copy of them:
+``"gauss"``, ``"separate"``, ``"eigen"`` and ``"auto"`` (those of
+``"coinpress"`` are in :mod:`dpgauss.releases._coinpress`), so that every
+estimator built on a private covariance makes exactly the same releases,
+with the same sensitivities and the same post-processing, instead of a copy
+of them:
 
 1. ``mean`` (``center=True``): the mean of the rows clipped to the ball of
    radius B around a public location (:func:`release_mean`), ``MEAN_SHARE``

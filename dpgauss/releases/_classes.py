@@ -24,39 +24,29 @@ is 0, so the sensitivities below still hold.
 so ``||y|| <= B`` as computed for every finite input and a row 1e12 radii away
 lies on the sphere like any other).
 
-**Sensitivities** (n, d, K and the classes public; ``e`` the summation's
-relative rounding bound, :func:`~dpgauss.utils._sums.summation_error`):
+**Sensitivities.** The class statistics are the labelled group statistics
+of :mod:`dpgauss.releases._groups` (one-hot weights, the offsets above), whose
+docstring proves them for a row that changes its group; n, d, K and the
+classes are public, ``e`` is the summation's relative rounding bound
+(:func:`~dpgauss.utils._sums.summation_error`):
 
-* ``class_counts``: the K counts ``n_k`` (exact integers). A replaced row
-  lowers one count by 1 and raises another by 1, or changes none: l2 ``sqrt(2)``,
-  l1 2.
+* ``class_counts``: the K counts ``n_k`` (exact integers): l2 ``sqrt(2)``,
+  l1 2 (:func:`~dpgauss.releases._groups.count_mechanism`).
 * ``class_sums``: the K x d matrix of ``S_k / n``, ``S_k`` the sum of the
-  class's offsets, released as one vector. Same class: ``S_k`` moves by
-  ``y' - y``, of norm at most 2B; different classes: ``S_a`` by ``-y`` and
-  ``S_b`` by ``y'``, of joint norm ``sqrt(||y||^2 + ||y'||^2) <= sqrt(2) B``.
-  So l2 ``2B / n``; l1 ``2 sqrt(d) B / n`` (same class: ``sqrt(d)`` times the
-  l2 change; different classes: ``||y||_1 + ||y'||_1``). Rounding: each
-  computed ``S_k / n`` is within ``e B`` of the exact one (l2), for both
-  datasets, so the K computed sums differ from the exact difference by at most
-  ``2 e B sqrt(K)`` in l2 (``sqrt(K d)`` times that in l1), whatever the
-  order of summation.
+  class's offsets, released as one vector: l2 ``2B / n + 2 e B sqrt(K)``, l1
+  ``2 sqrt(d) B / n`` plus ``sqrt(K d)`` times the rounding
+  (:func:`~dpgauss.releases._groups.labelled_sum_mechanism`).
 * ``second_moment`` (LDA): ``M = (1/n) sum_i y_i y_i^T`` pooled over the
   rows of every class (ignored rows add 0): Frobenius ``sqrt(2) B^2 / n``
   (:func:`~dpgauss.mechanisms._releases.second_moment_mechanism`, with its
   rounding term).
 * ``class_second_moments`` (QDA): the K blocks ``M_k = (1/n) sum_{i in k}
-  y_i y_i^T`` released as one block-diagonal Kd x Kd symmetric matrix (the
-  off-diagonal blocks are 0 for every dataset and change by nothing; only the
-  diagonal blocks' noise is drawn, ``randomise_blocks``, which is the
-  marginal of the full release: post-processing). Same
-  class: ``M_k`` moves by ``(y'y'^T - y y^T) / n``, Frobenius at most
-  ``sqrt(2) B^2 / n``; different classes: ``M_a`` by ``-y y^T / n`` and
-  ``M_b`` by ``y'y'^T / n``, jointly ``sqrt(||y||^4 + ||y'||^4) / n <=
-  sqrt(2) B^2 / n``. l1 over the upper triangle: ``||y y^T||`` there is
-  ``((sum |y_j|)^2 + ||y||^2) / 2 <= (d + 1) B^2 / 2``, so at most
-  ``(d + 1) B^2 / n`` in both cases. Rounding: each block within ``e B^2``
-  (Frobenius) for both datasets, ``2 e B^2 sqrt(K)`` jointly
-  (``sqrt(K d (d + 1) / 2)`` times that in l1).
+  y_i y_i^T`` released as one block-diagonal Kd x Kd symmetric matrix:
+  Frobenius ``sqrt(2) B^2 / n + 2 e B^2 sqrt(K)``, upper-triangle l1 ``(d +
+  1) B^2 / n`` plus ``sqrt(K d (d + 1) / 2)`` times the rounding
+  (:func:`~dpgauss.releases._groups.labelled_moment_mechanism`). Only the
+  diagonal blocks' noise is drawn (``randomise_blocks``), the marginal of
+  the full release: post-processing.
 
 Noise is the exact lattice Gaussian (zCDP) or Laplace (pure DP) of
 :mod:`dpgauss.mechanisms`; the costs are split once, in the plan. Everything
@@ -64,24 +54,25 @@ after the releases (priors, means, covariances, the classifier) is
 post-processing.
 """
 
-import math
 import warnings
 
 import numpy as np
 
 from dpgauss.accounting._costs import as_pure
-from dpgauss.mechanisms import (
-    QuantileMechanism,
-)
-from dpgauss.mechanisms._factory import additive
+from dpgauss.mechanisms import QuantileMechanism
 from dpgauss.releases._covariance import gauss_spectrum
-from dpgauss.utils._sums import (
-    clip_rows,
-    is_dask_array,
-    iter_chunks,
-    over_labelled_blocks,
-    summation_error,
+from dpgauss.releases._groups import (
+    count_mechanism,
+    labelled_moment_mechanism,
+    labelled_statistics,
+    labelled_sum_mechanism,
 )
+
+#: The class releases are the labelled group statistics of
+#: :mod:`dpgauss.releases._groups`, under the names the analyses use.
+class_statistics = labelled_statistics
+class_sum_mechanism = labelled_sum_mechanism
+block_moment_mechanism = labelled_moment_mechanism
 
 #: Quantile of the rows' distances to the released center that the adaptive
 #: clipping radius targets.
@@ -166,126 +157,6 @@ def _matches(y, label):
             except (TypeError, ValueError):
                 pass
         return hit
-
-
-def class_statistics(X, codes, n_classes, location, radius, outer):
-    """Counts, sums and second moments of the clipped rows of each class.
-
-    Parameters
-    ----------
-    X : ndarray, numpy.memmap or dask array of shape (n_samples, n_features)
-        The rows (read in chunks, a Dask array block by block in its workers;
-        not modified).
-    codes : ndarray of int of shape (n_samples,)
-        Each row's class index, -1 for an ignored row (offset 0).
-    n_classes : int
-        K.
-    location : ndarray of shape (n_features,)
-        The public center c.
-    radius : float
-        The public radius B.
-    outer : {"pooled", "per_class", None}
-        Which second moments to sum.
-
-    Returns
-    -------
-    counts : ndarray of int64 of shape (K,)
-    sums : ndarray of shape (K, d)
-        Sums of the clipped offsets ``clip(x - c, B)`` of each class.
-    moments : ndarray of shape (d, d) or (K, d, d) or None
-        Sums of their outer products (pooled or per class), exactly symmetric.
-
-    Notes
-    -----
-    Each block adds its chunk sums (at most CHUNK_ROWS rows each) and the
-    blocks' sums are then added: ``n_partial_sums(X)`` partial sums in all,
-    the count the mechanisms' rounding term is calibrated for.
-    """
-    codes = np.asarray(codes)
-    counts = np.bincount(codes[codes >= 0], minlength=n_classes).astype(np.int64)
-    if is_dask_array(X):
-        parts = over_labelled_blocks(
-            X, codes, _block_class_statistics, n_classes, location, radius, outer
-        )
-    else:
-        parts = [_block_class_statistics(X, codes, n_classes, location, radius, outer)]
-    with np.errstate(all="ignore"):
-        sums = np.sum([p[0] for p in parts], axis=0)
-        moments = None
-        if outer is not None:
-            moments = np.sum([p[1] for p in parts], axis=0)
-            moments = 0.5 * (moments + np.swapaxes(moments, -1, -2))
-    return counts, sums, moments
-
-
-def _block_class_statistics(X, codes, n_classes, location, radius, outer):
-    """The class sums (and moments) of one block of rows, chunk by chunk.
-
-    Everything under errstate, in a Dask worker too (outside the fit's):
-    no floating-point warning may depend on the rows.
-    """
-    d = X.shape[1]
-    sums = np.zeros((n_classes, d))
-    if outer == "pooled":
-        moments = np.zeros((d, d))
-    elif outer == "per_class":
-        moments = np.zeros((n_classes, d, d))
-    else:
-        moments = None
-    start = 0
-    with np.errstate(all="ignore"):
-        for chunk in iter_chunks(X):
-            stop = start + chunk.shape[0]
-            labels = codes[start:stop]
-            y = clip_rows(chunk, location, radius)
-            y[labels < 0] = 0.0
-            for k in range(n_classes):
-                rows = y[labels == k]
-                if rows.shape[0]:
-                    sums[k] += rows.sum(axis=0)
-                    if outer == "per_class":
-                        moments[k] += rows.T @ rows
-            if outer == "pooled":
-                moments += y.T @ y
-            start = stop
-    return sums, moments
-
-
-def count_mechanism(cost):
-    """Noise for the K class counts: l2 sensitivity sqrt(2), l1 2 (module docstring)."""
-    return additive(cost, l2=math.sqrt(2.0), l1=2.0)
-
-
-def class_sum_mechanism(cost, n, d, n_classes, radius, n_partials=None):
-    """Noise for the K x d class sums divided by n (module docstring).
-
-    l2 ``2B/n + 2 e B sqrt(K)``; l1 ``2 sqrt(d) B / n + 2 e B K sqrt(d)``.
-
-    Examples
-    --------
-    >>> from dpgauss.accounting import ZCDP
-    >>> from dpgauss.releases._classes import class_sum_mechanism
-    >>> round(class_sum_mechanism(ZCDP(1.0), 100, 4, 3, 1.0).sensitivity, 9)
-    0.02
-    """
-    rounding = 2.0 * summation_error(n, n_partials) * radius * math.sqrt(n_classes)
-    l2 = 2.0 * radius / n + rounding
-    l1 = 2.0 * math.sqrt(d) * radius / n + math.sqrt(n_classes * d) * rounding
-    return additive(cost, l2=l2, l1=l1)
-
-
-def block_moment_mechanism(cost, n, d, n_classes, radius, n_partials=None):
-    """Noise for the K per-class second moments as one block-diagonal matrix.
-
-    Frobenius ``sqrt(2) B^2 / n + 2 e B^2 sqrt(K)``; l1 over the upper triangle
-    ``(d + 1) B^2 / n`` plus ``sqrt(K d (d + 1) / 2)`` times the rounding.
-    """
-    r2 = radius * radius
-    rounding = 2.0 * summation_error(n, n_partials) * r2 * math.sqrt(n_classes)
-    l2 = math.sqrt(2.0) * r2 / n + rounding
-    upper = n_classes * d * (d + 1) / 2.0
-    l1 = (d + 1.0) * r2 / n + math.sqrt(upper) * rounding
-    return additive(cost, l2=l2, l1=l1, symmetric=True)
 
 
 def _radius_mechanism(cost, data_norm):

@@ -16,7 +16,7 @@ from dpgauss.accounting import split_cost
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.mechanisms._range import QuantileSearch, range_failure
-from dpgauss.releases._adaptive import PairDifferences, pair_indices
+from dpgauss.releases._pairs import PairDifferences, pair_indices
 
 __all__ = [
     "CoarseRange",

@@ -2,7 +2,8 @@
 
 A helper module, not an estimator module. :class:`SpectrumReleaseMixin`
 implements the hooks of :class:`~dpgauss.base.PrivateEstimatorMixin` (plan,
-calibration check, utility warning, releases) with the releases of one of
+predicted error, utility warning, releases; the template's own check before
+the spend builds the planned factories) with the releases of one of
 the covariance estimators, chosen by the estimator's ``method``:
 
 * ``"auto"``, ``"gauss"``, ``"separate"``, ``"eigen"``: those of
@@ -10,7 +11,8 @@ the covariance estimators, chosen by the estimator's ``method``:
   (:mod:`dpgauss.releases._center`), rows clipped at the public
   ``data_norm``;
 * ``"tail"``: those of :class:`~dpgauss.covariance.TailSensitiveCovariance`
-  (:mod:`dpgauss.releases._adaptive`), its defaults (``location`` the origin,
+  (:mod:`dpgauss.releases._adaptive_plan` and
+  :mod:`dpgauss.releases._adaptive`), its defaults (``location`` the origin,
   the default split), the radius and the clipping threshold found privately
   below ``data_norm``.
 
@@ -25,11 +27,8 @@ import numpy as np
 
 from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.exceptions import UtilityWarning
-from dpgauss.releases._adaptive import (
-    adaptive_plan,
-    check_adaptive_calibration,
-    release_adaptive,
-)
+from dpgauss.releases._adaptive import release_adaptive
+from dpgauss.releases._adaptive_plan import adaptive_plan
 from dpgauss.releases._center import (
     Spectrum,
     covariance_plan_entries,
@@ -84,14 +83,6 @@ class SpectrumReleaseMixin:
             total, d, method, self.center, data.n, float(self.data_norm)
         )
         return ReleasePlan(total, entries)
-
-    def _check_calibration(self, plan, data):
-        if self._method() == "tail":
-            owner = type(self).__name__
-            n, d = data.n, data.d
-            check_adaptive_calibration(owner, plan, n, d, self.data_norm, self.center)
-            return {}
-        return super()._check_calibration(plan, data)
 
     def _predict_error(self, plan, data, mechanisms):
         """The Frobenius error predicted for data filling the ``data_norm``

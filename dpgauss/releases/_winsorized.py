@@ -23,14 +23,17 @@ Three releases, each private for *any* k candidates:
    sensitivity of :func:`~dpgauss.mechanisms._releases.mean_mechanism`.
 
 By sequential composition the aggregate costs the sum of the three parts
-(:func:`winsorized_entries`), whatever the candidates are.
+(:func:`winsorized_entries`), whatever the candidates are. Each entry carries
+the factory of its mechanism: the check before the spend builds it at its
+worst public case (the mean at both ends of the radius range) and the release
+builds it with the same factory at the values it uses (k, p, the radius).
 """
 
 import numpy as np
 
 from dpgauss.accounting import split_cost
 from dpgauss.accounting._costs import kind_of
-from dpgauss.accounting._plan import Release
+from dpgauss.accounting._plan import PlanError, Release
 from dpgauss.mechanisms._checks import MAX_RADIUS, MIN_RADIUS
 from dpgauss.mechanisms._range import QuantileSearch, range_failure
 from dpgauss.mechanisms._releases import mean_mechanism
@@ -54,22 +57,76 @@ WINSOR_RISK = 0.01
 _MAX_FLOAT = float(np.finfo(np.float64).max)
 
 
-def winsorized_entries(total, auto_radius=True):
+def winsorized_entries(total, auto_radius=True, *, k=None, p=None):
     """The plan entries ``center``, ``radius`` (when ``auto_radius``) and
-    ``mean`` that split ``total`` by :data:`WINSOR_SHARES`."""
+    ``mean`` that split ``total`` by :data:`WINSOR_SHARES`.
+
+    Each carries its factory (:func:`center_factory`, :func:`radius_factory`,
+    :func:`mean_factory`) for ``k`` candidates of ``p`` entries (public; None
+    when the plan is only priced, and then the release passes them).
+    """
     kind = kind_of(total)
     if auto_radius:
         center, radius, mean = split_cost(total, WINSOR_SHARES)
-        entries = [
-            Release("center", center, f"{kind}_quantile"),
-            Release("radius", radius, f"{kind}_quantile"),
-        ]
     else:
         share = WINSOR_SHARES[0] / (WINSOR_SHARES[0] + WINSOR_SHARES[2])
         center, mean = split_cost(total, [share, 1.0 - share])
-        entries = [Release("center", center, f"{kind}_quantile")]
-    entries.append(Release("mean", mean, kind))
+    entries = [Release("center", center, f"{kind}_quantile", center_factory(p))]
+    if auto_radius:
+        entries.append(Release("radius", radius, f"{kind}_quantile", radius_factory()))
+    entries.append(
+        Release(
+            "mean",
+            mean,
+            kind,
+            mean_factory(k, p),
+            size=p or 1,
+            cases=({"radius": MIN_RADIUS}, {"radius": MAX_RADIUS}),
+        )
+    )
     return entries
+
+
+def center_factory(p=None):
+    """The ``center`` release's factory: ``make(cost, p=p)``, the median search
+    over the p columns of the candidates."""
+
+    def make(cost, *, p=p):
+        return QuantileSearch(cost, _given(p, "p"))
+
+    return make
+
+
+def radius_factory():
+    """The ``radius`` release's factory: ``make(cost)``, the search for the
+    :data:`RADIUS_QUANTILE` quantile of the k distances (one column)."""
+
+    def make(cost):
+        return QuantileSearch(cost, 1, RADIUS_QUANTILE)
+
+    return make
+
+
+def mean_factory(k=None, p=None):
+    """The ``mean`` release's factory: ``make(cost, k=k, p=p, radius=MAX_RADIUS,
+    partials=None)``, the mean of k candidates of p entries clipped at
+    ``radius`` whose sum adds ``partials`` chunk sums (None: the count of a
+    plain pass over k rows), by :func:`~dpgauss.mechanisms._releases.mean_mechanism`.
+    The default radius is the largest a search may return (the largest noise)."""
+
+    def make(cost, *, k=k, p=p, radius=MAX_RADIUS, partials=None):
+        return mean_mechanism(cost, _given(k, "k"), _given(p, "p"), radius, partials)
+
+    return make
+
+
+def _given(value, name):
+    if value is None:
+        raise PlanError(
+            f"the winsorized aggregate's plan was priced without {name}: pass it "
+            "to build the release."
+        )
+    return value
 
 
 def winsorized_mean(Y, plan, rng, radius="auto"):
@@ -101,21 +158,19 @@ def winsorized_mean(Y, plan, rng, radius="auto"):
     failed = ~np.all(np.isfinite(Y), axis=1)
     ends = np.where(np.arange(k) % 2 == 0, _MAX_FLOAT, -_MAX_FLOAT)
     Yq = np.where(failed[:, None], ends[:, None], Y)
-    search = plan.calibrate("center", lambda c: QuantileSearch(c, p))
+    search = plan.calibrate("center", p=p)
     center = search.release(Yq, rng)
     if radius == "auto":
         # One distance per candidate (a failed one counts as the center), so
         # one change moves one value.
         dist = np.minimum(row_norms(Y, center), _MAX_FLOAT)[:, None]
-        rsearch = plan.calibrate(
-            "radius", lambda c: QuantileSearch(c, 1, RADIUS_QUANTILE)
-        )
+        rsearch = plan.calibrate("radius")
         found = float(rsearch.release(dist, rng)[0])
         radius = min(max(RADIUS_FACTOR * found, MIN_RADIUS), MAX_RADIUS)
     else:
         radius = float(radius)
     partials = n_partial_sums(Y)
-    mech = plan.calibrate("mean", lambda c: mean_mechanism(c, k, p, radius, partials))
+    mech = plan.calibrate("mean", k=k, p=p, radius=radius, partials=partials)
     sum_y, _ = clipped_sums(Y, center, radius, with_outer=False)
     noisy = mech.randomise(sum_y / k, rng)
     return center + noisy, radius, mech, center

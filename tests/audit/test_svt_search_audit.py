@@ -12,7 +12,8 @@ the grid reveal far more than eps, and the audit must catch it.
 import numpy as np
 import pytest
 
-import dpgauss.releases._adaptive as module
+import dpgauss.releases._radius as radius_module
+import dpgauss.releases._threshold_search as search_module
 from dpgauss.mechanisms import AboveThreshold, _noise
 from dpgauss.testing.audit import audit
 
@@ -37,13 +38,13 @@ def _index(value, grid):
 
 
 def _radius_runner(norms):
-    grid = 2.0 ** (-np.arange(module.RADIUS_GRID) / 2.0)
+    grid = 2.0 ** (-np.arange(radius_module.RADIUS_GRID) / 2.0)
 
     def run(n, rng):
-        svt = module.radius_mechanism(EPSILON, norms.size)
+        svt = radius_module.radius_mechanism(EPSILON, norms.size)
         return np.array(
             [
-                _index(module.private_radius(norms, 1.0, svt, rng), grid)
+                _index(radius_module.private_radius(norms, 1.0, svt, rng), grid)
                 for _ in range(n)
             ]
         )
@@ -55,10 +56,12 @@ def _radius_neighbours():
     # T = (2 / eps) (log(K / beta) + 1): put floor(T) rows at the top and move
     # one more row there, so count(norm > r) is just below or just above T at
     # every radius below 1.
-    threshold = module.full_threshold(EPSILON)
+    threshold = radius_module.full_threshold(EPSILON)
     top = int(np.floor(threshold))
     a = np.concatenate([np.full(top, 0.99), np.full(200, 1e-30)])
-    assert module.scan_threshold(EPSILON, a.size) == threshold  # not capped at n/2
+    assert (
+        radius_module.scan_threshold(EPSILON, a.size) == threshold
+    )  # not capped at n/2
     b = a.copy()
     b[top] = 0.99
     return a, b
@@ -68,11 +71,11 @@ def _search_runner(norms):
     # Zero predicted noise, so with every norm at 0 each query is exactly 0 (at
     # the threshold 0); one norm at the radius lifts every query by 1 - tau^2.
     n = norms.size
-    grid = 2.0 ** (-np.arange(module.TAU_GRID, dtype=float) / 2.0)
-    noise = np.zeros(module.TAU_GRID)
+    grid = 2.0 ** (-np.arange(search_module.TAU_GRID, dtype=float) / 2.0)
+    noise = np.zeros(search_module.TAU_GRID)
 
     def make_svt(sensitivity):
-        return module.AboveThreshold(
+        return search_module.AboveThreshold(
             threshold=0.0, sensitivity=sensitivity, epsilon=EPSILON
         )
 
@@ -80,7 +83,7 @@ def _search_runner(norms):
         return np.array(
             [
                 _index(
-                    module.search_threshold(norms, 1.0, noise, n, make_svt, rng),
+                    search_module.search_threshold(norms, 1.0, noise, n, make_svt, rng),
                     grid,
                 )
                 for _ in range(size)
@@ -124,7 +127,8 @@ def test_search_without_threshold_noise_is_caught(which, monkeypatch):
     # The threshold search's grid has ratio sqrt(2): its first queries move by
     # only 1 - tau^2 < 1, so the canary's loss builds up over ~8 queries and
     # needs more runs to show (measured bound 1.26 at 100,000 runs, 0.97 at 40,000).
-    monkeypatch.setattr(module, "AboveThreshold", _NoThresholdNoise)
+    for module in (radius_module, search_module):
+        monkeypatch.setattr(module, "AboveThreshold", _NoThresholdNoise)
     result = _run(which, 40_000 if which == "radius" else 100_000)
     assert result.epsilon_lower > EPSILON, result
 

@@ -1,31 +1,12 @@
-"""TailSensitiveCovariance: radius and threshold searches, accuracy, accounting."""
-
-import math
+"""TailSensitiveCovariance: accuracy, centering and accounting of the fit."""
 
 import numpy as np
 import pytest
 
 from dpgauss import PrivacyBudget, PrivateCovariance, TailSensitiveCovariance
 from dpgauss.accounting import ZCDP, PureDP
-from dpgauss.accounting._plan import ReleasePlan, dominates
-from dpgauss.mechanisms import AboveThreshold
-from dpgauss.releases._adaptive import (
-    RADIUS_BETA,
-    RADIUS_GRID,
-    TAU_GRID,
-    PairDifferences,
-    full_threshold,
-    pair_indices,
-    predicted_noise,
-    private_radius,
-    radius_mechanism,
-    scan_threshold,
-    search_floor,
-    search_threshold,
-    tau_grid,
-)
-from dpgauss.releases._covariance import covariance_entries
-from dpgauss.utils._sums import row_norms
+from dpgauss.accounting._plan import dominates
+from dpgauss.releases._adaptive_plan import adaptive_plan
 
 
 def _skewed(n, d, seed, heavy=8):
@@ -36,124 +17,6 @@ def _skewed(n, d, seed, heavy=8):
     weights = 1.0 / np.arange(1, heavy + 1) ** 3
     bucket = rng.choice(heavy, size=n, p=weights / weights.sum())
     return X * (2.0 ** (bucket + 1 - heavy))[:, None]
-
-
-@pytest.mark.parametrize("loose", [1.0, 10.0, 1000.0])
-def test_private_radius_finds_the_top_of_the_norms(loose):
-    # 600 of 10,000 rows at norm 1: the result is never below the largest norm,
-    # and at most one grid step (sqrt 2) above it unless noise stops the
-    # scan early on one of the count-0 radii above the data: each does so with
-    # probability about exp(-T eps / 4) / 2 = 1/1600 (T = 4 log(800) / eps), so
-    # with 20 such radii (loose = 1000) in about 1% of runs; allow 10%.
-    norms = np.concatenate([np.full(600, 1.0), np.full(9400, 0.01)])
-    rng = np.random.default_rng(0)
-    svt = radius_mechanism(1.0, norms.size)
-    radii = np.array([private_radius(norms, loose, svt, rng) for _ in range(100)])
-    assert radii.min() >= 1.0 - 1e-12
-    assert np.mean(radii <= math.sqrt(2) * 1.0001) >= 0.9
-
-
-class _Recorder:
-    """An AboveThreshold stand-in that records the queries and fires at one."""
-
-    def __init__(self, fire_at=None):
-        self.fire_at, self.asked = fire_at, None
-
-    def first_above(self, values, rng):
-        self.asked = np.asarray(values)
-        if self.fire_at is None or self.fire_at >= values.size:
-            return None
-        return self.fire_at
-
-
-def test_scans_do_not_ask_the_query_whose_answer_cannot_change_the_result():
-    # The radius scan's count at data_norm is 0 (norms are clipped to it) and
-    # the threshold search's query at tau = r has no bias: firing there or at
-    # the next query returns the same value, so they are not asked, and noise
-    # alone cannot stop either at the top (at n = 150 it did in about a third
-    # of the fits). The first query asked maps to the old second one.
-    norms = np.concatenate([np.full(50, 0.3), np.full(50, 0.05)])
-    svt = _Recorder(fire_at=0)
-    assert private_radius(norms, 1.0, svt, None) == 1.0
-    assert svt.asked.size == RADIUS_GRID - 1
-    assert svt.asked[0] == 0.0  # count beyond 1/sqrt(2): none
-    svt = _Recorder(fire_at=3)  # the radius 2^-2 (query 4): return 2^-1.5
-    assert private_radius(norms, 1.0, svt, None) == 2.0**-1.5
-    assert private_radius(norms, 1.0, _Recorder(), None) == 1.0
-    taus = tau_grid(1.0)
-    noise = np.full(TAU_GRID, 1e-3)
-    for fire_at, expected in ((0, taus[0]), (2, taus[2]), (None, taus[-2])):
-        rec = _Recorder(fire_at)
-        got = search_threshold(norms, 1.0, noise, 100, lambda s, r=rec: r, None)
-        assert got == expected
-        assert rec.asked.size == TAU_GRID - 1
-
-
-def _search(norms, trace, final, n, d, rng):
-    plan = ReleasePlan(final, covariance_entries("auto", final, d))
-    noise = [predicted_noise(plan, n, d, t, trace) for t in tau_grid(1.0)]
-
-    def make_svt(sensitivity):
-        return AboveThreshold(threshold=0.0, sensitivity=sensitivity, epsilon=1.0)
-
-    return search_threshold(norms, 1.0, noise, n, make_svt, rng)
-
-
-def test_threshold_search_clips_a_thin_tail_and_keeps_a_thick_one():
-    n, d = 20_000, 50
-    final = ZCDP(0.05)
-    rng = np.random.default_rng(0)
-    # Five rows of norm 1 add a bias of 5/n (1 - tau^2) ~ 2.5e-4 when clipped;
-    # the predicted (denoised) noise at tau = 1 is ~2e-3 (0.4 sqrt(2 t sigma),
-    # t ~ 2^-6, sigma ~ 1.1e-3) and falls like tau, so clipping pays; where the
-    # noisy search stops varies from run to run, so the typical run must clip.
-    thin = np.concatenate([np.full(5, 1.0), np.full(n - 5, 2.0**-3)])
-    taus = [_search(thin, np.mean(thin**2), final, n, d, rng) for _ in range(20)]
-    assert np.median(taus) <= 0.5
-    thick = np.full(n, 1.0)
-    tau = _search(thick, 1.0, final, n, d, rng)
-    assert tau == 1.0  # clipping every row would cost far more than noise
-
-
-def test_search_floor_is_where_bias_surely_exceeds_noise():
-    # gamma(tau) = mean((min(|y|, 1)^2 - tau^2)_+) >= t - tau^2: at the floor the
-    # exact bias exceeds the noise for every set of norms (here 200 random sets
-    # of every shape, with the exact t), so a noise-free search would have
-    # stopped at or above it.
-    rng = np.random.default_rng(0)
-    taus = tau_grid(1.0)
-    for _ in range(200):
-        norms = rng.uniform(0, 1, rng.integers(5, 50)) ** rng.uniform(0.2, 5)
-        t = float(np.mean(norms**2))
-        noise = t * rng.uniform(0, 1) * taus**2  # falls with tau, as predicted
-        floor = search_floor(1.0, noise, t)
-        bias = np.mean(np.maximum(norms**2 - taus[floor] ** 2, 0.0))
-        assert taus[floor] ** 2 <= t - noise[floor] or floor == TAU_GRID - 1
-        assert bias >= noise[floor] - 1e-12
-    # No tau qualifies (trace within the noise): the whole grid.
-    assert search_floor(1.0, np.ones(TAU_GRID), 0.5) == TAU_GRID - 1
-    assert search_floor(1.0, np.zeros(TAU_GRID), 0.0) == TAU_GRID - 1
-
-
-def test_search_does_not_fall_below_the_floor():
-    # A threshold the queries never reach (the threshold noise of a search on
-    # few rows can be that large): before, the search returned the bottom of
-    # the grid, 2^-60 r, and the estimate was the zero matrix. With the trace
-    # it returns the tau above the floor (0.5: t = 0.25 with no noise).
-    norms = np.full(100, 0.5)  # t = 0.25
-    noise = np.zeros(TAU_GRID)
-
-    def never(sensitivity):
-        return AboveThreshold(threshold=1e9, sensitivity=sensitivity, epsilon=1.0)
-
-    rng = np.random.default_rng(0)
-    taus = tau_grid(1.0)
-    floor = search_floor(1.0, noise, 0.25)
-    assert taus[floor] == 0.5  # tau^2 = 0.25 <= t - 0
-    got = search_threshold(norms, 1.0, noise, 100, never, rng, trace=0.25)
-    assert got == taus[floor - 1]
-    # Without it the bottom of the grid is the floor.
-    assert search_threshold(norms, 1.0, noise, 100, never, rng) == taus[-2]
 
 
 def test_small_n_near_mean_centers_around_the_shrunk_mean():
@@ -287,18 +150,6 @@ def test_outputs_are_valid_and_score():
     assert np.isfinite(est.score(X))
 
 
-@pytest.mark.parametrize("n", [2, 40, 150, 10**6])
-def test_scan_threshold_is_reachable_with_n_rows(n):
-    # DLY's T = (4/eps) log(K/beta) was 178 at eps = 0.15, above n = 150, where
-    # the scan could then only stop by noise; with monotone noise the full T is
-    # (2/eps) (log(K/beta) + 1) = 102. The cap keeps T at most n / 2 and leaves
-    # large n untouched.
-    eps = 0.15
-    full = (2.0 / eps) * (math.log(RADIUS_GRID / RADIUS_BETA) + 1.0)
-    assert full_threshold(eps) == pytest.approx(full)
-    assert scan_threshold(eps, n) == min(full_threshold(eps), n / 2)
-
-
 def test_small_n_radius_does_not_collapse():
     # Iris-like: n = 150, d = 4, norms about 2, data_norm = 4, rho = 0.1. Before
     # the cap the radius fell to data_norm * 2^-39.5 and the covariance to about
@@ -316,35 +167,6 @@ def test_small_n_radius_does_not_collapse():
         errors.append(np.linalg.norm(est.covariance_ - C) / np.linalg.norm(C))
     assert min(radii) >= 0.5
     assert np.median(errors) < 0.8
-
-
-def test_scan_that_never_fires_returns_the_bound():
-    # Fewer rows than the threshold and no noise large enough: no evidence that
-    # the bound is loose, so the bound itself (not the bottom of the grid).
-    svt = AboveThreshold(threshold=1e6, sensitivity=1.0, epsilon=10.0)
-    norms = np.full(5, 0.5)
-    assert private_radius(norms, 4.0, svt, np.random.default_rng(0)) == 4.0
-
-
-@pytest.mark.parametrize("n", [2, 7, 10])
-def test_replacing_one_row_changes_at_most_one_pair(n):
-    # The privacy of the pairs path: for a pairing drawn independently of the
-    # data, neighbours' pair rows z differ in at most one row, whichever row is
-    # replaced and however far (1e300 keeps x/2 - x'/2 finite).
-    rng = np.random.default_rng(n)
-    X = rng.normal(size=(n, 3))
-    first, second = pair_indices(n, np.random.default_rng(1))
-    assert first.size == second.size == n // 2
-    assert len(set(first) | set(second)) == 2 * (n // 2)
-    base = PairDifferences(X, first, second)
-    for j in range(n):
-        Y = X.copy()
-        Y[j] = [1e300, -1e300, 1e12]
-        other = PairDifferences(Y, first, second)
-        changed = np.any(base.rows() != other.rows(), axis=1)
-        assert changed.sum() <= 1
-        assert np.all(np.isfinite(other.rows()))
-        np.testing.assert_allclose(other.norms(), row_norms(other.rows(), 0.0 * X[0]))
 
 
 def test_far_mean_uses_pairs_and_stays_useful():
@@ -443,3 +265,44 @@ def test_outputs_unchanged_by_the_shared_release_module(recorded):
     assert (est.centering_, est.method_) == (centering, method)
     assert np.trace(est.covariance_) == pytest.approx(trace, rel=1e-9)
     assert est.location_.sum() == pytest.approx(location, rel=1e-9, abs=0.0)
+
+
+@pytest.mark.parametrize("center", [True, False])
+@pytest.mark.parametrize("params", [{"rho": 0.5}, {"epsilon": 2.0}])
+@pytest.mark.parametrize("n", [3, 150, 5000])
+def test_every_planned_release_has_a_factory_that_builds(center, params, n):
+    est = TailSensitiveCovariance(data_norm=4.0, center=center, **params)
+    priced = est._pricing_plan(3)
+    assert all(r.make is not None for r in priced.releases())
+    plan = adaptive_plan(est._privacy_total(), 3, center, n=n, data_norm=4.0)
+    for release in plan.releases():
+        assert release.make is not None
+        for case in release.cases:
+            assert release.build(**case).cost == release.cost
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"rho": 1e-300}, "cannot be calibrated"),
+        ({"epsilon": 1e-300}, "cannot be calibrated"),
+        ({"data_norm": 1e-125}, "cannot be calibrated"),
+        ({"data_norm": 1e300}, "cannot be calibrated"),
+        ({"location": [0.0, 1.0]}, "location must be"),
+        ({"location": [0.0, np.nan, 0.0]}, "location must be"),
+    ],
+)
+@pytest.mark.parametrize("center", [True, False])
+def test_uncalibratable_fit_is_refused_before_the_spend(params, match, center):
+    budget = PrivacyBudget(rho=10.0) if "epsilon" not in params else None
+    if budget is None:
+        budget = PrivacyBudget(epsilon=10.0)
+    kwargs = {"rho": 1.0, "data_norm": 4.0, **params}
+    if "epsilon" in params:
+        kwargs.pop("rho")
+    est = TailSensitiveCovariance(center=center, budget=budget, **kwargs)
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    with pytest.raises(ValueError, match=match) as info:
+        est.fit(X)
+    assert "TailSensitiveCovariance" in str(info.value) or "location" in match
+    assert budget.ledger() == []

@@ -307,7 +307,7 @@ def test_one_row_cannot_turn_a_charged_fit_into_an_exception():
 
 
 def test_post_processing_is_finite_and_positive_definite_for_every_draw():
-    from dpgauss.ensemble._subsample import _psd_matrix
+    from dpgauss.ensemble._psd_aggregate import psd_matrix
 
     for upper, log_trace in [
         ([2.0**1000, -(2.0**1000), 2.0**1000], 700.0),
@@ -316,7 +316,7 @@ def test_post_processing_is_finite_and_positive_definite_for_every_draw():
         ([0.5, 0.1, 0.5], 1e308),
         ([0.5, 0.1, 0.5], -1e308),
     ]:
-        out = _psd_matrix(np.array(upper), 2, 1e-3, log_trace)
+        out = psd_matrix(np.array(upper), 2, 1e-3, log_trace)
         assert np.all(np.isfinite(out))
         assert np.linalg.eigvalsh(out).min() > 0
 

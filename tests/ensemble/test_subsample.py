@@ -13,10 +13,10 @@ from sklearn.pipeline import make_pipeline
 from dpgauss import PrivacyBudget
 from dpgauss.accounting import ZCDP, ApproxDP, PureDP, approx_to_zcdp
 from dpgauss.accounting._composition import compose
+from dpgauss.base import FitData
 from dpgauss.ensemble import SubsampleAggregate
-from dpgauss.ensemble._subsample import WINSOR_RISK, _winsorized_min_groups
+from dpgauss.ensemble._subsample import _winsorized_min_groups
 from dpgauss.exceptions import PrivateTestFailedError, UtilityWarning
-from dpgauss.releases._range import range_failure
 
 BETA = np.array([1.0, -2.0, 0.5])
 
@@ -424,27 +424,6 @@ def _k_min(total, p, radius="auto"):
     return _winsorized_min_groups(est._pricing_plan(3, total=total), (p,))
 
 
-def test_k_min_is_the_fewest_groups_within_the_risk():
-    # The documented value (epsilon 1, delta 1e-6, p = 5), and the union bound
-    # of both searches crosses WINSOR_RISK exactly there.
-    total = ZCDP(approx_to_zcdp(1.0, 1e-6))
-    k = _k_min(total, 5)
-    assert k == 1510
-    plan = SubsampleAggregate(LinearRegression())._pricing_plan(3, total=total)
-
-    def risk(k):
-        return range_failure(plan.cost("center"), k, 5, capped=False) + range_failure(
-            plan.cost("radius"), k, 1, capped=False
-        )
-
-    assert risk(k) <= WINSOR_RISK < risk(k - 1)
-    # more budget: fewer groups; more values: more groups; a public radius: one
-    # search fewer; pure DP's Laplace steps: many more
-    assert _k_min(ZCDP(0.5), 5) < k < _k_min(total, 20)
-    assert _k_min(total, 5, radius=1.0) < k
-    assert _k_min(PureDP(1.0), 5) > 10 * k
-
-
 def test_too_few_groups_warn_before_the_spend_and_charge_the_plan():
     X, y = _regression(6000)
     budget = PrivacyBudget(rho=10.0)
@@ -509,3 +488,61 @@ def test_auto_groups_of_a_classifier_are_larger():
     est = SubsampleAggregate(LogisticRegression(), rho=10.0, random_state=0)
     est.fit(X, y)
     assert (est.n_groups_, est.group_size_) == (200, 100)  # max(100, 10 d) rows
+
+
+# -- factories: one build of each release serves the check and the fit -------------
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"rho": 0.5},
+        {"epsilon": 1.0, "radius": 2.0},
+        {"aggregator": "populous", "epsilon": 4.0, "delta": 1e-3},
+        {"aggregator": "populous", "epsilon": 4.0, "delta": 1e-3, "radius": 3.0},
+        {
+            "estimator": EmpiricalCovariance(),
+            "statistic": "covariance_",
+            "aggregator": "populous",
+            "space": "psd",
+            "epsilon": 4.0,
+            "delta": 1e-3,
+        },
+        {
+            "estimator": EmpiricalCovariance(),
+            "statistic": "covariance_",
+            "aggregator": "populous",
+            "space": "psd",
+            "epsilon": 4.0,
+            "delta": 1e-3,
+            "radius": 0.5,
+        },
+    ],
+)
+def test_every_planned_release_has_a_factory_that_builds(params):
+    params = {"estimator": LinearRegression(), **params}
+    est = SubsampleAggregate(**params)
+    n, d = 60_000, 3  # the plan of a fit: its rows are validated (X given)
+    data = est._prepare_fit(FitData(n=n, d=d, X=np.zeros((n, d)), y=np.zeros(n)))
+    plan = est._build_plan(est._privacy_total(), data)
+    for release in plan.releases():
+        assert release.make is not None
+        release.build()
+    priced = est._pricing_plan(3)
+    assert all(r.make is not None for r in priced.releases())
+    assert priced.costs() == plan.costs()
+
+
+@pytest.mark.parametrize(
+    ("params", "release"),
+    [({"rho": 1e-30}, "center"), ({"epsilon": 1e-30, "radius": 1.0}, "center")],
+)
+def test_a_budget_float64_cannot_calibrate_is_refused_before_the_spend(params, release):
+    X, y = _regression(4000)
+    total = ZCDP(1.0) if "rho" in params else PureDP(1.0)
+    budget = PrivacyBudget(**_budget_kwargs(total))
+    est = SubsampleAggregate(LinearRegression(), budget=budget, **params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UtilityWarning)
+        message = f"SubsampleAggregate: the release '{release}'"
+        with pytest.raises(ValueError, match=message):
+            est.fit(X, y)
+    assert budget.ledger() == []

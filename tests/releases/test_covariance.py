@@ -1,4 +1,4 @@
-"""Covariance methods: projections, sensitivities, releases, Bingham sampling."""
+"""Covariance methods: projections, sensitivities, releases, the auto choice."""
 
 import math
 
@@ -7,19 +7,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
-from scipy import integrate
 
 from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.covariance._base import BasePrivateCovariance
-from dpgauss.releases._adaptive import tau_grid, threshold_queries
 from dpgauss.releases._covariance import (
     choose_method,
     covariance_entries,
     predicted_gauss_error,
     release_covariance,
 )
-from dpgauss.releases._emcov import sample_bingham
+from dpgauss.releases._threshold_search import tau_grid, threshold_queries
 from dpgauss.utils._linalg import (
     eigh_descending,
     project_simplex_capped,
@@ -109,17 +107,6 @@ def test_eigenvalue_trace_and_bias_sensitivities(pair, radius):
     assert np.all(np.abs(qx - qy) <= sens)
 
 
-def test_threshold_queries_match_their_definition():
-    # n gamma(tau) / r^2 - c with gamma(tau) = mean (min(|y|, r)^2 - tau^2)_+;
-    # the fixed-point sums floor each term onto a 2^-k grid (k = 50 for n = 4),
-    # so they agree with the float definition to 4 * 2^-50.
-    norms = np.array([0.1, 0.5, 0.9, 2.0])
-    taus = tau_grid(1.0)
-    queries, _ = threshold_queries(norms, 1.0, np.zeros(taus.size), norms.size)
-    brute = [np.sum(np.maximum(np.minimum(norms, 1.0) ** 2 - t**2, 0)) for t in taus]
-    np.testing.assert_allclose(queries, brute, atol=4 * 2.0**-48)
-
-
 def _unit_rows(n, d, seed, decay=0.7):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d)) * decay ** np.arange(d)
@@ -191,54 +178,6 @@ def test_model_floor_keeps_the_model_consistent():
     fitted = est._model_attributes(np.zeros(3), np.zeros(3), np.eye(3), 1e6, 1.0)
     assert fitted["eigenvalue_floor_"] == pytest.approx(2.0**-52 / 3)
     np.testing.assert_allclose(fitted["covariance_"] @ fitted["precision_"], np.eye(3))
-
-
-def test_release_trace_gives_an_upper_bound():
-    # beta = 1e-3: the upper bound fails in about 0.1% of runs. 100 rows whose
-    # squared norms are 0.3 r^2.
-    from dpgauss.releases._center import trace_release
-
-    bits = 40
-    units = int(0.3 * 2**bits) * 100
-    release = BasePrivateCovariance._release_trace
-    rng = np.random.default_rng(0)
-    uppers = []
-    for _ in range(2000):
-        plan = ReleasePlan(ZCDP(0.01), [trace_release(ZCDP(0.01), 100)])
-        uppers.append(release(units, bits, 100, 1.0, plan, rng)[1])
-    assert np.mean(np.array(uppers) < 0.3) < 0.005
-    plan = ReleasePlan(PureDP(1e6), [trace_release(PureDP(1e6), 100)])
-    estimate, upper, _ = release(units, bits, 100, 1.0, plan, rng)
-    assert estimate == pytest.approx(0.3, abs=1e-4)
-    assert upper >= estimate
-
-
-@pytest.mark.parametrize("a", [0.5, 5.0, 50.0])
-def test_bingham_sampler_on_the_circle_is_exact(a):
-    # Density exp(-a sin^2 phi) on the circle: E[x_2^2] by quadrature. 8,000
-    # draws: x_2^2 in [0, 1] has sd <= 0.5, so the mean's sd <= 0.0056; 5 sd.
-    rng = np.random.default_rng(1)
-    draws = np.array([sample_bingham(np.diag([0.0, a]), rng) for _ in range(8_000)])
-    weight = lambda p: np.exp(-a * np.sin(p) ** 2)  # noqa: E731
-    exact = (
-        integrate.quad(lambda p: np.sin(p) ** 2 * weight(p), 0, 2 * np.pi)[0]
-        / integrate.quad(weight, 0, 2 * np.pi)[0]
-    )
-    assert np.mean(draws[:, 1] ** 2) == pytest.approx(exact, abs=0.028)
-    np.testing.assert_allclose(np.linalg.norm(draws, axis=1), 1.0)
-
-
-def test_bingham_sampler_in_five_dimensions_matches_importance_sampling():
-    a = np.array([0.0, 1.0, 3.0, 10.0, 30.0])
-    rng = np.random.default_rng(2)
-    # 8,000 draws: each E[x_j^2] to within 5 sd (<= 0.028); the importance-
-    # sampling reference (500,000 uniform points) is far more precise.
-    draws = np.array([sample_bingham(np.diag(a), rng) for _ in range(8_000)])
-    u = rng.standard_normal((500_000, 5))
-    u /= np.linalg.norm(u, axis=1, keepdims=True)
-    w = np.exp(-(u * u) @ a)
-    reference = (u * u * w[:, None]).sum(axis=0) / w.sum()
-    np.testing.assert_allclose(np.mean(draws**2, axis=0), reference, atol=0.028)
 
 
 def test_choose_method_follows_the_theory():

@@ -9,7 +9,7 @@ from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.accounting._plan import PlanError, Release, ReleasePlan
 from dpgauss.mechanisms._checks import check_plan, check_release
 from dpgauss.mechanisms._range import QuantileSearch
-from dpgauss.releases._adaptive import pair_indices
+from dpgauss.releases._pairs import pair_indices
 from dpgauss.releases._range import (
     FRAME_PAIRS,
     HALF_PAIR_MEDIAN,

@@ -1,0 +1,62 @@
+"""The tail-sensitive covariance's releases (dpgauss.releases._adaptive)."""
+
+import numpy as np
+import pytest
+
+from dpgauss.accounting import ZCDP, PureDP
+from dpgauss.releases._adaptive import AdaptiveRelease, release_adaptive
+from dpgauss.releases._adaptive_plan import adaptive_plan
+from dpgauss.releases._radius import radius_grid
+from dpgauss.releases._threshold_search import tau_grid
+
+
+def _release(X, total, center, data_norm=8.0, seed=0):
+    n, d = X.shape
+    plan = adaptive_plan(total, d, center, n=n, data_norm=data_norm)
+    rng = np.random.default_rng(seed)
+    release = release_adaptive(X, np.zeros(d), data_norm, center, plan, rng)
+    plan.finish()  # every planned release drew exactly once
+    return release
+
+
+@pytest.mark.parametrize("total", [ZCDP(1.0), PureDP(2.0)])
+@pytest.mark.parametrize(("n", "center"), [(2000, True), (150, True), (500, False)])
+def test_release_draws_each_planned_release_once_and_is_valid(total, n, center):
+    X = np.random.default_rng(n).normal(size=(n, 3))
+    release = _release(X, total, center)
+    assert isinstance(release, AdaptiveRelease)
+    assert release.values.shape == (3,)
+    assert np.all(release.values >= 0)
+    assert release.vectors.shape == (3, 3)
+    np.testing.assert_allclose(
+        release.vectors.T @ release.vectors, np.eye(3), atol=1e-9
+    )
+    assert release.method in {"gauss", "separate"}
+    assert release.clip_threshold <= release.radius
+    assert np.sum(release.values) <= release.cap * (1 + 1e-12)
+    expected = {"mean", "pairs"} if center else {"none"}
+    assert release.centering in expected
+
+
+@pytest.mark.parametrize("center", [True, False])
+def test_radius_and_threshold_are_points_of_the_public_grids(center):
+    X = np.random.default_rng(0).normal(size=(1000, 4))
+    for seed in range(5):
+        release = _release(X, ZCDP(0.5), center, seed=seed)
+        # Pairs report their radius for (x - x') / sqrt(2): sqrt(2) times the
+        # grid point.
+        scale = np.sqrt(2.0) if release.centering == "pairs" else 1.0
+        radius = release.radius / scale
+        assert np.any(np.isclose(radius, radius_grid(8.0), rtol=1e-15, atol=0))
+        taus = tau_grid(radius)
+        tau = release.clip_threshold / scale
+        assert np.any(np.isclose(tau, taus, rtol=1e-15, atol=0))
+
+
+def test_release_is_a_function_of_the_seed():
+    X = np.random.default_rng(1).normal(size=(300, 2))
+    a, b = _release(X, ZCDP(1.0), True), _release(X, ZCDP(1.0), True)
+    np.testing.assert_array_equal(a.values, b.values)
+    np.testing.assert_array_equal(a.center, b.center)
+    c = _release(X, ZCDP(1.0), True, seed=1)
+    assert not np.array_equal(a.values, c.values)
