@@ -73,8 +73,8 @@ class TailSensitiveCovariance(BasePrivateCovariance):
     radius_ : float
         The privately found radius (for pairs, of ``(x - x') / sqrt(2)``, whose
         second moment is the covariance).
-    clip_threshold_ : float
-        The privately chosen clipping threshold (at most ``radius_``).
+    clip_radius_ : float
+        The privately chosen radius the rows were clipped to (at most ``radius_``).
     centering_ : {"mean", "pairs", "none"}
         How the covariance was centered: around the released mean, by pair
         differences, or not at all (``center=False``).
@@ -241,7 +241,7 @@ class TailSensitiveCovariance(BasePrivateCovariance):
         fitted.update(
             method_=release.method,
             radius_=release.radius,
-            clip_threshold_=release.clip_threshold,
+            clip_radius_=release.clip_radius,
             centering_=release.centering,
         )
         return fitted

@@ -130,7 +130,7 @@ def _describe(est):
     """What a fitted estimator chose privately (method, clipping threshold)."""
     if isinstance(est, TailSensitiveCovariance):
         return (
-            f"{est.method_}, clipped at {est.clip_threshold_:.3g}, "
+            f"{est.method_}, clipped at {est.clip_radius_:.3g}, "
             f"centered by {est.centering_}"
         )
     return est.method_

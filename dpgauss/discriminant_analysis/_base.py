@@ -184,11 +184,11 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         # monotone in the radius (its grid is a power of two near the noise
         # scale), so a radius in between can still fail: the fit then clips to
         # data_norm (see _clipping_ball), which is checked here.
-        B = float(self.data_norm)
+        data_norm = float(self.data_norm)
         factories = self._factories(n, d, data.n_partials)
-        radii = [B]
+        radii = [data_norm]
         if self.clipping == "adaptive":
-            radii.append(max(B / (RADIUS_GRID - 1), MIN_RADIUS))
+            radii.append(max(data_norm / (RADIUS_GRID - 1), MIN_RADIUS))
         cases = tuple({"radius": r} for r in radii)
         K = check_classes(self.classes, type(self).__name__).size
         # Entries each class release randomises together (its lattice size).
@@ -215,18 +215,18 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         """Each release's factory; the class statistics take the clipping
         ``radius`` (data_norm by default)."""
         K = check_classes(self.classes, type(self).__name__).size
-        B = float(self.data_norm)
+        data_norm = float(self.data_norm)
 
-        def class_sums(cost, *, radius=B):
+        def class_sums(cost, *, radius=data_norm):
             return class_sum_mechanism(cost, n, d, K, radius, partials)
 
         factories = {
-            "center": lambda cost: mean_mechanism(cost, n, d, B, partials),
-            "radius": lambda cost: _radius_mechanism(cost, B),
+            "center": lambda cost: mean_mechanism(cost, n, d, data_norm, partials),
+            "radius": lambda cost: _radius_mechanism(cost, data_norm),
             "class_counts": count_mechanism,
             "class_sums": class_sums,
         }
-        factories.update(self._moment_factories(n, d, K, B, partials))
+        factories.update(self._moment_factories(n, d, K, data_norm, partials))
         return factories
 
     def _calibrates_at(self, plan, radius):
@@ -262,17 +262,17 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         noise draw at the same privacy.
         """
         n = X.shape[0]
-        B = float(self.data_norm)
+        data_norm = float(self.data_norm)
         if self.clipping == "fixed":
-            return location, B
-        total, _ = clipped_sums(X, location, B, with_outer=False)
+            return location, data_norm
+        total, _ = clipped_sums(X, location, data_norm, with_outer=False)
         mech = plan.calibrate("center")
-        offset = project_ball(mech.randomise(total / n, rng)[None, :], B)[0]
+        offset = project_ball(mech.randomise(total / n, rng)[None, :], data_norm)[0]
         center = location + offset
         norms = row_norms(X, center)
         mech = plan.calibrate("radius")
         radius = float(mech.release(norms, rng))
-        if radius >= (1.0 - AT_BOUND) * B:  # a released value: warning is free
+        if radius >= (1.0 - AT_BOUND) * data_norm:  # a released value: warning is free
             warnings.warn(
                 f"{type(self).__name__}: the released {RADIUS_QUANTILE:.0%} radius "
                 "of the rows around the released center is within "
@@ -283,9 +283,9 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
                 UtilityWarning,
                 stacklevel=caller_stacklevel(),
             )
-        radius = max(radius, B / (RADIUS_GRID - 1), MIN_RADIUS)
+        radius = max(radius, data_norm / (RADIUS_GRID - 1), MIN_RADIUS)
         if not self._calibrates_at(plan, radius):
-            radius = B
+            radius = data_norm
         return center, radius
 
     def _warn_if_clipped_away(self, mean_offset, radius, noise):

@@ -186,8 +186,8 @@ class PrivateLinearDiscriminantAnalysis(
         self.budget = budget
         self.random_state = random_state
 
-    def _moment_factories(self, n, d, K, B, partials):
-        def second_moment(cost, *, radius=B):
+    def _moment_factories(self, n, d, K, data_norm, partials):
+        def second_moment(cost, *, radius=data_norm):
             return second_moment_mechanism(cost, n, d, radius, partials)
 
         return {"second_moment": second_moment}
@@ -196,15 +196,15 @@ class PrivateLinearDiscriminantAnalysis(
         X = data.X
         n = X.shape[0]
         parts = self._release_classes(data, plan, rng, outer="pooled")
-        B = parts["radius"]
-        mech = plan.calibrate("second_moment", radius=B)
+        radius = parts["radius"]
+        mech = plan.calibrate("second_moment", radius=radius)
         released = mech.randomise(parts["moments"] / n, rng)
         offsets = parts["offsets"]
         weights = parts["sizes"] / float(n)
         weights = weights / max(1.0, float(np.sum(weights)))
         between = (offsets.T * weights) @ offsets
         values, vectors = class_covariance(
-            mech, released, B * B, 1.0, between, self.shrinkage
+            mech, released, radius * radius, 1.0, between, self.shrinkage
         )
         covariance = (vectors * values) @ vectors.T
         # Sigma^-1 m_k from the eigendecomposition (values > 0 for every draw).

@@ -176,8 +176,8 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
         self.budget = budget
         self.random_state = random_state
 
-    def _moment_factories(self, n, d, K, B, partials):
-        def class_second_moments(cost, *, radius=B):
+    def _moment_factories(self, n, d, K, data_norm, partials):
+        def class_second_moments(cost, *, radius=data_norm):
             return block_moment_mechanism(cost, n, d, K, radius, partials)
 
         return {"class_second_moments": class_second_moments}
@@ -186,9 +186,9 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
         X = data.X
         n = X.shape[0]
         parts = self._release_classes(data, plan, rng, outer="per_class")
-        B = parts["radius"]
+        radius = parts["radius"]
         K = parts["classes"].size
-        mech = plan.calibrate("class_second_moments", radius=B)
+        mech = plan.calibrate("class_second_moments", radius=radius)
         # The diagonal blocks of the block-diagonal release, drawn without
         # forming the (K d) x (K d) matrix (randomise_blocks).
         released = mech.randomise_blocks(parts["moments"] / n, rng)
@@ -198,7 +198,7 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
             values, vectors = class_covariance(
                 mech,
                 released[k],
-                B * B,
+                radius * radius,
                 n / parts["sizes"][k],
                 np.outer(m, m),
                 self.shrinkage,

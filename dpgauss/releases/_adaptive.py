@@ -106,7 +106,7 @@ class AdaptiveRelease:
         ``"gauss"`` or ``"separate"``: the final mechanism.
     radius : float
         The privately found radius (for pairs, of ``(x - x') / sqrt(2)``).
-    clip_threshold : float
+    clip_radius : float
         The privately chosen clipping threshold (at most ``radius``).
     centering : str
         ``"mean"``, ``"pairs"`` or ``"none"``.
@@ -119,7 +119,7 @@ class AdaptiveRelease:
     cap: float
     method: str
     radius: float
-    clip_threshold: float
+    clip_radius: float
     centering: str
 
 
@@ -161,7 +161,7 @@ def release_adaptive(X, location, data_norm, center, plan, rng):
     noise = [predicted_noise(plan, m, d, t, path.trace) for t in tau_grid(radius)]
 
     def make_svt(sensitivity):
-        return plan.calibrate("clip_threshold", sensitivity=sensitivity)
+        return plan.calibrate("clip_radius", sensitivity=sensitivity)
 
     tau = search_threshold(
         path.clipped, radius, noise, m, make_svt, rng, trace=path.lower
@@ -189,7 +189,7 @@ def release_adaptive(X, location, data_norm, center, plan, rng):
         cap=scale * tau * tau,
         method=method,
         radius=math.sqrt(scale) * radius,
-        clip_threshold=math.sqrt(scale) * tau,
+        clip_radius=math.sqrt(scale) * tau,
         centering=path.centering,
     )
 

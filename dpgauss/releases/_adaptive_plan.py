@@ -124,7 +124,7 @@ def adaptive_plan(total, d, center, split=DEFAULT_SPLIT, n=None, data_norm=None)
     >>> from dpgauss.accounting import ZCDP
     >>> from dpgauss.releases._adaptive_plan import adaptive_plan
     >>> [r.name for r in adaptive_plan(ZCDP(1.0), 3, False).releases()][:3]
-    ['radius', 'trace', 'clip_threshold']
+    ['radius', 'trace', 'clip_radius']
     """
     mean, rest = mean_entries(total, center, n, d, data_norm)
     radius, trace, searching, final = split_cost(rest, tuple(split))
@@ -145,7 +145,7 @@ def adaptive_plan(total, d, center, split=DEFAULT_SPLIT, n=None, data_norm=None)
         entries = [Choice("scans", {"both": (around, spread), "pairs": (pairs,)})]
     covariance = covariance_entries("auto", final, d, n, data_norm)
     search = Release(
-        "clip_threshold",
+        "clip_radius",
         as_pure(searching),
         "above_threshold",
         search_factory(ReleasePlan(final, covariance), n, d, data_norm),
@@ -198,7 +198,7 @@ def adaptive_cases(n, data_norm, center):
     return {
         "mean": ({}, {"radius": smallest_radius(bound)}),
         "trace": tuple({"bits": fixed_point_bits(rows)} for rows in counts),
-        "clip_threshold": (*corners, {"sensitivity": WORST_SENSITIVITY}),
+        "clip_radius": (*corners, {"sensitivity": WORST_SENSITIVITY}),
         **dict.fromkeys(_FINAL, final),
     }
 

@@ -123,11 +123,11 @@ def test_ledger_matches_the_plan_and_adds_up(center, total):
     expected = scans if center else ["above_threshold:radius"]
     assert labels[: len(expected)] == expected
     assert labels[-2:] == [
-        "above_threshold:clip_threshold",
+        "above_threshold:clip_radius",
         "choice:covariance/second_moment",
     ]
     assert len(labels) == len(expected) + (4 if center else 3)
-    assert est.clip_threshold_ <= est.radius_ <= 5.0 * (2**0.5 if center else 1)
+    assert est.clip_radius_ <= est.radius_ <= 5.0 * (2**0.5 if center else 1)
 
 
 @pytest.mark.parametrize(
@@ -145,7 +145,7 @@ def test_outputs_are_valid_and_score():
     X = _skewed(3000, 4, 2)
     est = TailSensitiveCovariance(epsilon=1.0, data_norm=1.0, random_state=0).fit(X)
     assert np.linalg.eigvalsh(est.covariance_).min() >= -1e-12
-    assert np.trace(est.covariance_) <= est.clip_threshold_**2 * (1 + 1e-9)
+    assert np.trace(est.covariance_) <= est.clip_radius_**2 * (1 + 1e-9)
     assert est.method_ in {"gauss", "separate"}
     assert np.isfinite(est.score(X))
 
@@ -230,7 +230,7 @@ def test_tiny_radius_completes_after_the_charge(estimator):
 
 # Outputs of TailSensitiveCovariance(random_state=0) recorded before its plan and
 # releases moved to dpgauss.releases._adaptive (shared with PrivatePCA and
-# PrivateWhitener, method="tail"): (params, radius_, clip_threshold_,
+# PrivateWhitener, method="tail"): (params, radius_, clip_radius_,
 # centering_, method_, trace of covariance_, sum of location_). The radius and
 # threshold are grid points (exact); the two sums are checked to rtol 1e-9: BLAS
 # rounding moves them by ~1e-13 relative, a different noise draw by its noise
@@ -261,7 +261,7 @@ def test_outputs_unchanged_by_the_shared_release_module(recorded):
     params, radius, tau, centering, method, trace, location = recorded
     X = load_digits().data / 16.0
     est = TailSensitiveCovariance(random_state=0, **params).fit(X)
-    assert (est.radius_, est.clip_threshold_) == (radius, tau)
+    assert (est.radius_, est.clip_radius_) == (radius, tau)
     assert (est.centering_, est.method_) == (centering, method)
     assert np.trace(est.covariance_) == pytest.approx(trace, rel=1e-9)
     assert est.location_.sum() == pytest.approx(location, rel=1e-9, abs=0.0)

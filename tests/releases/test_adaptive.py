@@ -32,7 +32,7 @@ def test_release_draws_each_planned_release_once_and_is_valid(total, n, center):
         release.vectors.T @ release.vectors, np.eye(3), atol=1e-9
     )
     assert release.method in {"gauss", "separate"}
-    assert release.clip_threshold <= release.radius
+    assert release.clip_radius <= release.radius
     assert np.sum(release.values) <= release.cap * (1 + 1e-12)
     expected = {"mean", "pairs"} if center else {"none"}
     assert release.centering in expected
@@ -49,7 +49,7 @@ def test_radius_and_threshold_are_points_of_the_public_grids(center):
         radius = release.radius / scale
         assert np.any(np.isclose(radius, radius_grid(8.0), rtol=1e-15, atol=0))
         taus = tau_grid(radius)
-        tau = release.clip_threshold / scale
+        tau = release.clip_radius / scale
         assert np.any(np.isclose(tau, taus, rtol=1e-15, atol=0))
 
 

@@ -27,7 +27,7 @@ from dpgauss.utils._sums import fixed_point_bits
 def test_plan_shape_and_costs_add_up_to_the_total(total, center):
     plan = adaptive_plan(total, 4, center, n=1000, data_norm=3.0)
     names = [e.name for e in plan.entries]
-    expected = ["trace", "clip_threshold", "covariance"]
+    expected = ["trace", "clip_radius", "covariance"]
     if center:
         assert names == ["scans", "mean", *expected]
         scans = plan.entries[0]
@@ -79,7 +79,7 @@ def test_cases_cover_both_row_counts_and_both_ends_of_the_grids():
     corners = [(c["rows"], c["radius"]) for c in cases["second_moment"]]
     assert corners == [(n, bound), (n, tiny), (n // 2, bound), (n // 2, tiny)]
     assert all(c["n_partials"] == c["rows"] for c in cases["eigenvectors"])
-    assert cases["clip_threshold"][-1] == {"sensitivity": WORST_SENSITIVITY}
+    assert cases["clip_radius"][-1] == {"sensitivity": WORST_SENSITIVITY}
     assert len(adaptive_cases(n, bound, center=False)["second_moment"]) == 2
 
 
