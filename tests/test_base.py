@@ -282,3 +282,24 @@ def test_the_utility_check_reads_the_prediction_built_from_the_checked_mechanism
     again = filled_prediction(seen["mechanisms"], "gauss", 3, 4.0)
     assert again == seen["prediction"]
     assert seen["prediction"].baseline == 16.0 / math.sqrt(3)
+
+
+def test_a_release_planned_without_a_factory_fails_before_the_spend():
+    # The check before the spend builds every planned release with its
+    # factory; one without a factory is a bug in the estimator, raised before
+    # anything is charged (never a silently unchecked release).
+    from dataclasses import replace
+
+    from dpgauss.accounting._plan import PlanError, ReleasePlan
+
+    class Unchecked(PrivateCovariance):
+        def _build_plan(self, total, data):
+            plan = super()._build_plan(total, data)
+            return ReleasePlan(total, [replace(r, make=None) for r in plan.entries])
+
+    budget = PrivacyBudget(rho=1.0)
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    est = Unchecked(method="gauss", rho=0.5, data_norm=3.0, budget=budget)
+    with pytest.raises(PlanError, match="without a factory"):
+        est.fit(X)
+    assert budget.spent() == ZCDP(0.0)

@@ -201,15 +201,15 @@ class ReleasePlan:
     >>> from dpgauss.accounting import ZCDP
     >>> from dpgauss.accounting._plan import Release, ReleasePlan
     >>> from dpgauss.mechanisms import GaussianMechanism
+    >>> def gaussian(cost, sensitivity=1.0):
+    ...     return GaussianMechanism(sensitivity=sensitivity, rho=cost.rho)
     >>> plan = ReleasePlan(ZCDP(1.0), [
-    ...     Release("mean", ZCDP(0.1), "gaussian"),
-    ...     Release("second_moment", ZCDP(0.9), "gaussian"),
+    ...     Release("mean", ZCDP(0.1), "gaussian", gaussian),
+    ...     Release("second_moment", ZCDP(0.9), "gaussian", gaussian),
     ... ])
     >>> plan.charges()
     [(ZCDP(rho=0.1), 'gaussian:mean'), (ZCDP(rho=0.9), 'gaussian:second_moment')]
-    >>> mech = plan.calibrate(
-    ...     "mean", lambda cost: GaussianMechanism(sensitivity=1.0, rho=cost.rho)
-    ... )
+    >>> mech = plan.calibrate("mean", sensitivity=0.5)
     >>> mech.cost
     ZCDP(rho=0.1)
     """
@@ -322,34 +322,30 @@ class ReleasePlan:
             raise PlanError(f"the choice {name!r} was made twice.")
         self._chosen[name] = option
 
-    def calibrate(self, name, make=None, **case):
-        """Build the mechanism of release ``name`` from its planned cost.
+    def calibrate(self, name, **case):
+        """Build the mechanism of release ``name`` with the release's own factory.
+
+        The same factory built it at the release's public cases before the
+        spend (:func:`~dpgauss.mechanisms._checks.check_plan`), so the fit
+        draws only from a mechanism of the kind that check saw.
 
         Parameters
         ----------
         name : str
             The release.
-        make : callable, default=None
-            ``make(cost)`` returns a calibrated mechanism whose ``cost`` is the
-            planned cost; by default the release's own factory is used.
         **case
-            Keyword arguments for the release's own factory (values released
-            earlier in the fit, or public ones); only without ``make``.
+            Keyword arguments for the factory (values released earlier in the
+            fit, or public ones the fit knows, such as its chunk count).
 
         Returns
         -------
         object
-            The mechanism.
+            The mechanism, whose ``cost`` is the planned cost.
         """
         release = self._release(name)
         if name in self._mechanisms:
             raise PlanError(f"the release {name!r} was calibrated twice.")
-        if make is None:
-            mechanism = release.build(**case)
-        elif case:
-            raise PlanError("case values are for the release's own factory.")
-        else:
-            mechanism = make(release.cost)
+        mechanism = release.build(**case)
         if mechanism.cost != release.cost:
             raise PlanError(
                 f"the release {name!r} is planned at {release.cost} but its mechanism "

@@ -27,15 +27,20 @@ class _Mechanism:
         return value
 
 
+def _make(cost, doubled=False):
+    """A stand-in factory; ``doubled`` miscalibrates (twice the planned rho)."""
+    return _Mechanism(ZCDP(cost.rho * 2) if doubled else cost)
+
+
 def _choice(rho):
     half = ZCDP(rho / 2)
     return Choice(
         "covariance",
         {
-            "gauss": (Release("second_moment", ZCDP(rho), "gaussian"),),
+            "gauss": (Release("second_moment", ZCDP(rho), "gaussian", _make),),
             "separate": (
-                Release("eigenvalues", half, "gaussian"),
-                Release("eigenvectors", half, "gaussian"),
+                Release("eigenvalues", half, "gaussian", _make),
+                Release("eigenvectors", half, "gaussian", _make),
             ),
         },
     )
@@ -143,40 +148,42 @@ def test_approximate_steps_sit_next_to_zcdp_steps():
 
 def test_finish_checks_every_release_drew_once_at_its_cost():
     def plan():
-        return ReleasePlan(ZCDP(1.0), [Release("mean", ZCDP(0.1), "g"), _choice(0.9)])
+        return ReleasePlan(
+            ZCDP(1.0), [Release("mean", ZCDP(0.1), "g", _make), _choice(0.9)]
+        )
 
     ok = plan()
-    ok.calibrate("mean", _Mechanism).randomise(0.0)
+    ok.calibrate("mean").randomise(0.0)
     ok.choose("covariance", "separate")
-    ok.calibrate("eigenvalues", _Mechanism).randomise(0.0)
-    ok.calibrate("eigenvectors", _Mechanism).randomise(0.0)
+    ok.calibrate("eigenvalues").randomise(0.0)
+    ok.calibrate("eigenvectors").randomise(0.0)
     ok.finish()
 
     never = plan()
-    never.calibrate("mean", _Mechanism).randomise(0.0)
+    never.calibrate("mean").randomise(0.0)
     never.choose("covariance", "gauss")
     with pytest.raises(PlanError, match="never made"):
         never.finish()
 
     twice = plan()
-    mech = twice.calibrate("mean", _Mechanism)
+    mech = twice.calibrate("mean")
     mech.randomise(0.0)
     mech.randomise(0.0)  # a second draw with the same cost: not in the ledger
     twice.choose("covariance", "gauss")
-    twice.calibrate("second_moment", _Mechanism).randomise(0.0)
+    twice.calibrate("second_moment").randomise(0.0)
     with pytest.raises(PlanError, match="2 times"):
         twice.finish()
 
     wrong = plan()
     with pytest.raises(PlanError, match="planned at"):
-        wrong.calibrate("mean", lambda cost: _Mechanism(ZCDP(cost.rho * 2)))
+        wrong.calibrate("mean", doubled=True)
     with pytest.raises(PlanError, match="not chosen"):
-        wrong.calibrate("second_moment", _Mechanism)
-    wrong.calibrate("mean", _Mechanism)
+        wrong.calibrate("second_moment")
+    wrong.calibrate("mean")
     with pytest.raises(PlanError, match="twice"):
-        wrong.calibrate("mean", _Mechanism)
+        wrong.calibrate("mean")
     with pytest.raises(PlanError, match="no release"):
-        wrong.calibrate("nothing", _Mechanism)
+        wrong.calibrate("nothing")
     with pytest.raises(PlanError, match="drew noise 0 times"):
         wrong.finish()
 

@@ -55,8 +55,8 @@ def _spy(monkeypatch):
     record = {}
     calibrate = ReleasePlan.calibrate
 
-    def spying(self, name, make=None, **case):
-        mech = calibrate(self, name, make, **case)
+    def spying(self, name, **case):
+        mech = calibrate(self, name, **case)
         for method in ("randomise", "release", "randomise_blocks"):
             inner = getattr(mech, method, None)
             if inner is not None:

@@ -56,12 +56,13 @@ def _runner(X, total, make=counts_mechanism):
     costs = [total.__class__(v) for v in _equal_values(total, len(names))]
 
     def once(rng):
-        plan = ReleasePlan(
-            total, [Release(n, c, "audit") for n, c in zip(names, costs, strict=True)]
-        )
+        entries = [
+            Release(n, c, "audit", make) for n, c in zip(names, costs, strict=True)
+        ]
+        plan = ReleasePlan(total, entries)
 
         def release(name, l2_squared):
-            return plan.calibrate(name, lambda c: make(c, l2_squared))
+            return plan.calibrate(name, l2_squared=l2_squared)
 
         estimate, _, _ = product_rounds([X] * len(names), names, release, rng)
         plan.finish()

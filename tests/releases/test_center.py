@@ -89,8 +89,8 @@ class _NoiselessPlan(ReleasePlan):
         super().__init__(total, entries)
         self.record, self.mechanisms = {}, {}
 
-    def calibrate(self, name, make=None, **case):
-        mechanism = super().calibrate(name, make, **case)
+    def calibrate(self, name, **case):
+        mechanism = super().calibrate(name, **case)
         self.mechanisms[name] = mechanism
         return _Noiseless(mechanism, self.record, name)
 
