@@ -17,6 +17,7 @@ from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.mechanisms._range import QuantileSearch, range_failure
 from dpgauss.releases._pairs import PairDifferences, pair_indices
+from dpgauss.utils._sums import row_norms
 
 __all__ = [
     "CoarseRange",
@@ -264,7 +265,7 @@ def top_eigenvalue(pairs, plan, rng, name="range_scale", scales=None, frame=None
             some = some / scales
         if frame is not None:
             some = some @ frame.T
-    found = one_column_median(name, row_norms(some), plan, rng)
+    found = one_column_median(name, row_norms(some, 0.0, far=True), plan, rng)
     with np.errstate(over="ignore"):
         top = 2.0 * found * found / CHI2_1_MEDIAN
     if not top > 0.0:
@@ -299,19 +300,6 @@ def one_column_median(name, values, plan, rng):
     return float(search.release(np.asarray(values)[:, None], rng)[0])
 
 
-def row_norms(X):
-    """The rows' l2 norms, computed scaled (no overflow or underflow on the
-    way) and clipped to the largest finite float."""
-    # C order: each norm reads its own row, in one order, whatever the input's.
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    top = np.max(np.abs(X), axis=1)
-    safe = np.where(top > 0.0, top, 1.0)
-    with np.errstate(all="ignore"):
-        norms = top * np.linalg.norm(X / safe[:, None], axis=1)
-    big = float(np.finfo(np.float64).max)
-    return np.clip(np.nan_to_num(norms, nan=big, posinf=big), 0.0, big)
-
-
 def norm_bound(X, plan, rng):
     """A private bound on ``||mu||`` from the median of the rows' norms.
 
@@ -330,7 +318,9 @@ def norm_bound(X, plan, rng):
     This is a utility argument: the privacy of the fit does not depend on it.
     """
     some = np.asarray(X[range_subset(X.shape[0], rng)])
-    found = one_column_median("range_location", row_norms(some), plan, rng)
+    found = one_column_median(
+        "range_location", row_norms(some, 0.0, far=True), plan, rng
+    )
     with np.errstate(over="ignore"):
         bound = NORM_MARGIN * found
     return bound if bound > 0.0 else 1.0

@@ -67,6 +67,8 @@ CHUNK_ROWS = 1 << 13
 _U = 2.0**-53  # unit roundoff of float64
 #: Norms below this take the scaled path (no subnormal squares).
 _TINY_NORM = 2.0**-480
+#: The largest float, where a search's norms are capped.
+_MAX_FLOAT = float(np.finfo(np.float64).max)
 
 
 def _gamma(k):
@@ -252,32 +254,44 @@ def clipped_sums(X, center, radius, with_outer=True, trace_bits=None, transform=
     return sum_y, sum_yy, sum(int(p[2]) for p in parts)
 
 
-def _block_norms(block, center):
-    norms = [_offsets_and_norms(chunk, center)[1] for chunk in iter_chunks(block)]
+def _block_norms(block, center, far):
+    norms = []
+    for chunk in iter_chunks(block):
+        norm = _offsets_and_norms(chunk, center)[1]
+        if far:
+            lost = ~np.isfinite(np.asarray(chunk, dtype=np.float64) - center)
+            norm[lost.any(axis=1)] = np.inf
+            norm = np.minimum(norm, _MAX_FLOAT)
+        norms.append(norm)
     return np.concatenate(norms) if norms else np.zeros(0)
 
 
-def row_norms(X, center):
-    """Return the l2 norm of every row's offset from ``center`` (non-finite -> 0).
+def row_norms(X, center, far=False):
+    """Return the l2 norm of every row's offset from ``center``.
 
     Parameters
     ----------
     X : ndarray or dask array of shape (n_samples, n_features)
         The data.
-    center : ndarray of shape (n_features,)
+    center : ndarray of shape (n_features,) or float
         The center.
+    far : bool, default=False
+        What a row that is not finite, or whose offset overflows float64
+        (1.7e308 against a center at -1.7e308), counts as. False: the center
+        (norm 0), as :func:`clip_rows` maps it there, so clipping and its
+        norms agree. True: infinitely far, for a private search that counts
+        rows by their norm (a lost row is a far one); every norm is then
+        capped at the largest float, so the search's keys stay finite.
 
     Returns
     -------
     ndarray of shape (n_samples,)
-        The computed norms, in row order. A row that is not finite, or whose
-        offset overflows float64 (1.7e308 against a center at -1.7e308), counts
-        as the center: norm 0, as :func:`clip_rows` maps it to the center; a
-        finite offset whose squared norm overflows keeps its (finite or inf)
-        scaled norm.
+        The computed norms, in row order. Without ``far``, a finite offset
+        whose squared norm overflows keeps its (finite or inf) scaled norm.
+        Each norm is a function of its row alone.
     """
     with np.errstate(all="ignore"):
-        return np.concatenate(_over_blocks(X, _block_norms, center))
+        return np.concatenate(_over_blocks(X, _block_norms, center, far))
 
 
 def _offsets_and_norms(x, center, transform=None):

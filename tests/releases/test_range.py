@@ -23,7 +23,6 @@ from dpgauss.releases._range import (
     pair_scale,
     range_release,
     range_subset,
-    row_norms,
     scale_costs,
     scaled_deviations,
     search_factory,
@@ -195,12 +194,17 @@ def test_pair_scale_is_sigma_and_stays_within_float64():
     np.testing.assert_array_equal(pair_scale([0.0, 0.0]), 1.0)
 
 
-def test_row_norms_never_overflow_and_match_numpy():
+def test_the_searched_norms_never_overflow_and_match_numpy():
+    # The range searches count rows by their norms with far=True: a row whose
+    # norm overflows, or that is not finite, counts as far (the largest float).
+    from dpgauss.utils._sums import row_norms
+
     rng = np.random.default_rng(0)
     X = rng.normal(size=(50, 4))
-    np.testing.assert_allclose(row_norms(X), np.linalg.norm(X, axis=1), rtol=1e-14)
+    norms = row_norms(X, 0.0, far=True)
+    np.testing.assert_allclose(norms, np.linalg.norm(X, axis=1), rtol=1e-14)
     huge = np.array([[BIG, BIG], [1e-320, 0.0], [np.nan, 1.0], [np.inf, 0.0]])
-    norms = row_norms(huge)
+    norms = row_norms(huge, 0.0, far=True)
     assert norms[0] == BIG
     assert norms[1] == pytest.approx(1e-320)
     assert norms[2] == BIG
