@@ -244,7 +244,7 @@ def top_eigenvalue(pairs, plan, rng, name="range_scale", scales=None, frame=None
 
     Releases ``name``: the median M of ``||S^-1 z||`` over at most RANGE_ROWS
     pairs ``z = x/2 - x'/2`` drawn independently of the data, by
-    :func:`one_column_median` (replacing one row changes one pair, hence one
+    :func:`one_column_quantile` (replacing one row changes one pair, hence one
     norm: each count moves by at most 1 whatever d is; S is released). For
     Gaussian rows ``S^-1 z ~ N(0, B / 2)``, ``B = S^-1 C S^-1``, and
     ``||S^-1 z||^2 >= lambda_1 g^2 / 2`` (g the coordinate along B's top
@@ -265,7 +265,8 @@ def top_eigenvalue(pairs, plan, rng, name="range_scale", scales=None, frame=None
             some = some / scales
         if frame is not None:
             some = some @ frame.T
-    found = one_column_median(name, row_norms(some, 0.0, far=True), plan, rng)
+    norms = row_norms(some, 0.0, far=True)
+    found = one_column_quantile(name, norms, plan, rng, columns=1)
     with np.errstate(over="ignore"):
         top = 2.0 * found * found / CHI2_1_MEDIAN
     if not top > 0.0:
@@ -286,17 +287,22 @@ def largest_scale(pairs, plan, rng):
     pairs tied) gives 1.
     """
     some = pairs[range_subset(pairs.shape[0], rng)]
-    found = one_column_median("range_scale", np.max(np.abs(some), axis=1), plan, rng)
+    tops = np.max(np.abs(some), axis=1)
+    found = one_column_quantile("range_scale", tops, plan, rng, columns=1)
     return found if 0.0 < found < math.inf else 1.0
 
 
-def one_column_median(name, values, plan, rng):
-    """Release ``name`` of ``plan``: the private median of one value per row.
+def one_column_quantile(name, values, plan, rng, **case):
+    """Release ``name`` of ``plan``: the private quantile of one value per row.
 
-    A one-column :class:`~dpgauss.mechanisms._range.QuantileSearch`: replacing
-    one row changes one value, so each count moves by at most 1 whatever d is.
+    A one-column :class:`~dpgauss.mechanisms._range.QuantileSearch` (its
+    quantile set by the release's factory; ``case`` is passed to it):
+    replacing one row changes one value, so each count moves by at most 1
+    whatever d is. The searches for a bound on the data's norms, scale or
+    spread (here) and for the winsorized aggregate's radius
+    (:mod:`dpgauss.releases._winsorized`) are all this one release.
     """
-    search = plan.calibrate(name, columns=1)
+    search = plan.calibrate(name, **case)
     return float(search.release(np.asarray(values)[:, None], rng)[0])
 
 
@@ -318,9 +324,8 @@ def norm_bound(X, plan, rng):
     This is a utility argument: the privacy of the fit does not depend on it.
     """
     some = np.asarray(X[range_subset(X.shape[0], rng)])
-    found = one_column_median(
-        "range_location", row_norms(some, 0.0, far=True), plan, rng
-    )
+    norms = row_norms(some, 0.0, far=True)
+    found = one_column_quantile("range_location", norms, plan, rng, columns=1)
     with np.errstate(over="ignore"):
         bound = NORM_MARGIN * found
     return bound if bound > 0.0 else 1.0

@@ -37,6 +37,7 @@ from dpgauss.accounting._plan import PlanError, Release
 from dpgauss.mechanisms._checks import MAX_RADIUS, MIN_RADIUS
 from dpgauss.mechanisms._range import QuantileSearch, range_failure
 from dpgauss.mechanisms._releases import mean_mechanism
+from dpgauss.releases._range import one_column_quantile
 from dpgauss.utils._sums import clipped_sums, n_partial_sums, row_norms
 
 #: Fewest groups the winsorized aggregator runs with.
@@ -163,9 +164,8 @@ def winsorized_mean(Y, plan, rng, radius="auto"):
     if radius == "auto":
         # One distance per candidate (a failed one counts as the center), so
         # one change moves one value.
-        dist = np.minimum(row_norms(Y, center), _MAX_FLOAT)[:, None]
-        rsearch = plan.calibrate("radius")
-        found = float(rsearch.release(dist, rng)[0])
+        dist = np.minimum(row_norms(Y, center), _MAX_FLOAT)
+        found = one_column_quantile("radius", dist, plan, rng)
         radius = min(max(RADIUS_FACTOR * found, MIN_RADIUS), MAX_RADIUS)
     else:
         radius = float(radius)
