@@ -35,33 +35,20 @@ def test_private_radius_finds_the_top_of_the_norms(loose):
     assert np.mean(radii <= math.sqrt(2) * 1.0001) >= 0.9
 
 
-class _Recorder:
-    """An AboveThreshold stand-in that records the queries and fires at one."""
-
-    def __init__(self, fire_at=None):
-        self.fire_at, self.asked = fire_at, None
-
-    def first_above(self, values, rng):
-        self.asked = np.asarray(values)
-        if self.fire_at is None or self.fire_at >= values.size:
-            return None
-        return self.fire_at
-
-
-def test_scan_does_not_ask_the_query_whose_answer_cannot_change_the_result():
+def test_scan_does_not_ask_the_query_whose_answer_cannot_change_the_result(recorder):
     # The radius scan's count at data_norm is 0 (norms are clipped to it):
     # firing there or at the next query returns the same value, so it is not
     # asked, and noise alone cannot stop the scan at the top (at n = 150 it
     # did in about a third of the fits). The first query asked maps to the
     # old second one.
     norms = np.concatenate([np.full(50, 0.3), np.full(50, 0.05)])
-    svt = _Recorder(fire_at=0)
+    svt = recorder(fire_at=0)
     assert private_radius(norms, 1.0, svt, None) == 1.0
     assert svt.asked.size == RADIUS_GRID - 1
     assert svt.asked[0] == 0.0  # count beyond 1/sqrt(2): none
-    svt = _Recorder(fire_at=3)  # the radius 2^-2 (query 4): return 2^-1.5
+    svt = recorder(fire_at=3)  # the radius 2^-2 (query 4): return 2^-1.5
     assert private_radius(norms, 1.0, svt, None) == 2.0**-1.5
-    assert private_radius(norms, 1.0, _Recorder(), None) == 1.0
+    assert private_radius(norms, 1.0, recorder(), None) == 1.0
 
 
 @pytest.mark.parametrize("n", [2, 40, 150, 10**6])

@@ -20,20 +20,7 @@ from dpgauss.releases._threshold_search import (
 )
 
 
-class _Recorder:
-    """An AboveThreshold stand-in that records the queries and fires at one."""
-
-    def __init__(self, fire_at=None):
-        self.fire_at, self.asked = fire_at, None
-
-    def first_above(self, values, rng):
-        self.asked = np.asarray(values)
-        if self.fire_at is None or self.fire_at >= values.size:
-            return None
-        return self.fire_at
-
-
-def test_search_does_not_ask_the_query_whose_answer_cannot_change_the_result():
+def test_search_does_not_ask_the_query_whose_answer_cannot_change_the_result(recorder):
     # The threshold search's query at tau = r has no bias: firing there or at
     # the next query returns the same value, so it is not asked, and noise
     # alone cannot keep the radius (at n = 150 it did in about a third of the
@@ -42,7 +29,7 @@ def test_search_does_not_ask_the_query_whose_answer_cannot_change_the_result():
     taus = tau_grid(1.0)
     noise = np.full(TAU_GRID, 1e-3)
     for fire_at, expected in ((0, taus[0]), (2, taus[2]), (None, taus[-2])):
-        rec = _Recorder(fire_at)
+        rec = recorder(fire_at)
         got = search_threshold(norms, 1.0, noise, 100, lambda s, r=rec: r, None)
         assert got == expected
         assert rec.asked.size == TAU_GRID - 1
