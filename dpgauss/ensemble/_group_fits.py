@@ -23,6 +23,7 @@ import warnings
 
 import numpy as np
 from sklearn.base import clone, is_classifier
+from sklearn.exceptions import NotFittedError
 
 from dpgauss.releases._winsorized import MIN_GROUPS
 
@@ -80,7 +81,30 @@ def read_statistic(statistic, fitted):
     return [np.asarray(getattr(fitted, n), dtype=np.float64) for n in names]
 
 
-def probe_shape(estimator, statistic, output_shape, d, y):
+def public_classes(estimator, classes):
+    """The sorted public classes (None when not given), after checking them.
+
+    Raises ValueError when classes are given for an estimator that is not a
+    classifier, or are not a 1-D list of at least two distinct labels.
+    """
+    if classes is None:
+        return None
+    if not is_classifier(estimator):
+        raise ValueError(
+            "SubsampleAggregate: classes are for a wrapped classifier; "
+            f"{type(estimator).__name__} is not one. Nothing was spent."
+        )
+    labels = np.asarray(classes)
+    unique = np.unique(labels) if labels.ndim == 1 else labels
+    if labels.ndim != 1 or unique.size < 2 or unique.size != labels.size:
+        raise ValueError(
+            "SubsampleAggregate: classes must be a 1-D list of at least two "
+            f"distinct labels, got {classes!r}. Nothing was spent."
+        )
+    return unique
+
+
+def probe_shape(estimator, statistic, output_shape, d, y, classes=None):
     """The statistic's shape: given, or from a fit on public probe rows.
 
     Returns
@@ -99,7 +123,8 @@ def probe_shape(estimator, statistic, output_shape, d, y):
     if y is not None:
         y_arr = np.asarray(y)
         if is_classifier(estimator):
-            yp = np.arange(rows) % 2
+            labels = np.arange(2) if classes is None else classes
+            yp = labels[np.arange(rows) % labels.size]
         elif y_arr.ndim == 2:
             yp = rng.standard_normal((rows, y_arr.shape[1]))
         else:
@@ -120,11 +145,13 @@ def probe_shape(estimator, statistic, output_shape, d, y):
     return tuple(int(s) for s in shape), shapes
 
 
-def group_candidates(estimator, statistic, X, y, k, rng, shape):
+def group_candidates(estimator, statistic, X, y, k, rng, shape, classes=None):
     """The k candidates (rows; NaN rows: failed group fits) and the group size.
 
     The rows are split by ``rng.permutation`` into k groups of ``n // k`` rows
-    (the remainder left out); see the module docstring.
+    (the remainder left out); see the module docstring. With public
+    ``classes``, a group whose fit learned other classes fails (a function of
+    that group's rows alone, like any failed fit).
     """
     n = X.shape[0]
     s = n // k
@@ -142,6 +169,10 @@ def group_candidates(estimator, statistic, X, y, k, rng, shape):
                     X[idx], None if y is None else _take(y, idx)
                 )
                 parts = read_statistic(statistic, fitted)
+                if classes is not None and not np.array_equal(
+                    np.asarray(fitted.classes_), classes
+                ):
+                    raise ValueError("the group's classes are not the public ones")
             flat = np.concatenate([np.ravel(q) for q in parts])
         except BaseException:
             # Anything a group fit raises (KeyboardInterrupt and SystemExit
@@ -156,10 +187,18 @@ def group_candidates(estimator, statistic, X, y, k, rng, shape):
     return Y, s
 
 
-def assemble(estimator, statistic, value, d, shape, shapes):
+def assemble(estimator, statistic, value, d, shape, shapes, classes=None):
     """An unfitted clone of ``estimator`` carrying the released values as its
-    named attributes (and ``n_features_in_``), or None when ``statistic`` is a
-    callable or an attribute cannot be set."""
+    named attributes (and ``n_features_in_``, and the public ``classes`` as
+    ``classes_``), or None when ``statistic`` is a callable or an attribute
+    cannot be set."""
+    est = _assemble(estimator, statistic, value, d, shape, shapes)
+    if est is not None and classes is not None:
+        est.classes_ = classes
+    return est
+
+
+def _assemble(estimator, statistic, value, d, shape, shapes):
     names = attribute_names(statistic)
     if names is None or shapes is None:
         if names is not None and len(names) == 1:
@@ -189,3 +228,17 @@ def _take(y, idx):
     if hasattr(y, "iloc"):
         return y.iloc[idx]
     return np.asarray(y)[idx]
+
+
+def call_released(est, method, X):
+    """``est.method(X)`` on the assembled estimator, saying what to give when
+    the released attributes are not all the method reads."""
+    try:
+        return getattr(est, method)(X)
+    except (AttributeError, NotFittedError) as exc:
+        raise AttributeError(
+            f"estimator_.{method} needs attributes the fit did not release "
+            f"({exc}). Name every attribute it reads in statistic (for a linear "
+            "model, statistic=('coef_', 'intercept_')) and, for a classifier, "
+            "give its public classes (classes=...)."
+        ) from exc

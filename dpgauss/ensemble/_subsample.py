@@ -53,8 +53,10 @@ from dpgauss.ensemble._group_fits import (
     assemble,
     attribute_names,
     auto_groups,
+    call_released,
     group_candidates,
     probe_shape,
+    public_classes,
 )
 from dpgauss.ensemble._populous_aggregate import (
     MAX_POPULOUS_GROUPS,
@@ -126,7 +128,15 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         ``A / (1 + tau) <= B <= (1 + tau) A``).
     output_shape : tuple of int or None, default=None
         The shape of ``statistic`` (public). None: read from a fit on a public
-        probe (standard normal rows; for a classifier, two classes).
+        probe (standard normal rows; for a classifier, two classes, or
+        ``classes``).
+    classes : array-like or None, default=None
+        The classes of a wrapped classifier, public (the labels a user may
+        put on a codebook; never read from ``y``). Given, the assembled
+        ``estimator_`` carries them as ``classes_`` so ``predict`` works, the
+        probe fits with them, and a group whose fitted classes differ (one
+        that lacks a class) is a failed candidate. None: ``estimator_`` of a
+        classifier has no ``classes_``.
     rho, epsilon, delta : float, default=None
         The privacy of one fit: ``rho`` (zCDP), ``epsilon`` (pure DP) or
         ``epsilon`` and ``delta``. "populous" is (epsilon, delta)-DP and needs
@@ -243,6 +253,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
             StrOptions({"auto"}),
         ],
         "output_shape": [tuple, None],
+        "classes": ["array-like", None],
     }
 
     def __init__(
@@ -255,6 +266,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         n_groups="auto",
         radius="auto",
         output_shape=None,
+        classes=None,
         rho=None,
         epsilon=None,
         delta=None,
@@ -268,6 +280,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         self.n_groups = n_groups
         self.radius = radius
         self.output_shape = output_shape
+        self.classes = classes
         self.rho = rho
         self.epsilon = epsilon
         self.delta = delta
@@ -283,6 +296,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
                 "space='psd' is implemented for aggregator='populous' only; "
                 f"got aggregator={self.aggregator!r}."
             )
+        public_classes(self.estimator, self.classes)
         if attribute_names(self.statistic) is None and not callable(self.statistic):
             raise TypeError(
                 "statistic must be an attribute name, a tuple of names or a "
@@ -329,7 +343,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
                 k = min(max(k, need), most)
             else:  # enough groups for sane searches, when n allows
                 plan = ReleasePlan(total, winsorized_entries(total, auto))
-                fewest = _winsorized_min_groups(plan, data.public["shape"])
+                fewest = winsorized_min_groups(plan, _size(data.public["shape"]))
                 k = max(k, min(fewest, n // MIN_GROUP_ROWS))
         if is_populous:
             if k < need:
@@ -356,7 +370,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         if self.aggregator == "populous":
             return
         k = self._groups(data, plan.total)
-        fewest = _winsorized_min_groups(plan, shape)
+        fewest = winsorized_min_groups(plan, _size(shape))
         if k < fewest:
             warnings.warn(
                 f"SubsampleAggregate: {k} groups are too few for the winsorized "
@@ -440,7 +454,12 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         if data.pricing and self.space != "psd":
             return data
         shape, shapes = probe_shape(
-            self.estimator, self.statistic, self.output_shape, data.d, data.y
+            self.estimator,
+            self.statistic,
+            self.output_shape,
+            data.d,
+            data.y,
+            public_classes(self.estimator, self.classes),
         )
         return data.derive(shape=shape, shapes=shapes)
 
@@ -449,8 +468,9 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         d = X.shape[1]
         shape = data.public["shape"]
         k = self._groups(data, plan.total)
+        classes = public_classes(self.estimator, self.classes)
         Y, s = group_candidates(
-            self.estimator, self.statistic, X, data.y, k, rng, shape
+            self.estimator, self.statistic, X, data.y, k, rng, shape, classes
         )
         # The releases run with float errors ignored (their outputs are clamped
         # where it matters) and without the cycle collector: a group fit's
@@ -471,7 +491,13 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         out = {
             "statistic_": np.asarray(value).reshape(shape),
             "estimator_": assemble(
-                self.estimator, self.statistic, value, d, shape, data.public["shapes"]
+                self.estimator,
+                self.statistic,
+                value,
+                d,
+                shape,
+                data.public["shapes"],
+                classes,
             ),
             "n_groups_": k,
             "group_size_": s,
@@ -518,7 +544,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         ndarray
             ``estimator_.predict(X)``.
         """
-        return self._delegate().predict(X)
+        return self._call("predict", X)
 
     @available_if(_has("transform"))
     def transform(self, X):
@@ -534,7 +560,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         ndarray
             ``estimator_.transform(X)``.
         """
-        return self._delegate().transform(X)
+        return self._call("transform", X)
 
     @available_if(_has("decision_function"))
     def decision_function(self, X):
@@ -550,7 +576,10 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         ndarray
             ``estimator_.decision_function(X)``.
         """
-        return self._delegate().decision_function(X)
+        return self._call("decision_function", X)
+
+    def _call(self, method, X):
+        return call_released(self._delegate(), method, X)
 
     def _delegate(self):
         check_is_fitted(self)
@@ -567,7 +596,5 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         return tags
 
 
-def _winsorized_min_groups(plan, shape):
-    """:func:`~dpgauss.releases._winsorized.winsorized_min_groups` for a
-    statistic of this shape."""
-    return winsorized_min_groups(plan, int(np.prod(shape, dtype=np.int64)))
+def _size(shape):
+    return int(np.prod(shape, dtype=np.int64))

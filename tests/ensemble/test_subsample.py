@@ -15,8 +15,8 @@ from dpgauss.accounting import ZCDP, ApproxDP, PureDP, approx_to_zcdp
 from dpgauss.accounting._composition import compose
 from dpgauss.base import FitData
 from dpgauss.ensemble import SubsampleAggregate
-from dpgauss.ensemble._subsample import _winsorized_min_groups
 from dpgauss.exceptions import PrivateTestFailedError, UtilityWarning
+from dpgauss.releases._winsorized import winsorized_min_groups
 
 BETA = np.array([1.0, -2.0, 0.5])
 
@@ -421,7 +421,7 @@ def test_psd_public_radius_with_useless_noise_warns_before_the_spend():
 # -- too few groups for the winsorized searches ---------------------------------------
 def _k_min(total, p, radius="auto"):
     est = SubsampleAggregate(LinearRegression(), radius=radius)
-    return _winsorized_min_groups(est._pricing_plan(3, total=total), (p,))
+    return winsorized_min_groups(est._pricing_plan(3, total=total), p)
 
 
 def test_too_few_groups_warn_before_the_spend_and_charge_the_plan():
