@@ -35,11 +35,13 @@ from dpgauss.releases._classes import (
     RADIUS_QUANTILE,
     _radius_mechanism,
     check_classes,
-    class_statistics,
-    class_sum_mechanism,
-    count_mechanism,
     encode_labels,
     project_ball,
+)
+from dpgauss.releases._groups import (
+    count_mechanism,
+    labelled_statistics,
+    labelled_sum_mechanism,
 )
 from dpgauss.utils._leak import caller_stacklevel, warn_if_scored_in_search
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
@@ -218,7 +220,7 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         data_norm = float(self.data_norm)
 
         def class_sums(cost, *, radius=data_norm):
-            return class_sum_mechanism(cost, n, d, K, radius, partials)
+            return labelled_sum_mechanism(cost, n, d, K, radius, partials)
 
         factories = {
             "center": lambda cost: mean_mechanism(cost, n, d, data_norm, partials),
@@ -328,7 +330,7 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         classes = check_classes(self.classes, type(self).__name__)
         K = classes.size
         center, radius = self._clipping_ball(X, plan, rng, self._location(d))
-        counts, sums, moments = class_statistics(X, data.y, K, center, radius, outer)
+        counts, sums, moments = labelled_statistics(X, data.y, K, center, radius, outer)
         mech = plan.calibrate("class_counts")
         noisy_counts = mech.randomise(counts.astype(np.float64), rng)
         count_sd = mech.sd()

@@ -21,7 +21,8 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpgauss.discriminant_analysis._base import DiscriminantMixin
-from dpgauss.releases._classes import block_moment_mechanism, class_covariance
+from dpgauss.releases._classes import class_covariance
+from dpgauss.releases._groups import labelled_moment_mechanism
 from dpgauss.utils._docstring import fill_doc
 
 __all__ = ["PrivateQuadraticDiscriminantAnalysis"]
@@ -178,7 +179,7 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
 
     def _moment_factories(self, n, d, K, data_norm, partials):
         def class_second_moments(cost, *, radius=data_norm):
-            return block_moment_mechanism(cost, n, d, K, radius, partials)
+            return labelled_moment_mechanism(cost, n, d, K, radius, partials)
 
         return {"class_second_moments": class_second_moments}
 

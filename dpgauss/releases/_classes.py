@@ -15,7 +15,7 @@ depend on scikit-learn's configuration (with ``assume_finite`` a NaN or
 infinite label is refused as continuous or as outside the classes). Each
 row's class index is computed once, before the spend, from its own label only
 (:func:`encode_labels`); should a row with another label reach the releases
-(``class_statistics`` called directly), it counts in no class and its offset
+(``labelled_statistics`` called directly), it counts in no class and its offset
 is 0, so the sensitivities below still hold.
 
 **Rows into the ball.** With the public ``location`` c and radius
@@ -61,18 +61,6 @@ import numpy as np
 from dpgauss.accounting._costs import as_pure
 from dpgauss.mechanisms import QuantileMechanism
 from dpgauss.releases._covariance import gauss_spectrum
-from dpgauss.releases._groups import (
-    count_mechanism,
-    labelled_moment_mechanism,
-    labelled_statistics,
-    labelled_sum_mechanism,
-)
-
-#: The class releases are the labelled group statistics of
-#: :mod:`dpgauss.releases._groups`, under the names the analyses use.
-class_statistics = labelled_statistics
-class_sum_mechanism = labelled_sum_mechanism
-block_moment_mechanism = labelled_moment_mechanism
 
 #: Quantile of the rows' distances to the released center that the adaptive
 #: clipping radius targets.
@@ -81,12 +69,8 @@ RADIUS_QUANTILE = 0.9
 RADIUS_GRID = 4097
 
 __all__ = [
-    "block_moment_mechanism",
     "check_classes",
     "class_covariance",
-    "class_statistics",
-    "class_sum_mechanism",
-    "count_mechanism",
     "encode_labels",
     "project_ball",
     "shrink_spectrum",

@@ -67,12 +67,12 @@ def test_class_change_far_row_keeps_the_claim():
 
 
 def test_canary_a_twentieth_of_the_sensitivity_is_caught(monkeypatch):
-    original = module.class_sum_mechanism
+    original = module.labelled_sum_mechanism
 
     def weak(cost, n, d, n_classes, radius, n_partials=None):
         mech = original(cost, n, d, n_classes, radius, n_partials)
         return type(mech)(sensitivity=mech.sensitivity / 20.0, rho=cost.rho)
 
-    monkeypatch.setattr(module, "class_sum_mechanism", weak)
+    monkeypatch.setattr(module, "labelled_sum_mechanism", weak)
     result = _audit(600)
     assert result.epsilon_lower > CLAIM, result

@@ -110,7 +110,9 @@ def _laplace_llr(exact_a, exact_b, scale):
 def _exact(release, data, outer):
     """The exact (noise-free) statistic of a release, for the pure summaries."""
     X, y = data
-    _, sums, moments = base.class_statistics(X, y, 2, np.zeros(X.shape[1]), 1.0, outer)
+    _, sums, moments = base.labelled_statistics(
+        X, y, 2, np.zeros(X.shape[1]), 1.0, outer
+    )
     if release == "class_sums":
         return (sums / N).ravel()  # released as one K d vector
     d = X.shape[1]
@@ -224,14 +226,16 @@ def _weaken(monkeypatch, release, factor):
     if release == "class_counts":
         monkeypatch.setattr(base, "count_mechanism", weak(base.count_mechanism))
     elif release == "class_sums":
-        monkeypatch.setattr(base, "class_sum_mechanism", weak(base.class_sum_mechanism))
+        monkeypatch.setattr(
+            base, "labelled_sum_mechanism", weak(base.labelled_sum_mechanism)
+        )
     elif release == "second_moment":
         monkeypatch.setattr(
             lda, "second_moment_mechanism", weak(lda.second_moment_mechanism)
         )
     else:
         monkeypatch.setattr(
-            qda, "block_moment_mechanism", weak(qda.block_moment_mechanism)
+            qda, "labelled_moment_mechanism", weak(qda.labelled_moment_mechanism)
         )
 
 

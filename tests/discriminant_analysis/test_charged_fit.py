@@ -17,11 +17,8 @@ from dpgauss.discriminant_analysis import (
     PrivateQuadraticDiscriminantAnalysis,
 )
 from dpgauss.exceptions import UtilityWarning
-from dpgauss.releases._classes import (
-    RADIUS_GRID,
-    class_statistics,
-    encode_labels,
-)
+from dpgauss.releases._classes import RADIUS_GRID, encode_labels
+from dpgauss.releases._groups import labelled_statistics
 
 MODELS = [PrivateLinearDiscriminantAnalysis, PrivateQuadraticDiscriminantAnalysis]
 
@@ -132,8 +129,8 @@ def test_class_statistics_of_a_dask_array_are_summed_block_by_block():
     codes = y.copy()
     codes[5] = -1
     for outer in ("pooled", "per_class", None):
-        want = class_statistics(X, codes, 3, np.zeros(4), 2.0, outer)
-        got = class_statistics(
+        want = labelled_statistics(X, codes, 3, np.zeros(4), 2.0, outer)
+        got = labelled_statistics(
             da.from_array(X, chunks=(700, 2)), codes, 3, np.zeros(4), 2.0, outer
         )
         np.testing.assert_array_equal(got[0], want[0])

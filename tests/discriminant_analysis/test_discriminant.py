@@ -18,11 +18,11 @@ from dpgauss.discriminant_analysis import (
     PrivateQuadraticDiscriminantAnalysis,
 )
 from dpgauss.exceptions import BudgetExceededError, PrivacyLeakWarning, UtilityWarning
-from dpgauss.releases._classes import (
-    RADIUS_GRID,
-    block_moment_mechanism,
-    class_statistics,
-    class_sum_mechanism,
+from dpgauss.releases._classes import RADIUS_GRID
+from dpgauss.releases._groups import (
+    labelled_moment_mechanism,
+    labelled_statistics,
+    labelled_sum_mechanism,
 )
 
 MODELS = [PrivateLinearDiscriminantAnalysis, PrivateQuadraticDiscriminantAnalysis]
@@ -280,10 +280,10 @@ def test_class_statistics_move_by_at_most_the_sensitivities():
     for _ in range(20):
         for X, a, Y, b in _neighbour_cases(rng, radius=B):
             c = np.zeros(d)
-            n1, s1, m1 = class_statistics(X, a, K, c, B, "per_class")
-            n2, s2, m2 = class_statistics(Y, b, K, c, B, "per_class")
-            _, _, p1 = class_statistics(X, a, K, c, B, "pooled")
-            _, _, p2 = class_statistics(Y, b, K, c, B, "pooled")
+            n1, s1, m1 = labelled_statistics(X, a, K, c, B, "per_class")
+            n2, s2, m2 = labelled_statistics(Y, b, K, c, B, "per_class")
+            _, _, p1 = labelled_statistics(X, a, K, c, B, "pooled")
+            _, _, p2 = labelled_statistics(Y, b, K, c, B, "pooled")
             slack = 1e-12
             assert np.linalg.norm(n1 - n2) <= math.sqrt(2) + slack
             assert np.linalg.norm(s1 - s2) <= 2 * B * (1 + slack)
@@ -297,21 +297,21 @@ def test_class_statistics_move_by_at_most_the_sensitivities():
 
 def test_mechanisms_are_calibrated_to_the_formulas():
     n, d, K, B = 1000, 4, 3, 2.0
-    gauss = class_sum_mechanism(ZCDP(1.0), n, d, K, B)
+    gauss = labelled_sum_mechanism(ZCDP(1.0), n, d, K, B)
     assert 2 * B / n <= gauss.sensitivity <= 2 * B / n * (1 + 1e-9)
-    lap = class_sum_mechanism(PureDP(1.0), n, d, K, B)
+    lap = labelled_sum_mechanism(PureDP(1.0), n, d, K, B)
     assert (
         2 * math.sqrt(d) * B / n
         <= lap.sensitivity
         <= 2 * math.sqrt(d) * B / n * (1 + 1e-9)
     )
-    sym = block_moment_mechanism(ZCDP(1.0), n, d, K, B)
+    sym = labelled_moment_mechanism(ZCDP(1.0), n, d, K, B)
     assert (
         math.sqrt(2) * B * B / n
         <= sym.sensitivity
         <= math.sqrt(2) * B * B / n * (1 + 1e-9)
     )
-    sym = block_moment_mechanism(PureDP(1.0), n, d, K, B)
+    sym = labelled_moment_mechanism(PureDP(1.0), n, d, K, B)
     assert (d + 1) * B * B / n <= sym.sensitivity <= (d + 1) * B * B / n * (1 + 1e-9)
 
 

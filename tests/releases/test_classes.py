@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from dpgauss.accounting import PureDP
-from dpgauss.releases import _classes, _groups
 from dpgauss.releases._classes import (
     RADIUS_GRID,
     _radius_mechanism,
@@ -15,13 +14,6 @@ from dpgauss.releases._classes import (
     project_ball,
     shrink_spectrum,
 )
-
-
-def test_the_class_releases_are_the_labelled_group_statistics():
-    assert _classes.class_statistics is _groups.labelled_statistics
-    assert _classes.class_sum_mechanism is _groups.labelled_sum_mechanism
-    assert _classes.block_moment_mechanism is _groups.labelled_moment_mechanism
-    assert _classes.count_mechanism is _groups.count_mechanism
 
 
 @pytest.mark.parametrize(
