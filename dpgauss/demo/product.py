@@ -4,17 +4,21 @@ whose noise follows the rows' few ones rather than their d features."""
 import numpy as np
 
 from dpgauss import PrivateProductDistribution
-from dpgauss.demo.report import GAUSSIAN_RHO, epsilon, row, timed_fit, versus
+from dpgauss.demo.report import (
+    GAUSSIAN_RHO,
+    epsilon,
+    fixed_cost,
+    row,
+    timed_fit,
+    versus,
+)
 
 __all__ = ["FITS", "SECTION", "cost", "run"]
 
 SECTION = "product"
 FITS = 1
-
-
-def cost(rhos):
-    """The section's rho: ``FITS`` fit at ``GAUSSIAN_RHO``, whatever ``rhos``."""
-    return FITS * GAUSSIAN_RHO
+#: The rho the section charges: FITS fits at GAUSSIAN_RHO.
+cost = fixed_cost(FITS)
 
 
 def run(context, note):

@@ -26,6 +26,7 @@ __all__ = [
     "ROW_FIELDS",
     "Context",
     "epsilon",
+    "fixed_cost",
     "load_digits_public_scale",
     "plot_sweep",
     "progress_notes",
@@ -71,6 +72,16 @@ class Context:
     rhos: list
     budget: PrivacyBudget
     digits: tuple
+
+
+def fixed_cost(fits):
+    """``cost(rhos)`` of a section that makes ``fits`` fits at ``GAUSSIAN_RHO``,
+    whatever the covariance sweep's budgets ``rhos``."""
+
+    def cost(rhos):
+        return fits * GAUSSIAN_RHO
+
+    return cost
 
 
 def load_digits_public_scale():

@@ -4,17 +4,21 @@ fitted with no range and no hint by PrivateGaussianEstimator and PrivateMean."""
 import numpy as np
 
 from dpgauss import PrivateGaussianEstimator, PrivateMean
-from dpgauss.demo.report import GAUSSIAN_RHO, epsilon, row, timed_fit, versus
+from dpgauss.demo.report import (
+    GAUSSIAN_RHO,
+    epsilon,
+    fixed_cost,
+    row,
+    timed_fit,
+    versus,
+)
 
 __all__ = ["FITS", "SECTION", "cost", "run"]
 
 SECTION = "gaussian"
 FITS = 2
-
-
-def cost(rhos):
-    """The section's rho: ``FITS`` fits at ``GAUSSIAN_RHO``, whatever ``rhos``."""
-    return FITS * GAUSSIAN_RHO
+#: The rho the section charges: FITS fits at GAUSSIAN_RHO.
+cost = fixed_cost(FITS)
 
 
 def run(context, note):
