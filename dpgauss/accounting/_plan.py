@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from dpgauss.accounting._composition import Tally, compose
 
-__all__ = ["Choice", "PlanError", "Release", "ReleasePlan", "dominates"]
+__all__ = ["Choice", "PlanError", "Release", "ReleasePlan", "dominates", "known"]
 
 
 class PlanError(RuntimeError):
@@ -31,6 +31,24 @@ class PlanError(RuntimeError):
     Raised when a release is calibrated twice or with another cost, a planned
     release is never drawn, or a release draws noise more than once.
     """
+
+
+def known(value, name):
+    """``value``, which a release's factory needs to build its mechanism.
+
+    A plan priced without a fit's values (:meth:`planned_costs`) may carry
+    factories that need them; building one then is a bug, refused here.
+
+    Raises
+    ------
+    PlanError
+        When ``value`` is None.
+    """
+    if value is None:
+        raise PlanError(
+            f"the plan was priced without {name}: pass it to build the release."
+        )
+    return value
 
 
 @dataclass(frozen=True)

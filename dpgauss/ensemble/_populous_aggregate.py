@@ -38,7 +38,7 @@ mask (:mod:`dpgauss.ensemble._psd_aggregate`).
 import numpy as np
 
 from dpgauss.accounting import ZCDP, ApproxDP, PureDP, approx_to_zcdp
-from dpgauss.accounting._plan import PlanError, Release
+from dpgauss.accounting._plan import Release, known
 from dpgauss.ensemble import _populous as populous
 from dpgauss.exceptions import PrivateTestFailedError
 from dpgauss.mechanisms import AboveThreshold, GaussianMechanism
@@ -51,7 +51,6 @@ __all__ = [
     "SVT_SHARE",
     "TEST_SHARE",
     "THRESHOLD",
-    "given",
     "mask_factory",
     "pair_counts",
     "populous_entries",
@@ -121,7 +120,7 @@ def svt_factory(k=None):
     sparse vector on pair counts of sensitivity ``2 (k - 1)``."""
 
     def make(cost, *, k=k, threshold=None):
-        k = given(k)
+        k = known(k, "k")
         if threshold is None:
             threshold = float(k * k)
         return AboveThreshold(
@@ -136,7 +135,7 @@ def populous_test_factory(k=None):
     test of k groups."""
 
     def make(cost, *, k=k):
-        return _PopulousTest(cost, given(k))
+        return _PopulousTest(cost, known(k, "k"))
 
     return make
 
@@ -148,20 +147,10 @@ def mask_factory(k=None):
     public radius can be by default: the largest noise)."""
 
     def make(cost, *, k=k, radius=MAX_RADIUS):
-        sens = populous.mask_sensitivity(given(k), radius, THRESHOLD, *RAMP)
+        sens = populous.mask_sensitivity(known(k, "k"), radius, THRESHOLD, *RAMP)
         return GaussianMechanism(sensitivity=sens, rho=cost.rho)
 
     return make
-
-
-def given(k):
-    """``k``, unless the plan was priced without it (a bug to build then)."""
-    if k is None:
-        raise PlanError(
-            "the populous plan was priced without the number of groups: pass k "
-            "to build a release."
-        )
-    return k
 
 
 def populous_min_groups(total, auto_radius):

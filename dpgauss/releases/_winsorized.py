@@ -33,7 +33,7 @@ import numpy as np
 
 from dpgauss.accounting import split_cost
 from dpgauss.accounting._costs import kind_of
-from dpgauss.accounting._plan import PlanError, Release
+from dpgauss.accounting._plan import Release, known
 from dpgauss.mechanisms._checks import MAX_RADIUS, MIN_RADIUS
 from dpgauss.mechanisms._range import QuantileSearch, range_failure
 from dpgauss.mechanisms._releases import mean_mechanism
@@ -93,7 +93,7 @@ def center_factory(p=None):
     over the p columns of the candidates."""
 
     def make(cost, *, p=p):
-        return QuantileSearch(cost, _given(p, "p"))
+        return QuantileSearch(cost, known(p, "p"))
 
     return make
 
@@ -116,18 +116,9 @@ def mean_factory(k=None, p=None):
     The default radius is the largest a search may return (the largest noise)."""
 
     def make(cost, *, k=k, p=p, radius=MAX_RADIUS, partials=None):
-        return mean_mechanism(cost, _given(k, "k"), _given(p, "p"), radius, partials)
+        return mean_mechanism(cost, known(k, "k"), known(p, "p"), radius, partials)
 
     return make
-
-
-def _given(value, name):
-    if value is None:
-        raise PlanError(
-            f"the winsorized aggregate's plan was priced without {name}: pass it "
-            "to build the release."
-        )
-    return value
 
 
 def winsorized_mean(Y, plan, rng, radius="auto"):
