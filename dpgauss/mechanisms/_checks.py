@@ -14,6 +14,7 @@ __all__ = [
     "MAX_NOISE_SCALE",
     "MAX_RADIUS",
     "MIN_RADIUS",
+    "build_key",
     "calibration_error",
     "check_noise_scale",
     "check_plan",
@@ -153,8 +154,7 @@ def check_plan(plan, owner, fit_case=None):
             for case in _cases(release, fit_case or {}):
                 # Releases that share a factory, a cost and a case (the equal
                 # rounds of a plan) are built and checked once.
-                key = (release.make, release.cost, release.size, release.bounded)
-                key += (tuple(sorted(case.items())),)
+                key = build_key(release, case)
                 mechanism = checked.get(key)
                 if mechanism is None:
                     mechanism = checked[key] = check_release(release, **case)
@@ -163,6 +163,14 @@ def check_plan(plan, owner, fit_case=None):
             what = f"the release {release.name!r}"
             raise calibration_error(owner, what, exc) from exc
     return built
+
+
+def build_key(release, case):
+    """What makes two builds of planned releases the same mechanism: the
+    factory, the cost, the size, the bound and the case (a build and check
+    may be shared by every release with the same key)."""
+    key = (release.make, release.cost, release.size, release.bounded)
+    return (*key, tuple(sorted(case.items())))
 
 
 def check_release(release, **case):

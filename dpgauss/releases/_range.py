@@ -15,6 +15,7 @@ from scipy import stats
 from dpgauss.accounting import split_cost
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
+from dpgauss.mechanisms._checks import build_key
 from dpgauss.mechanisms._range import QuantileSearch, range_failure
 from dpgauss.releases._pairs import PairDifferences, pair_indices
 from dpgauss.utils._sums import row_norms
@@ -382,8 +383,7 @@ class Stages:
         parts = {}
         for release in self.plan.releases():
             for case in release.cases:
-                key = (release.make, release.cost, release.size, release.bounded)
-                key += (tuple(sorted(case.items())),)
+                key = build_key(release, case)
                 if key not in parts:
                     parts[key] = (release.build(**case), release.size, release.bounded)
         return list(parts.values())
