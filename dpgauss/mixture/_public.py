@@ -217,8 +217,6 @@ class _Components:
         data = est._prepare_fit(FitData(n=2, d=self.d))
         plan = est._build_plan(self.each, data)
         built = est._check_calibration(plan, data)
-        if not isinstance(built, dict):  # a check that returns nothing
-            return []
         return [
             (built[r.name], r.size, r.bounded)
             for r in plan.releases()
