@@ -56,7 +56,6 @@ __all__ = [
     "refine",
     "refine_entries",
     "step_factories",
-    "step_mechanisms",
     "step_radius",
 ]
 
@@ -122,33 +121,6 @@ def refine_entries(cost, steps, kind, n=None, d=None, k=None):
 def step_radius(d):
     """The whitened clipping radius C of every step (public: d)."""
     return tail_radius(d, BETA)
-
-
-def step_mechanisms(costs, n, d, k, radius, n_partials):
-    """The three calibrated mechanisms of one step (sensitivities above).
-
-    Parameters
-    ----------
-    costs : sequence of 3 ZCDP or PureDP
-        The counts', sums' and moments' costs.
-    n, d, k : int
-        Rows, features and components (public).
-    radius : float
-        The whitened clipping radius C.
-    n_partials : int
-        Chunk sums added per pass.
-
-    Returns
-    -------
-    tuple
-        (counts, sums, moments) mechanisms.
-    """
-    counts, sums, moments = costs
-    return (
-        weighted_count_mechanism(counts, n, k, n_partials),
-        weighted_sum_mechanism(sums, n, d, k, radius, n_partials),
-        weighted_moment_mechanism(moments, n, d, k, radius, n_partials),
-    )
 
 
 def step_factories(n, d, k):

@@ -20,7 +20,7 @@ from dpgauss.accounting import ZCDP, zcdp_to_approx
 from dpgauss.mixture._public import _PublicClusters, _weights
 from dpgauss.mixture._refine import (
     refine_entries,
-    step_mechanisms,
+    step_factories,
     step_radius,
     step_statistics,
 )
@@ -97,7 +97,10 @@ def _step_runs(factor):
     uppers = np.array([np.eye(d)] * k)
     C = step_radius(d)
     costs = [r.cost for r in refine_entries(ZCDP(RHO), 1, "gaussian")]
-    mechs = step_mechanisms(costs, X.shape[0], d, k, C, 1)
+    factories = step_factories(X.shape[0], d, k)  # at the radius C
+    mechs = [
+        make(cost, n_partials=1) for make, cost in zip(factories, costs, strict=True)
+    ]
     if factor != 1:
         mechs = [
             type(m)(sensitivity=m.sensitivity * factor, rho=m.cost.rho) for m in mechs

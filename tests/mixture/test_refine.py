@@ -14,7 +14,7 @@ from dpgauss.mixture._refine import (
     cholesky_factors,
     m_step,
     responsibilities,
-    step_mechanisms,
+    step_factories,
     step_radius,
     step_statistics,
 )
@@ -55,8 +55,9 @@ def test_statistics_move_within_the_sensitivities(k, d, spread):
     X = means[rng.integers(0, k, n)] + rng.normal(size=(n, d))
     C = step_radius(d)
     base = step_statistics(X, weights, means, uppers, C)
-    gauss = step_mechanisms([ZCDP(1.0)] * 3, n, d, k, C, 1)
-    laplace = step_mechanisms([PureDP(1.0)] * 3, n, d, k, C, 1)
+    factories = step_factories(n, d, k)  # at the radius C
+    gauss = [make(ZCDP(1.0), n_partials=1) for make in factories]
+    laplace = [make(PureDP(1.0), n_partials=1) for make in factories]
     bound_l2 = [np.sqrt(2) / n, 2 * C / n, np.sqrt(2) * C**2 / n]
     bound_l1 = [2 / n, 2 * np.sqrt(d) * C / n, (d + 1) * C**2 / n]
     for mech_g, mech_l, b2, b1 in zip(gauss, laplace, bound_l2, bound_l1, strict=True):
