@@ -29,6 +29,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from dpgauss.accounting import PrivacyBudget, resolve_privacy
 from dpgauss.mechanisms._checks import check_plan
+from dpgauss.utils import _sklearn_compat as compat
 from dpgauss.utils._leak import (
     warn_if_fitted_after_leaky_step,
     warn_if_scored_in_search,
@@ -38,14 +39,13 @@ from dpgauss.utils._random import (
     check_random_state_param,
     fit_generator,
 )
-from dpgauss.utils._sklearn_compat import Interval, validate_parameter_constraints
 from dpgauss.utils._sums import all_finite, file_backed, is_dask_array, n_partial_sums
 from dpgauss.utils.validation import validate_dask_rows
 
 __all__ = ["FitData", "GaussianDensityMixin", "PrivateEstimatorMixin"]
 
 _RANDOM_STATE = [
-    Interval(numbers.Integral, 0, None, closed="left"),
+    compat.Interval(numbers.Integral, 0, None, closed="left"),
     np.random.RandomState,
     np.random.Generator,
     None,
@@ -160,11 +160,12 @@ class PrivateEstimatorMixin:
     """
 
     _parameter_constraints: dict = {
-        "rho": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "epsilon": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "delta": [Interval(numbers.Real, 0, 1, closed="neither"), None],
+        "rho": [compat.Interval(numbers.Real, 0, None, closed="neither"), None],
+        "epsilon": [compat.Interval(numbers.Real, 0, None, closed="neither"), None],
+        "delta": [compat.Interval(numbers.Real, 0, 1, closed="neither"), None],
         "budget": [PrivacyBudget, None],
         "random_state": _RANDOM_STATE,
+        "on_useless": [compat.StrOptions({"raise", "warn"})],
     }
 
     # -- price ------------------------------------------------------------------------
@@ -253,7 +254,7 @@ class PrivateEstimatorMixin:
         constraints are checked here unconditionally, then the semantic checks
         of :meth:`_check_params`.
         """
-        validate_parameter_constraints(
+        compat.validate_parameter_constraints(
             self._parameter_constraints,
             self.get_params(deep=False),
             caller_name=type(self).__name__,

@@ -6,6 +6,7 @@ __all__ = [
     "PrivacyAccountingError",
     "PrivacyLeakWarning",
     "PrivateTestFailedError",
+    "UselessFitError",
     "UtilityWarning",
 ]
 
@@ -71,10 +72,29 @@ class PrivacyLeakWarning(UserWarning):
     """
 
 
+class UselessFitError(ValueError):
+    """The public values predict the fit no better than its baseline.
+
+    Raised before anything is spent (the default ``on_useless="raise"`` of
+    every private estimator) when a fit's own prediction, computed from public
+    values only (n, d, the budget, the public bounds and hints), says its
+    release is no better than the simplest private answer with the same public
+    knowledge (its *baseline*: the zero matrix for a covariance bounded by
+    ``data_norm``, say) or that a private search it needs would go astray. The
+    message says why and what would help (more rows, a larger budget, a box,
+    hints, public rows). ``on_useless="warn"`` spends anyway and warns with
+    :class:`UtilityWarning` instead. A refusal reads no private row: raising it
+    reveals nothing.
+    """
+
+
 class UtilityWarning(UserWarning):
     """The public parameters predict a release no better than knowing nothing.
 
-    Issued by :class:`~dpgauss.PrivateCovariance` before it spends anything,
+    Issued, with ``on_useless="warn"``, where the default raises
+    :class:`UselessFitError`, and after a release whose released values show
+    it is mostly noise. Before the spend it is issued, for example, by
+    :class:`~dpgauss.PrivateCovariance` before it spends anything,
     from public values only (n, d, the budget, ``data_norm``, ``method``), when
     the predicted Frobenius error of the release exceeds that of the zero matrix
     for data spread evenly over the ``data_norm`` ball (trace ``data_norm^2``,

@@ -102,7 +102,7 @@ def test_extreme_budgets_complete_or_are_refused_before_the_spend(cls, params):
     # either completes with a finite model or is refused before anything is
     # spent (the exact lattice samplers need integer noise scales below 2^61).
     budget = PrivacyBudget(rho=1e20)
-    est = cls(**params, data_norm=1.0, budget=budget, random_state=0)
+    est = cls(**params, data_norm=1.0, budget=budget, random_state=0, on_useless="warn")
     if params in ({"rho": 1e-300}, {"epsilon": 1e-150}):
         with pytest.raises(ValueError, match="cannot be calibrated"):
             est.fit(X)
@@ -166,7 +166,9 @@ def test_the_model_is_one_gaussian():
     # when noise dominates (before: the floor exceeded the whole trace and the
     # Mahalanobis distances were all tiny).
     for rho in (1e-4, 1.0):
-        est = PrivateCovariance(rho=rho, data_norm=5.0, random_state=0).fit(X)
+        est = PrivateCovariance(
+            rho=rho, data_norm=5.0, random_state=0, on_useless="warn"
+        ).fit(X)
         np.testing.assert_allclose(
             est.covariance_ @ est.precision_, np.eye(3), atol=1e-8
         )

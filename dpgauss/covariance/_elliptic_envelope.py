@@ -106,6 +106,7 @@ class PrivateEllipticEnvelope(OutlierMixin, PrivateCovariance):
     coinpress_steps : int, default=3
         ``method="coinpress"`` only, as in :class:`PrivateCovariance`.
     {random_state}
+    {on_useless}
 
     Attributes
     ----------
@@ -216,6 +217,7 @@ class PrivateEllipticEnvelope(OutlierMixin, PrivateCovariance):
         location=None,
         coinpress_steps=3,
         random_state=None,
+        on_useless="raise",
     ):
         self.contamination = contamination
         self.method = method
@@ -228,6 +230,7 @@ class PrivateEllipticEnvelope(OutlierMixin, PrivateCovariance):
         self.location = location
         self.coinpress_steps = coinpress_steps
         self.random_state = random_state
+        self.on_useless = on_useless
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):

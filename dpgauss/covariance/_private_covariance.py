@@ -8,13 +8,11 @@ revisited"; Amin et al. (2019) for EMCov; Dwork et al. (2014) for GaussCov.
 """
 
 import numbers
-import warnings
 
 import numpy as np
 
 from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.covariance._base import BasePrivateCovariance
-from dpgauss.exceptions import UtilityWarning
 from dpgauss.releases._center import (
     covariance_plan_entries,
     release_center,
@@ -27,6 +25,7 @@ from dpgauss.releases._coinpress import (
     release_in_frame,
 )
 from dpgauss.releases._covariance import filled_prediction
+from dpgauss.releases._prediction import report_useless
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from dpgauss.utils._sums import n_partial_sums
@@ -85,6 +84,7 @@ class PrivateCovariance(BasePrivateCovariance):
         ``data_norm`` is loose or the data badly conditioned (4-5 for a bound
         1000 times the scale).
     {random_state}
+    {on_useless}
 
     Attributes
     ----------
@@ -179,6 +179,7 @@ class PrivateCovariance(BasePrivateCovariance):
         location=None,
         coinpress_steps=3,
         random_state=None,
+        on_useless="raise",
     ):
         self.method = method
         self.rho = rho
@@ -190,6 +191,7 @@ class PrivateCovariance(BasePrivateCovariance):
         self.location = location
         self.coinpress_steps = coinpress_steps
         self.random_state = random_state
+        self.on_useless = on_useless
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -238,7 +240,7 @@ class PrivateCovariance(BasePrivateCovariance):
             float(self.data_norm),
         )
         if message is not None:
-            warnings.warn(message, UtilityWarning, stacklevel=4)
+            report_useless(self, message)
 
     def _fit_releases(self, data, plan, rng):
         X = data.X

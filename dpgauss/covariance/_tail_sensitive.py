@@ -55,6 +55,7 @@ class TailSensitiveCovariance(BasePrivateCovariance):
         share clips a larger top group. The trace needs little. With
         ``center=True`` the radius share pays the two scans (or one).
     {random_state}
+    {on_useless}
 
     Attributes
     ----------
@@ -175,6 +176,7 @@ class TailSensitiveCovariance(BasePrivateCovariance):
         location=None,
         split=DEFAULT_SPLIT,
         random_state=None,
+        on_useless="raise",
     ):
         self.rho = rho
         self.epsilon = epsilon
@@ -185,6 +187,7 @@ class TailSensitiveCovariance(BasePrivateCovariance):
         self.location = location
         self.split = split
         self.random_state = random_state
+        self.on_useless = on_useless
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):

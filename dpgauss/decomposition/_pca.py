@@ -170,6 +170,7 @@ class PrivatePCA(
         variance (floored at ``eigenvalue_floor_``), as scikit-learn does.
     {privacy_parameters}
     {random_state}
+    {on_useless}
 
     Attributes
     ----------
@@ -314,6 +315,7 @@ class PrivatePCA(
         delta=None,
         budget=None,
         random_state=None,
+        on_useless="raise",
     ):
         self.n_components = n_components
         self.data_norm = data_norm
@@ -325,6 +327,7 @@ class PrivatePCA(
         self.delta = delta
         self.budget = budget
         self.random_state = random_state
+        self.on_useless = on_useless
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):

@@ -72,6 +72,7 @@ class PrivateLinearDiscriminantAnalysis(
         only floors the eigenvalues at the noise level.
     {privacy_parameters}
     {random_state}
+    {on_useless}
 
     Attributes
     ----------
@@ -173,6 +174,7 @@ class PrivateLinearDiscriminantAnalysis(
         delta=None,
         budget=None,
         random_state=None,
+        on_useless="raise",
     ):
         self.classes = classes
         self.data_norm = data_norm
@@ -185,6 +187,7 @@ class PrivateLinearDiscriminantAnalysis(
         self.delta = delta
         self.budget = budget
         self.random_state = random_state
+        self.on_useless = on_useless
 
     def _moment_factories(self, n, d, K, data_norm, partials):
         def second_moment(cost, *, radius=data_norm):

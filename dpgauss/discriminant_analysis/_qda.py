@@ -68,6 +68,7 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
         level for "auto").
     {privacy_parameters}
     {random_state}
+    {on_useless}
 
     Attributes
     ----------
@@ -164,6 +165,7 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
         delta=None,
         budget=None,
         random_state=None,
+        on_useless="raise",
     ):
         self.classes = classes
         self.data_norm = data_norm
@@ -176,6 +178,7 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
         self.delta = delta
         self.budget = budget
         self.random_state = random_state
+        self.on_useless = on_useless
 
     def _moment_factories(self, n, d, K, data_norm, partials):
         def class_second_moments(cost, *, radius=data_norm):

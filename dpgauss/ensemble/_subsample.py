@@ -37,7 +37,6 @@ estimator (unlike :class:`sklearn.ensemble.BaggingRegressor`'s
 
 import gc
 import numbers
-import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, is_classifier
@@ -72,11 +71,11 @@ from dpgauss.ensemble._psd_aggregate import (
     psd_entries,
     psd_populous_mean,
 )
-from dpgauss.exceptions import UtilityWarning
 from dpgauss.mechanisms._checks import (
     MAX_RADIUS,
     MIN_RADIUS,
 )
+from dpgauss.releases._prediction import report_useless
 from dpgauss.releases._winsorized import (
     MIN_GROUPS,
     WINSOR_RISK,
@@ -114,12 +113,10 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         when n allows (groups of 2 rows or more); for "populous", at least the
         fewest groups its test needs (and at most 10,000; with ``space="psd"``,
         groups of at least ``50 q`` rows for a q x q statistic and at most
-        5,000 groups). "winsorized" with
-        fewer than k_min groups warns (:class:`~dpgauss.exceptions.UtilityWarning`,
-        from public values, before the spend): its median and radius searches
-        may then leave the candidates' range, and the release be 1e100 off.
-        k_min depends on the budget and the statistic's size p only (1,510 at
-        epsilon 1, delta 1e-6, p = 5; 334 at rho 0.5); see the user guide.
+        5,000 groups). "winsorized" refuses fewer than k_min groups (its searches
+        may go astray, the release 1e100 off; see ``on_useless``). k_min depends
+        on the budget and the statistic's size p only (1,510 at epsilon 1, delta
+        1e-6, p = 5; 334 at rho 0.5); see the user guide.
     radius : float or "auto", default="auto"
         "winsorized": a public clipping radius around the private median, or
         "auto" for a private quantile of the distances. "populous": the public
@@ -146,6 +143,8 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
     random_state : None, int or numpy.random.Generator, default=None
         Source of the groups' split and the noise. Only an int seed makes a fit
         reproducible (tests and research).
+    on_useless : {"raise", "warn"}, default="raise"
+        Too few groups: refuse before the spend (UselessFitError) or warn.
 
     Attributes
     ----------
@@ -272,6 +271,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         delta=None,
         budget=None,
         random_state=None,
+        on_useless="raise",
     ):
         self.estimator = estimator
         self.statistic = statistic
@@ -286,6 +286,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         self.delta = delta
         self.budget = budget
         self.random_state = random_state
+        self.on_useless = on_useless
 
     # -- parameters -------------------------------------------------------------------
     def _check_params(self):
@@ -372,7 +373,8 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         k = self._groups(data, plan.total)
         fewest = winsorized_min_groups(plan, _size(shape))
         if k < fewest:
-            warnings.warn(
+            report_useless(
+                self,
                 f"SubsampleAggregate: {k} groups are too few for the winsorized "
                 f"aggregator at {plan.total} with a statistic of "
                 f"{int(np.prod(shape, dtype=np.int64))} values: its private "
@@ -383,8 +385,6 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
                 "rows per group are more accurate). Use more rows, a larger budget "
                 "or more groups (n_groups); a public radius removes only the "
                 "radius search, not the median's.",
-                UtilityWarning,
-                stacklevel=4,
             )
 
     def _build_plan(self, total, data):

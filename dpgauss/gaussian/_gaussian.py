@@ -133,6 +133,7 @@ class PrivateGaussianEstimator(
         (``benchmarks/bench_gaussian_center.py``).
     {public_tv_bound}
     {random_state}
+    {on_useless}
 
     Attributes
     ----------
@@ -245,6 +246,7 @@ class PrivateGaussianEstimator(
         initial_center="range",
         public_tv_bound=0.0,
         random_state=None,
+        on_useless="raise",
     ):
         self.rho = rho
         self.epsilon = epsilon
@@ -259,6 +261,7 @@ class PrivateGaussianEstimator(
         self.initial_center = initial_center
         self.public_tv_bound = public_tv_bound
         self.random_state = random_state
+        self.on_useless = on_useless
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, X_public=None):

@@ -136,6 +136,7 @@ class PrivateMean(
         the mean steps get the remainder.
     {public_tv_bound}
     {random_state}
+    {on_useless}
 
     Attributes
     ----------
@@ -235,6 +236,7 @@ class PrivateMean(
         frame_share=0.2,
         public_tv_bound=0.0,
         random_state=None,
+        on_useless="raise",
     ):
         self.rho = rho
         self.epsilon = epsilon
@@ -248,6 +250,7 @@ class PrivateMean(
         self.frame_share = frame_share
         self.public_tv_bound = public_tv_bound
         self.random_state = random_state
+        self.on_useless = on_useless
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, X_public=None):

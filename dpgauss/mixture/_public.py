@@ -175,10 +175,16 @@ def component_rows(X, members, rank, target, center):
 
 
 def _component_estimator(cost, rng):
-    """A PrivateGaussianEstimator at ``cost`` seeded from the fit's stream."""
+    """A PrivateGaussianEstimator at ``cost`` seeded from the fit's stream.
+
+    It runs after the mixture's charge, which already paid for it, so a
+    component predicted weak warns (the mixture collects those warnings)
+    rather than refusing.
+    """
     return PrivateGaussianEstimator(
         **privacy_parameters(cost),
         random_state=int(rng.integers(2**63)),
+        on_useless="warn",
     )
 
 

@@ -151,6 +151,7 @@ class PublicPrivateGMM(PrivateEstimatorMixin, BasePrivateMixture, BaseEstimator)
         :class:`SeparationWarning`, a :class:`SeparationError` (after the
         spend: the checks read released values) or nothing.
     {random_state}
+    {on_useless}
 
     Attributes
     ----------
@@ -287,6 +288,7 @@ class PublicPrivateGMM(PrivateEstimatorMixin, BasePrivateMixture, BaseEstimator)
         refine_share=0.3,
         on_separation_failure="warn",
         random_state=None,
+        on_useless="raise",
     ):
         self.n_components = n_components
         self.rho = rho
@@ -302,6 +304,7 @@ class PublicPrivateGMM(PrivateEstimatorMixin, BasePrivateMixture, BaseEstimator)
         self.refine_share = refine_share
         self.on_separation_failure = on_separation_failure
         self.random_state = random_state
+        self.on_useless = on_useless
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, X_public=None):

@@ -62,11 +62,8 @@ from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.exceptions import UtilityWarning
-from dpgauss.mechanisms._checks import (
-    MAX_RADIUS,
-    MIN_RADIUS,
-)
 from dpgauss.mechanisms._releases import mean_mechanism
+from dpgauss.releases._box import box_frame, box_offsets, check_bounds
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._leak import caller_stacklevel
 from dpgauss.utils._sklearn_compat import _fit_context
@@ -80,121 +77,6 @@ MEAN_SHARE = 0.5
 #: Smallest variance in box units (h^2): with h in [1e-140, 1e140], ``var_``
 #: stays a normal positive float64.
 MIN_BOX_VARIANCE = 2.0**-80
-
-
-def check_bounds(bounds, n_features=None, owner="PrivateStandardScaler"):
-    """Validate public box bounds and return them as two float64 arrays.
-
-    Parameters
-    ----------
-    bounds : pair of float or array-like
-        ``(lower, upper)``: scalars (the same for every feature) or 1-D arrays
-        of one value per feature; a 2 x d array is read as its two rows.
-    n_features : int, default=None
-        The number of features the bounds must fit (per-feature bounds must
-        have this length); None checks the bounds alone.
-    owner : str, default="PrivateStandardScaler"
-        Name used in error messages.
-
-    Returns
-    -------
-    lower, upper : ndarray
-        Of shape ``(n_features,)`` when it is given (scalars broadcast),
-        else of the shape given (0-D or 1-D).
-
-    Raises
-    ------
-    ValueError
-        If the bounds are missing, not a pair, not finite, of different or
-        wrong lengths, not ``lower < upper`` with a half-width in
-        ``[1e-140, 1e140]`` for every feature.
-
-    Examples
-    --------
-    >>> from dpgauss.preprocessing._scaler import check_bounds
-    >>> check_bounds((0, [1.0, 2.0]), n_features=2)
-    (array([0., 0.]), array([1., 2.]))
-    """
-    if bounds is None:
-        raise ValueError(
-            f"{owner}: bounds is required: a public pair (lower, upper) of scalars "
-            "or per-feature arrays, from domain knowledge (rows are clipped to the "
-            "box). dpgauss never reads it off the data, which would leak privacy."
-        )
-    if isinstance(bounds, str | bytes) or not hasattr(bounds, "__len__"):
-        raise ValueError(f"{owner}: bounds must be a pair (lower, upper).")
-    if len(bounds) != 2:
-        raise ValueError(
-            f"{owner}: bounds must be a pair (lower, upper), got {len(bounds)} items."
-        )
-    try:
-        lower = np.array(bounds[0], dtype=np.float64)
-        upper = np.array(bounds[1], dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{owner}: bounds must be numbers ({exc}).") from exc
-    if lower.ndim > 1 or upper.ndim > 1:
-        raise ValueError(
-            f"{owner}: each bound must be a scalar or a 1-D array, got shapes "
-            f"{lower.shape} and {upper.shape}."
-        )
-    if lower.ndim == upper.ndim == 1 and lower.shape != upper.shape:
-        raise ValueError(
-            f"{owner}: lower and upper bounds have different lengths "
-            f"({lower.size} and {upper.size})."
-        )
-    if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
-        raise ValueError(f"{owner}: bounds must be finite.")
-    if not np.all(lower < upper):
-        raise ValueError(f"{owner}: bounds must have lower < upper for every feature.")
-    _, half = box_frame(lower, upper)
-    if not np.all((half >= MIN_RADIUS) & (half <= MAX_RADIUS)):
-        raise ValueError(
-            f"{owner}: every half-width (upper - lower) / 2 must lie in "
-            f"[{MIN_RADIUS:g}, {MAX_RADIUS:g}], where squares stay in float64's "
-            "range."
-        )
-    if n_features is not None:
-        for bound in (lower, upper):
-            if bound.ndim == 1 and bound.size != n_features:
-                raise ValueError(
-                    f"{owner}: bounds have {bound.size} values per side but X has "
-                    f"{n_features} features."
-                )
-        lower = np.broadcast_to(lower, (n_features,)).copy()
-        upper = np.broadcast_to(upper, (n_features,)).copy()
-    return lower, upper
-
-
-def box_frame(lower, upper):
-    """The box's center ``c = lower/2 + upper/2`` and half-width ``upper/2 -
-    lower/2`` (halves first, so neither overflows for finite bounds)."""
-    return lower / 2.0 + upper / 2.0, upper / 2.0 - lower / 2.0
-
-
-def box_offsets(x, center, half_width):
-    """Rows mapped into the unit box: ``clip((x - c) / h, -1, 1)``.
-
-    The offset comes before the clip; every returned entry satisfies
-    ``|z| <= 1`` exactly, whatever the input (an overflowing offset becomes
-    -1 or 1, a NaN the center 0). The input is not modified.
-
-    Parameters
-    ----------
-    x : ndarray of shape (n_rows, n_features)
-        Rows.
-    center, half_width : ndarray of shape (n_features,)
-        The public box (see :func:`box_frame`).
-
-    Returns
-    -------
-    ndarray of shape (n_rows, n_features)
-        A new array with entries in [-1, 1].
-    """
-    with np.errstate(all="ignore"):
-        z = (np.asarray(x, dtype=np.float64) - center) / half_width
-        np.clip(z, -1.0, 1.0, out=z)
-        z[np.isnan(z)] = 0.0
-    return z
 
 
 def _block_moments(block, center, half_width, second):
@@ -358,6 +240,7 @@ class PrivateStandardScaler(
         released only then (the mean too, as scikit-learn does).
     {privacy_parameters}
     {random_state}
+    {on_useless}
 
     Attributes
     ----------
@@ -447,6 +330,7 @@ class PrivateStandardScaler(
         delta=None,
         budget=None,
         random_state=None,
+        on_useless="raise",
     ):
         self.bounds = bounds
         self.with_mean = with_mean
@@ -456,6 +340,7 @@ class PrivateStandardScaler(
         self.delta = delta
         self.budget = budget
         self.random_state = random_state
+        self.on_useless = on_useless
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):

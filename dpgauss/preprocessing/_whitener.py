@@ -71,6 +71,7 @@ class PrivateWhitener(
         rho = 1.
     {privacy_parameters}
     {random_state}
+    {on_useless}
 
     Attributes
     ----------
@@ -163,6 +164,7 @@ class PrivateWhitener(
         delta=None,
         budget=None,
         random_state=None,
+        on_useless="raise",
     ):
         self.data_norm = data_norm
         self.center = center
@@ -172,6 +174,7 @@ class PrivateWhitener(
         self.delta = delta
         self.budget = budget
         self.random_state = random_state
+        self.on_useless = on_useless
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):

@@ -333,6 +333,7 @@ class PrivateProductDistribution(DensityMixin, PrivateEstimatorMixin, BaseEstima
         is above 1/2, so the rounds see ``p_j <= 1/2``; free (read off the
         first release). ``False`` asserts ``p_j <= 1/2`` for every j.
     {random_state}
+    {on_useless}
 
     Attributes
     ----------
@@ -407,6 +408,7 @@ class PrivateProductDistribution(DensityMixin, PrivateEstimatorMixin, BaseEstima
         budget=None,
         flip=True,
         random_state=None,
+        on_useless="raise",
     ):
         self.rho = rho
         self.epsilon = epsilon
@@ -414,6 +416,7 @@ class PrivateProductDistribution(DensityMixin, PrivateEstimatorMixin, BaseEstima
         self.budget = budget
         self.flip = flip
         self.random_state = random_state
+        self.on_useless = on_useless
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):

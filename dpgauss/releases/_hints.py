@@ -10,13 +10,12 @@ go astray.
 """
 
 import math
-import warnings
 
 import numpy as np
 
 from dpgauss.accounting import split_cost
-from dpgauss.exceptions import UtilityWarning
 from dpgauss.releases._coinpress import tail_radius
+from dpgauss.releases._prediction import report_useless
 from dpgauss.releases._range import (
     RANGE_ROWS,
     RANGE_SCALES,
@@ -382,14 +381,13 @@ class RangeHintsMixin:
                 cost = scale_costs(cost)[0]  # the d-column part (coarse_range)
             risk = range_failure(cost, rows, columns)
             if risk > RANGE_RISK:
-                warnings.warn(
+                report_useless(
+                    self,
                     f"{type(self).__name__}: with n={n}, d={d} and {plan.total}, "
                     f"the private search for the data's {name[6:]} is predicted to "
                     f"go astray with probability up to {risk:.2g} (its count noise "
                     f"is not far below n / 2). Give {self._HINTS}, a larger "
                     "range_share or budget, or more rows.",
-                    UtilityWarning,
-                    stacklevel=4,
                 )
 
     def _mean_radius(self, data, frame, scales, found):

@@ -14,11 +14,16 @@ it from the fit data.
 Privacy: a prediction is a function of the privacy parameters, n, d, the
 public parameters and the public rows only; it reads no private row, so
 computing it, warning from it or refusing on it reveals nothing.
+:func:`report_useless` applies the estimator's ``on_useless`` policy to a
+predicted failure: refuse before the spend (the default) or warn and spend.
 """
 
+import warnings
 from dataclasses import dataclass
 
-__all__ = ["Prediction"]
+from dpgauss.exceptions import UselessFitError, UtilityWarning
+
+__all__ = ["Prediction", "report_useless"]
 
 
 @dataclass(frozen=True)
@@ -52,3 +57,43 @@ class Prediction:
     def loses(self):
         """Whether the release is predicted no better than its baseline."""
         return not self.error < self.baseline
+
+
+def report_useless(estimator, message):
+    """Refuse (``on_useless="raise"``) or warn of a fit predicted useless.
+
+    Called from an estimator's ``_check_utility``, before the spend, with a
+    message computed from public values only (it says why the fit is predicted
+    no better than its baseline and what would help).
+
+    Parameters
+    ----------
+    estimator : PrivateEstimatorMixin
+        The estimator being fitted; its ``on_useless`` decides.
+    message : str
+        Why, and what would help.
+
+    Raises
+    ------
+    UselessFitError
+        With ``on_useless="raise"``; nothing has been spent.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from dpgauss import PrivateCovariance
+    >>> from dpgauss.exceptions import UselessFitError
+    >>> from dpgauss.releases._prediction import report_useless
+    >>> try:
+    ...     report_useless(PrivateCovariance(), "Too few rows.")
+    ... except UselessFitError as error:
+    ...     print(str(error).split(". ")[0])
+    Too few rows
+    """
+    if getattr(estimator, "on_useless", "raise") == "warn":
+        warnings.warn(message, UtilityWarning, stacklevel=5)
+        return
+    raise UselessFitError(
+        f"{message} Nothing was spent. To spend anyway, with a warning, set "
+        "on_useless='warn'."
+    )

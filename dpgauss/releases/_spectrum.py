@@ -21,12 +21,10 @@ eigendecomposition; everything it computes from them is post-processing.
 """
 
 import numbers
-import warnings
 
 import numpy as np
 
 from dpgauss.accounting._plan import ReleasePlan
-from dpgauss.exceptions import UtilityWarning
 from dpgauss.releases._adaptive import release_adaptive
 from dpgauss.releases._adaptive_plan import adaptive_plan
 from dpgauss.releases._center import (
@@ -37,6 +35,7 @@ from dpgauss.releases._center import (
     useless_release_message,
 )
 from dpgauss.releases._covariance import filled_prediction
+from dpgauss.releases._prediction import report_useless
 from dpgauss.utils._sklearn_compat import Interval, StrOptions
 from dpgauss.utils.validation import check_data_norm
 
@@ -103,7 +102,7 @@ class SpectrumReleaseMixin:
             type(self).__name__, data.prediction, plan, n, d, float(self.data_norm)
         )
         if message is not None:
-            warnings.warn(message, UtilityWarning, stacklevel=4)
+            report_useless(self, message)
 
     def _release_spectrum(self, X, plan, rng):
         """The released mean (zeros without ``center``) and spectrum of ``X``.

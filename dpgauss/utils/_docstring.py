@@ -31,6 +31,15 @@ _FRAGMENTS = {
         ``GridSearchCV``) never share noise, while an int seed replayed on a fresh
         ledger reproduces a whole experiment. Without a budget nothing ties fits
         together: two fits with the same int seed then draw the same noise.""",
+    "on_useless": """on_useless : {"raise", "warn"}, default="raise"
+        What a fit does when its public values (n, d, the budget, the public
+        bounds and hints) predict it no better than its baseline, the simplest
+        private answer with the same public knowledge, or predict that a
+        private search it needs goes astray: ``"raise"`` refuses with
+        :class:`~dpgauss.exceptions.UselessFitError` before anything is spent,
+        saying what would help; ``"warn"`` spends anyway and warns
+        (:class:`~dpgauss.exceptions.UtilityWarning`). The decision reads no
+        private row.""",
     "X_public": """X_public : array-like of shape (n_public, n_features), default=None
         Public rows from the same distribution (or one close to it, see
         ``public_tv_bound``), free to use: their mean replaces the private
@@ -72,7 +81,8 @@ def fill_doc(obj):
     ----------
     obj : type
         A class whose docstring (or whose own methods' docstrings) use
-        ``{privacy_parameters}``, ``{random_state}``, ``{X_public}`` or
+        ``{privacy_parameters}``, ``{random_state}``, ``{on_useless}``,
+        ``{X_public}`` or
         ``{public_tv_bound}``.
 
     Returns

@@ -19,6 +19,7 @@ from dpgauss.covariance._base import MEAN_SHARE
 from dpgauss.exceptions import (
     BudgetExceededError,
     PrivacyAccountingError,
+    UselessFitError,
     UtilityWarning,
 )
 from dpgauss.utils._sums import clip_rows, clipped_sums
@@ -157,7 +158,9 @@ def test_location_given_matches_empirical_covariance():
 # -- outputs ---------------------------------------------------------------------
 def test_outputs_are_valid_even_when_noise_dominates():
     X = _ball_data(50, 6, 1.0, 0)
-    est = PrivateCovariance(rho=1e-4, data_norm=1.0, random_state=0).fit(X)
+    est = PrivateCovariance(
+        rho=1e-4, data_norm=1.0, random_state=0, on_useless="warn"
+    ).fit(X)
     cov = est.covariance_
     np.testing.assert_array_equal(cov, cov.T)
     eig = np.linalg.eigvalsh(cov)
@@ -485,21 +488,28 @@ def test_assume_finite_does_not_break_privacy():
     assert budget.spent() == ZCDP(0.5)
 
 
-def test_utility_warning_from_public_values_before_spending():
+def test_a_fit_predicted_useless_refuses_before_spending():
     # n = 150, d = 64, rho = 0.1, data_norm = 8 (digits of one class): even data
     # filling the ball evenly (||C||_F = 64 / 8 = 8) would be estimated with
     # error about 50 (the mean's noise alone: d v = 36), so the zero matrix is
-    # predicted better. The warning is raised before the charge and depends on
+    # predicted better. The refusal comes before the charge and depends on
     # public values only: the same for any data of that shape.
     budget = PrivacyBudget(rho=1.0)
     est = PrivateCovariance(rho=0.1, data_norm=8.0, budget=budget)
     rng = np.random.default_rng(0)
     for X in (np.zeros((150, 64)), rng.uniform(0, 1, size=(150, 64))):
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", UtilityWarning)
-            with pytest.raises(UtilityWarning, match="for data spread evenly"):
-                est.fit(X)
+        with pytest.raises(UselessFitError, match="for data spread evenly") as info:
+            est.fit(X)
+        assert "Nothing was spent" in str(info.value)
         assert budget.spent().rho == 0.0
+        assert not hasattr(est, "covariance_")
+    # The opt-in: warn (still before the spend) and spend.
+    est.set_params(on_useless="warn")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UtilityWarning)
+        with pytest.raises(UtilityWarning, match="for data spread evenly"):
+            est.fit(X)
+    assert budget.spent().rho == 0.0
     with pytest.warns(UtilityWarning):
         est.fit(rng.uniform(0, 1, size=(150, 64)))
     assert budget.spent().rho == pytest.approx(0.1)
@@ -513,7 +523,9 @@ def test_utility_warning_only_when_predicted_useless(n, rho, norm, warns):
     X = np.random.default_rng(0).uniform(0, 1, size=(n, 64))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        PrivateCovariance(rho=rho, data_norm=norm, random_state=0).fit(X)
+        PrivateCovariance(
+            rho=rho, data_norm=norm, random_state=0, on_useless="warn"
+        ).fit(X)
     assert any(issubclass(w.category, UtilityWarning) for w in caught) == warns
 
 

@@ -423,7 +423,12 @@ def test_components_orthonormal_and_variances_valid_for_every_draw(kind, method,
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UtilityWarning)  # predicted useless
             pca = PrivatePCA(
-                data_norm=1.0, method=method, whiten=True, rho=rho, random_state=seed
+                data_norm=1.0,
+                method=method,
+                whiten=True,
+                rho=rho,
+                random_state=seed,
+                on_useless="warn",
             ).fit(X)
         _orthonormal(pca.components_)
         ev = pca.explained_variance_

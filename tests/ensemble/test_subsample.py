@@ -15,7 +15,11 @@ from dpgauss.accounting import ZCDP, ApproxDP, PureDP, approx_to_zcdp
 from dpgauss.accounting._composition import compose
 from dpgauss.base import FitData
 from dpgauss.ensemble import SubsampleAggregate
-from dpgauss.exceptions import PrivateTestFailedError, UtilityWarning
+from dpgauss.exceptions import (
+    PrivateTestFailedError,
+    UselessFitError,
+    UtilityWarning,
+)
 from dpgauss.releases._winsorized import winsorized_min_groups
 
 BETA = np.array([1.0, -2.0, 0.5])
@@ -67,7 +71,12 @@ def test_the_ledger_records_exactly_the_plan(params, total):
         total = ApproxDP(params["epsilon"], params["delta"])
     budget = PrivacyBudget(**_budget_kwargs(total))
     est = SubsampleAggregate(
-        LinearRegression(), budget=budget, random_state=0, n_groups=400, **params
+        LinearRegression(),
+        budget=budget,
+        random_state=0,
+        n_groups=400,
+        on_useless="warn",
+        **params,
     )
     planned = est.planned_costs(3)
     est.fit(X, y)
@@ -424,6 +433,18 @@ def _k_min(total, p, radius="auto"):
     return winsorized_min_groups(est._pricing_plan(3, total=total), p)
 
 
+def test_too_few_groups_refuse_before_the_spend():
+    X, y = _regression(6000)
+    budget = PrivacyBudget(rho=10.0)
+    est = SubsampleAggregate(
+        LinearRegression(), epsilon=1.0, delta=1e-6, n_groups=400, budget=budget
+    )
+    with pytest.raises(UselessFitError, match=r"400 groups are too few.*Nothing"):
+        est.fit(X, y)
+    assert budget.ledger() == []
+    assert not hasattr(est, "statistic_")
+
+
 def test_too_few_groups_warn_before_the_spend_and_charge_the_plan():
     X, y = _regression(6000)
     budget = PrivacyBudget(rho=10.0)
@@ -434,6 +455,7 @@ def test_too_few_groups_warn_before_the_spend_and_charge_the_plan():
         n_groups=400,
         budget=budget,
         random_state=0,
+        on_useless="warn",
     )
     planned = est.planned_costs(3)
     spends_when_warned = []
@@ -466,10 +488,13 @@ def test_auto_takes_k_min_groups_when_n_allows_and_warns_when_not():
     # rows), and then the release is sane (400 groups: off by 1e100 or more)
     assert est.n_groups_ == _k_min(total, 3) > 240
     assert np.linalg.norm(est.statistic_ - BETA) < 1.0
-    # too few rows for k_min groups of 2: the most groups n allows, and a warning
+    # too few rows for k_min groups of 2: the most groups n allows, refused by
+    # default, and spent with a warning on request
     small = slice(0, 1000)
-    with pytest.warns(UtilityWarning, match="too few"):
+    with pytest.raises(UselessFitError, match="too few"):
         est.fit(X[small], y[small])
+    with pytest.warns(UtilityWarning, match="too few"):
+        est.set_params(on_useless="warn").fit(X[small], y[small])
     assert est.n_groups_ == 500
 
 

@@ -9,7 +9,7 @@ import pytest
 from dpgauss import PrivacyBudget, PrivateGaussianEstimator
 from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.base import FitData
-from dpgauss.exceptions import UtilityWarning
+from dpgauss.exceptions import UselessFitError, UtilityWarning
 
 
 def _ratios(est, X, mu, C):
@@ -61,7 +61,9 @@ def test_hints_are_used_instead_of_the_range_search(rotated_gaussian):
 def test_ledger_matches_the_plan(kind, rotated_gaussian):
     X, _, _ = rotated_gaussian(3, 3000, 1)
     budget = PrivacyBudget(rho=100.0)
-    est = PrivateGaussianEstimator(budget=budget, random_state=0, **{kind: 1.0})
+    est = PrivateGaussianEstimator(
+        budget=budget, random_state=0, on_useless="warn", **{kind: 1.0}
+    )
     est.fit(X)
     costs = [e.cost for e in budget.ledger()]
     assert costs == est.planned_costs(3)
@@ -103,10 +105,14 @@ def test_extreme_rows_complete_after_the_charge():
         assert np.linalg.eigvalsh(est.covariance_).min() > 0
 
 
-def test_warns_when_the_range_search_is_predicted_to_fail():
+def test_refuses_when_the_range_search_is_predicted_to_fail():
     X = np.random.default_rng(0).normal(size=(200, 20))
+    budget = PrivacyBudget(rho=1.0)
+    with pytest.raises(UselessFitError, match=r"go astray.*Nothing was spent"):
+        PrivateGaussianEstimator(rho=0.5, budget=budget).fit(X)
+    assert budget.ledger() == []
     with pytest.warns(UtilityWarning, match="go astray"):
-        PrivateGaussianEstimator(rho=0.5, random_state=0).fit(X)
+        PrivateGaussianEstimator(rho=0.5, random_state=0, on_useless="warn").fit(X)
     with warnings.catch_warnings():
         warnings.simplefilter("error", UtilityWarning)
         PrivateGaussianEstimator(

@@ -170,7 +170,11 @@ def test_ledger_is_the_plan_and_the_transient_does_not_survive(params, n):
     pure = "delta" not in params and "epsilon" in params
     budget = PrivacyBudget(epsilon=100.0) if pure else PrivacyBudget(rho=100.0)
     est = PrivateGaussianEstimator(
-        initial_center="subsample", budget=budget, random_state=0, **params
+        initial_center="subsample",
+        budget=budget,
+        random_state=0,
+        on_useless="warn",
+        **params,
     )
     planned = est.planned_costs(3)
     with warnings.catch_warnings():

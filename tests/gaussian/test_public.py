@@ -202,7 +202,9 @@ def test_a_searched_top_eigenvalue_is_clamped_to_the_loose_public_bounds():
         public = rng.standard_normal((23, 3)) + 1e3
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            est = PrivateGaussianEstimator(rho=0.166, random_state=seed)
+            est = PrivateGaussianEstimator(
+                rho=0.166, random_state=seed, on_useless="warn"
+            )
             est.fit(X, X_public=public)
         values = np.linalg.eigvalsh(est.covariance_)
         assert values.min() > 1 / 3, (seed, values)

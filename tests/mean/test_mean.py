@@ -109,7 +109,8 @@ def test_auto_chooses_from_public_values():
 def test_ledger_matches_the_plan(params):
     X = np.random.default_rng(1).normal(size=(3000, 3))
     budget = PrivacyBudget(rho=100.0)
-    est = PrivateMean(budget=budget, random_state=0, **params).fit(X)
+    est = PrivateMean(budget=budget, random_state=0, on_useless="warn", **params)
+    est.fit(X)
     costs = [e.cost for e in budget.ledger()]
     assert costs == est.planned_costs(3)
     total = ZCDP(1.0) if "rho" in params else PureDP(1.0)
@@ -128,7 +129,9 @@ def test_the_plan_does_not_depend_on_n():
         X = np.random.default_rng(0).normal(size=(n, 40))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UtilityWarning)
-            PrivateMean(rho=1.0, budget=budget, random_state=0).fit(X)
+            PrivateMean(rho=1.0, budget=budget, random_state=0, on_useless="warn").fit(
+                X
+            )
         assert [e.cost for e in budget.ledger()] == costs
 
 

@@ -193,7 +193,11 @@ def test_whitening_finite_and_positive_definite_for_every_draw(kind, method, rho
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UtilityWarning)
             white = PrivateWhitener(
-                data_norm=1.0, method=method, rho=rho, random_state=seed
+                data_norm=1.0,
+                method=method,
+                rho=rho,
+                random_state=seed,
+                on_useless="warn",
             ).fit(X)
         W, C = white.whitening_, white.covariance_
         assert np.all(np.isfinite(W))

@@ -127,6 +127,7 @@ def test_a_missing_data_norm_is_refused():
 def test_the_utility_warning_comes_from_public_values():
     def warned(method, rho, n, d):
         est = _Spectral(method=method)
+        est.on_useless = "warn"  # warn, so the test reads the message
         data = FitData(n=n, d=d)
         plan = est._build_plan(ZCDP(rho), data)
         if method != "tail":
