@@ -216,6 +216,7 @@ class PrivateEllipticEnvelope(OutlierMixin, PrivateCovariance):
         center=True,
         location=None,
         coinpress_steps=3,
+        bounds=None,
         random_state=None,
         on_useless="raise",
     ):
@@ -229,6 +230,7 @@ class PrivateEllipticEnvelope(OutlierMixin, PrivateCovariance):
         self.center = center
         self.location = location
         self.coinpress_steps = coinpress_steps
+        self.bounds = bounds
         self.random_state = random_state
         self.on_useless = on_useless
 

@@ -15,6 +15,7 @@ from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.covariance._base import BasePrivateCovariance
 from dpgauss.releases._center import (
     covariance_plan_entries,
+    mean_entries,
     release_center,
     release_spectrum,
     useless_release_message,
@@ -25,7 +26,19 @@ from dpgauss.releases._coinpress import (
     release_in_frame,
 )
 from dpgauss.releases._covariance import filled_prediction
-from dpgauss.releases._prediction import report_useless
+from dpgauss.releases._diagonal import (
+    BOX_FILL,
+    BoxMixin,
+    box_plan_entries,
+    box_rows,
+    box_useless_message,
+    diagonal_entries,
+    diagonal_error,
+    is_diagonal,
+    release_diagonal,
+    to_data_units,
+)
+from dpgauss.releases._prediction import Prediction, report_useless
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from dpgauss.utils._sums import n_partial_sums
@@ -34,7 +47,7 @@ __all__ = ["PrivateCovariance"]
 
 
 @fill_doc
-class PrivateCovariance(BasePrivateCovariance):
+class PrivateCovariance(BoxMixin, BasePrivateCovariance):
     """Differentially private covariance estimator (Dong, Liang and Yi 2022).
 
     Rows are clipped to a public l2 ball, their second moment about a center is
@@ -162,8 +175,11 @@ class PrivateCovariance(BasePrivateCovariance):
 
     _parameter_constraints: dict = {
         **BasePrivateCovariance._parameter_constraints,
-        "method": [StrOptions({"auto", "gauss", "separate", "eigen", "coinpress"})],
+        "method": [
+            StrOptions({"auto", "gauss", "separate", "eigen", "coinpress", "diagonal"})
+        ],
         "coinpress_steps": [Interval(numbers.Integral, 1, 20, closed="both")],
+        "bounds": ["array-like", None],
     }
 
     def __init__(
@@ -178,6 +194,7 @@ class PrivateCovariance(BasePrivateCovariance):
         center=True,
         location=None,
         coinpress_steps=3,
+        bounds=None,
         random_state=None,
         on_useless="raise",
     ):
@@ -190,6 +207,7 @@ class PrivateCovariance(BasePrivateCovariance):
         self.center = center
         self.location = location
         self.coinpress_steps = coinpress_steps
+        self.bounds = bounds
         self.random_state = random_state
         self.on_useless = on_useless
 
@@ -211,12 +229,27 @@ class PrivateCovariance(BasePrivateCovariance):
         """
         return self._private_fit(X)
 
+    def _check_params(self):
+        self._check_norm_or_box()
+        if self.bounds is not None and self.location is not None:
+            raise ValueError(
+                f"{type(self).__name__}: with bounds the clipping centre is the "
+                "box's centre; leave location=None."
+            )
+
+    def _mean_entries(self, total, n, d):
+        return mean_entries(total, self.center, n, d, self._radius(d))
+
     def _build_plan(self, total, data):
-        n, d, radius = data.n, data.d, float(self.data_norm)
+        n, d, radius = data.n, data.d, self._radius(data.d)
+        if self.method == "diagonal":
+            return ReleasePlan(total, diagonal_entries(total, d, self.center, n))
         if self.method != "coinpress":
             entries = covariance_plan_entries(
                 total, d, self.method, self.center, n, radius
             )
+            if self.bounds is not None and self.method == "auto":
+                entries = box_plan_entries(total, d, n, self.center, entries, "auto")
             return ReleasePlan(total, entries)
         # In the frame I / B (rows in the ball of radius B): radius 1 for the
         # first step, which clips at B, the Gaussian tail radius after it.
@@ -226,43 +259,79 @@ class PrivateCovariance(BasePrivateCovariance):
 
     def _predict_error(self, plan, data, mechanisms):
         """The Frobenius error predicted for data filling the ``data_norm``
-        ball, against the zero matrix's (None for "eigen" and "coinpress")."""
-        return filled_prediction(mechanisms, self.method, data.d, float(self.data_norm))
+        ball (with ``bounds``: spread uniformly over the box, in box units),
+        against the zero matrix's (None for "eigen" and "coinpress")."""
+        d = data.d
+        if is_diagonal(plan):
+            error = diagonal_error(mechanisms["diagonal"], d, self.center)
+            return Prediction(error, d**0.5 * BOX_FILL, "frobenius")
+        method = "auto" if self.method == "diagonal" else self.method
+        trace = None if self.bounds is None else d * BOX_FILL
+        return filled_prediction(mechanisms, method, d, self._radius(d), trace)
 
     def _check_utility(self, plan, data):
-        """Warn (UtilityWarning) when public values predict no better than zero."""
-        message = useless_release_message(
-            type(self).__name__,
-            data.prediction,
-            plan,
-            data.n,
-            data.d,
-            float(self.data_norm),
-        )
+        """Refuse (or warn) when public values predict no better than zero."""
+        if self.bounds is not None:
+            message = box_useless_message(
+                type(self).__name__, data.prediction, plan, data.n, data.d
+            )
+        else:
+            message = useless_release_message(
+                type(self).__name__,
+                data.prediction,
+                plan,
+                data.n,
+                data.d,
+                float(self.data_norm),
+            )
         if message is not None:
             report_useless(self, message)
 
     def _fit_releases(self, data, plan, rng):
-        X = data.X
-        radius = float(self.data_norm)
-        center, shift = release_center(
-            X, self._location(X.shape[1]), radius, self.center, plan, rng
-        )
+        X, d = data.X, data.d
+        box = self._box(d)
+        if box is not None:
+            X = box_rows(X, box)
+        if is_diagonal(plan):
+            mean, variances, sd = release_diagonal(X, plan, rng, self.center)
+            fitted = self._in_data_units(box, mean, variances, np.eye(d), sd)
+            fitted["method_"] = "diagonal"
+            return fitted
+        radius = self._radius(d)
+        location = np.zeros(d) if box is not None else self._location(d)
+        center, shift = release_center(X, location, radius, self.center, plan, rng)
+        if box is not None:  # the clipped mean of box rows lies in the box
+            center = np.clip(center, -1.0, 1.0)
         if self.method == "coinpress":
-            return self._coinpress(X, center, plan, rng, shift)
+            return self._coinpress(X, center, plan, rng, shift, box)
         spectrum = release_spectrum(X, center, shift, radius, self.method, plan, rng)
-        values, vectors = spectrum.values, spectrum.vectors
-        fitted = self._model_attributes(
-            center, values, vectors, spectrum.noise_sd, radius * radius
+        fitted = self._in_data_units(
+            box, center, spectrum.values, spectrum.vectors, spectrum.noise_sd
         )
         fitted["method_"] = spectrum.method
         return fitted
+
+    def _in_data_units(self, box, center, values, vectors, noise_sd, cap=None):
+        """The fitted model from a spectrum released in the fit's units (box
+        units with ``bounds``, mapped back by ``diag(h)``: post-processing)."""
+        if box is None:
+            radius = float(self.data_norm)
+            cap = radius * radius if cap is None else cap
+            return self._model_attributes(center, values, vectors, noise_sd, cap)
+        c, h = box
+        values, vectors = to_data_units(values, vectors, h)
+        location = c + h * np.clip(center, -1.0, 1.0)
+        h2 = h * h
+        cap = float(np.sum(h2))
+        return self._model_attributes(
+            location, values, vectors, noise_sd * float(np.min(h2)), cap
+        )
 
     @property
     def _steps(self):
         return int(self.coinpress_steps)
 
-    def _coinpress(self, X, center, plan, rng, shift=0.0):
+    def _coinpress(self, X, center, plan, rng, shift=0.0, box=None):
         """CoinPress from the frame ``I / B`` (rows in the ball of radius B).
 
         The first step, at radius 1 in that frame, clips at B; the later ones
@@ -270,7 +339,7 @@ class PrivateCovariance(BasePrivateCovariance):
         is divided by the known clipping shrinkage there (post-processing).
         """
         d = X.shape[1]
-        frame = np.eye(d) / float(self.data_norm)
+        frame = np.eye(d) / self._radius(d)
         partials = n_partial_sums(X)
         frame, radius = learn_frame(
             X, center, frame, 1.0, plan, self._steps, rng, partials
@@ -289,6 +358,6 @@ class PrivateCovariance(BasePrivateCovariance):
             correct=self._steps > 1,
             shift=in_frame,
         )
-        fitted = self._model_attributes(center, values, vectors, sd, cap)
+        fitted = self._in_data_units(box, center, values, vectors, sd, cap)
         fitted["method_"] = "coinpress"
         return fitted

@@ -307,6 +307,7 @@ class PrivatePCA(
         n_components=None,
         *,
         data_norm=None,
+        bounds=None,
         center=True,
         method="tail",
         whiten=False,
@@ -319,6 +320,7 @@ class PrivatePCA(
     ):
         self.n_components = n_components
         self.data_norm = data_norm
+        self.bounds = bounds
         self.center = center
         self.method = method
         self.whiten = whiten

@@ -157,6 +157,7 @@ class PrivateWhitener(
         self,
         *,
         data_norm=None,
+        bounds=None,
         center=True,
         method="auto",
         rho=None,
@@ -167,6 +168,7 @@ class PrivateWhitener(
         on_useless="raise",
     ):
         self.data_norm = data_norm
+        self.bounds = bounds
         self.center = center
         self.method = method
         self.rho = rho
