@@ -44,30 +44,57 @@ from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release
 from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
 from dpgauss.releases._box import box_frame, box_offsets, check_bounds
+from dpgauss.releases._center import covariance_plan_entries
 from dpgauss.releases._covariance import filled_prediction
+from dpgauss.releases._prediction import Prediction
 from dpgauss.utils._linalg import eigh_descending
 from dpgauss.utils._sums import summation_error
 from dpgauss.utils.validation import check_data_norm
 
 __all__ = [
     "BOX_FILL",
+    "PRIOR_MEAN",
+    "PRIOR_VARIANCE",
+    "REFERENCE_CORRELATION",
     "BoxMixin",
+    "axes_prediction",
     "box_plan_entries",
     "box_rows",
     "box_useless_message",
+    "cap_box_spectrum",
     "diagonal_entries",
     "diagonal_error",
     "diagonal_mechanism",
+    "diagonal_prediction",
+    "full_prediction",
+    "reference_norm",
     "release_diagonal",
     "to_data_units",
 ]
 
 _U = 2.0**-53
 
+#: The correlation between any two coordinates of the reference data: the
+#: off-diagonal mass a diagonal release gives up. It steers the choice between
+#: the full and the diagonal release only, never privacy. The root mean
+#: square correlation of wine, breast cancer, digits, star98 and modechoice is
+#: 0.17-0.47 (``benchmarks/bench_box_covariance.py``): the full release is
+#: taken where its noise is predicted below that mass.
+REFERENCE_CORRELATION = 0.3
+
 #: The variance of one coordinate, in box units, of the reference data the
-#: predictions before the spend take: rows spread uniformly over the box (a
-#: uniform variable on [-1, 1] has variance 1/3).
-BOX_FILL = 1.0 / 3.0
+#: predictions before the spend take. Rows spread uniformly over the box would
+#: have 1/3; real columns in their observed min/max box have about 0.1 (medians
+#: 0.04-0.18 on wine, breast cancer, digits, star98 and modechoice), and a
+#: codebook box is looser still, so the reference takes 0.1.
+BOX_FILL = 0.1
+
+#: The prior the diagonal release's variances are shrunk towards (box
+#: units): mean and standard deviation BOX_FILL. Post-processing; a
+#: noise-swamped variance falls back to the prior mean, so the axes order by
+#: the box's widths there.
+PRIOR_MEAN = BOX_FILL
+PRIOR_VARIANCE = BOX_FILL * BOX_FILL
 
 
 def diagonal_mechanism(cost, n, d, centered=True):
@@ -123,16 +150,53 @@ def diagonal_entries(total, d, centered, n=None):
     return [Release("diagonal", total, kind_of(total), make, size=size)]
 
 
+def reference_norm(d, fill=BOX_FILL):
+    """``||C||_F`` of the reference covariance (box units): variance ``fill``
+    per coordinate, correlation :data:`REFERENCE_CORRELATION` between any two.
+    The zero matrix's error on the reference data."""
+    off = REFERENCE_CORRELATION * fill * math.sqrt(d * (d - 1.0))
+    return math.hypot(math.sqrt(d) * fill, off)
+
+
 def diagonal_error(mechanism, d, centered=True, fill=BOX_FILL):
-    """Predicted Frobenius error (box units) of the diagonal release's variances
-    for reference data with variance ``fill`` and mean 0 per coordinate: the noise
-    of the d second moments, plus (centered) the extra variance the squared mean's
-    noise adds, each entry's error capped by the projection onto [0, 1] at
-    ``max(fill, 1 - fill)``. Public values only."""
+    """Predicted Frobenius error (box units) of the diagonal release on the
+    reference data (:func:`reference_norm`, means 0): the noise of the d second
+    moments plus (centered) the extra variance the squared mean's noise adds,
+    each entry's error capped by the projection onto [0, 1] at ``max(fill, 1 -
+    fill)``, and the off-diagonal entries it leaves at 0. Public values only."""
     size = 2 * d if centered else d
     var = mechanism.variance(size)
     per = var + (2.0 * var * var if centered else 0.0)
-    return math.sqrt(d) * min(math.sqrt(per), max(fill, 1.0 - fill))
+    noise = math.sqrt(d) * min(math.sqrt(per), max(fill, 1.0 - fill))
+    off = REFERENCE_CORRELATION * fill * math.sqrt(d * (d - 1.0))
+    return math.hypot(noise, off)
+
+
+def full_prediction(mechanisms, method, d):
+    """Predicted Frobenius error of the full release in box units on the
+    reference data, against the zero matrix's (None without a prediction)."""
+    radius = math.sqrt(d)
+    filled = filled_prediction(mechanisms, method, d, radius, trace=d * BOX_FILL)
+    if filled is None:
+        return None
+    return Prediction(filled.error, reference_norm(d), "frobenius")
+
+
+def diagonal_prediction(mechanism, d, centered=True):
+    """:func:`diagonal_error` against the zero matrix's error."""
+    error = diagonal_error(mechanism, d, centered)
+    return Prediction(error, reference_norm(d), "frobenius")
+
+
+def axes_prediction(mechanism, d, centered=True):
+    """Whether the private-variance axes beat a random subspace: the noise sd
+    of one released variance (box units) against 1, the largest variance a box
+    coordinate can have (at or above it, no data in the box order their axes
+    better than the noise does). Public values only."""
+    size = 2 * d if centered else d
+    var = mechanism.variance(size)
+    per = var + (2.0 * var * var if centered else 0.0)
+    return Prediction(math.sqrt(per), 1.0, "variance sd")
 
 
 def release_diagonal(Z, plan, rng, centered=True):
@@ -156,7 +220,8 @@ def release_diagonal(Z, plan, rng, centered=True):
         The released means, projected into [-1, 1] (zeros when not centered).
     variances : ndarray of shape (d,)
         ``s - m^2 + var(m noise)`` (unbiased for the noise of the squared mean),
-        projected onto [0, 1] where every variance of a box coordinate lies.
+        projected onto [0, 1] where every variance of a box coordinate lies,
+        then shrunk towards :data:`PRIOR_MEAN` by the public noise.
     noise_sd : float
         The public standard deviation of one second moment's noise.
     """
@@ -174,23 +239,31 @@ def release_diagonal(Z, plan, rng, centered=True):
     if centered:
         mean = np.clip(noisy[:d], -1.0, 1.0)
         variances = noisy[d:] - mean * mean + min(var, 1.0)
+        noise = var + 2.0 * var * var
     else:
-        mean, variances = np.zeros(d), noisy
+        mean, variances, noise = np.zeros(d), noisy, var
+    # Project onto [0, 1], where every variance of a box coordinate lies (never
+    # farther from it), then shrink towards the prior mean by the public noise
+    # (post-processing): a variance the noise swamps falls back to PRIOR_MEAN,
+    # so the axes order by the box's widths there. Both keep it in [0, 1].
+    variances = np.clip(variances, 0.0, 1.0)
+    weight = PRIOR_VARIANCE / (PRIOR_VARIANCE + noise)
+    variances = PRIOR_MEAN + weight * (variances - PRIOR_MEAN)
     return mean, np.clip(variances, 0.0, 1.0), math.sqrt(var)
 
 
-def to_data_units(values, vectors, half_width):
-    """The spectrum of ``diag(h) V diag(values) V^T diag(h)`` (post-processing).
+def cap_box_spectrum(values, vectors):
+    """A box-unit spectrum whose covariance has no diagonal entry above 1.
 
-    The box-unit covariance is first scaled so that no diagonal entry exceeds
-    1 (``S C S`` with ``S_jj = min(1, C_jj^(-1/2))``, PSD-preserving): every
-    variance of a box coordinate is at most 1, so the variances come back
-    capped by ``h_j^2`` and the eigenvalues by ``sum_j h_j^2``.
+    ``S C S`` with ``S_jj = min(1, C_jj^(-1/2))`` (PSD-preserving,
+    post-processing): every variance of a box coordinate is at most 1, so the
+    variances map back capped by ``h_j^2`` and the eigenvalues by the trace
+    bound ``sum_j h_j^2``.
 
     Returns
     -------
     values : ndarray of shape (d,)
-        Decreasing eigenvalues, finite and >= 0.
+        Decreasing eigenvalues in ``[0, d]``.
     vectors : ndarray of shape (d, d)
         Orthonormal eigenvectors.
     """
@@ -198,10 +271,40 @@ def to_data_units(values, vectors, half_width):
     cov = (vectors * values) @ vectors.T
     diag = np.diag(cov)
     scale = np.where(diag > 1.0, 1.0 / np.sqrt(np.maximum(diag, 1.0)), 1.0)
-    cov = cov * np.outer(scale * half_width, scale * half_width)
+    cov = cov * np.outer(scale, scale)
     out_values, out_vectors = eigh_descending(0.5 * (cov + cov.T))
-    cap = float(np.sum(half_width * half_width))
-    return np.clip(out_values, 0.0, cap), out_vectors
+    return np.clip(out_values, 0.0, float(len(values))), out_vectors
+
+
+def to_data_units(values, vectors, half_width):
+    """The spectrum of ``diag(h) V diag(values) V^T diag(h)`` (post-processing).
+
+    The box-unit covariance is first capped (:func:`cap_box_spectrum`), so the
+    variances come back at most ``h_j^2`` and the eigenvalues at most
+    ``sum_j h_j^2``. Ties (a release with nothing above the noise is the zero
+    matrix) are broken towards the widest coordinates: the eigenvectors are
+    those of the matrix plus ``2^-30`` of its mean eigenvalue (or 1) times
+    ``diag(h^2)``, and the values are the matrix's own Rayleigh quotients on
+    them.
+
+    Returns
+    -------
+    values : ndarray of shape (d,)
+        Eigenvalues (Rayleigh quotients), finite and in ``[0, sum h^2]``.
+    vectors : ndarray of shape (d, d)
+        Orthonormal eigenvectors.
+    """
+    values, vectors = cap_box_spectrum(values, vectors)
+    cov = (vectors * values) @ vectors.T
+    cov = cov * np.outer(half_width, half_width)
+    cov = 0.5 * (cov + cov.T)
+    h2 = half_width * half_width
+    cap = float(np.sum(h2))
+    level = float(np.trace(cov)) / cap
+    tie = 2.0**-30 * (level if level > 0 else 1.0)
+    _, out_vectors = eigh_descending(cov + np.diag(tie * h2))
+    rayleigh = np.einsum("ij,ij->j", out_vectors, cov @ out_vectors)
+    return np.clip(rayleigh, 0.0, cap), out_vectors
 
 
 def box_rows(X, box):
@@ -222,36 +325,48 @@ def entry_mechanisms(entries):
     return built
 
 
-def box_plan_entries(total, d, n, centered, full, full_method):
-    """The releases of a fit with a box whose method is ``"auto"``: ``full`` (the
-    full covariance release in box units) or the diagonal release, whichever is
-    predicted the smaller Frobenius error on the reference data (rows spread
-    uniformly over the box, :data:`BOX_FILL`). A decision from public values
-    only (n, d, the cost), made before the spend; both plans cost ``total``.
+def box_plan_entries(total, d, n, centered, full, predict_method="gauss"):
+    """The releases of a fit with a box that may adapt: ``full`` (the full
+    covariance release in box units) or the diagonal release, whichever is
+    predicted the smaller Frobenius error on the reference data
+    (:func:`reference_norm`); the diagonal one also when the full release is
+    predicted no better than the zero matrix. The full release is predicted by
+    the plan of ``predict_method`` (``"auto"`` or ``"gauss"``; a ``"tail"``
+    release is predicted as GaussCov at the box's radius, the worst radius its
+    search can end at). A decision from public values only (n, d, the cost),
+    made before the spend; both plans cost ``total``.
     """
     if n is None:  # priced only: the same total either way
         return full
     radius = math.sqrt(d)
-    full_error = filled_prediction(
-        entry_mechanisms(full), full_method, d, radius, trace=d * BOX_FILL
-    )
+    predict = covariance_plan_entries(total, d, predict_method, centered, n, radius)
+    full_error = full_prediction(entry_mechanisms(predict), predict_method, d)
     diagonal = diagonal_entries(total, d, centered, n)
-    diag_error = diagonal_error(entry_mechanisms(diagonal)["diagonal"], d, centered)
-    if full_error is not None and full_error.error <= diag_error:
-        return full
+    diag = diagonal_prediction(entry_mechanisms(diagonal)["diagonal"], d, centered)
+    if full_error is not None and not full_error.loses:
+        if full_error.error <= diag.error:
+            return full
     return diagonal
 
 
 def is_diagonal(plan):
     """Whether ``plan`` is the diagonal release's."""
-    return any(r.name == "diagonal" for r in plan.releases())
+    return plan is not None and any(r.name == "diagonal" for r in plan.releases())
 
 
 def box_useless_message(owner, prediction, plan, n, d):
-    """Why a fit with a box is predicted no better than the zero matrix (None
+    """Why a fit with a box is predicted no better than its baseline (None
     when it is predicted better, or there is no prediction). Public values only."""
     if prediction is None or not prediction.loses:
         return None
+    if prediction.metric == "variance sd":
+        return (
+            f"{owner}: with n={n}, d={d} and {plan.total}, the noise of each "
+            f"released variance (sd {prediction.error:.3g} in box units) is at "
+            "least the largest variance a coordinate of the box can have: the "
+            "axes would be no better than a random subspace. Use a larger "
+            "budget, more rows, or tighter bounds."
+        )
     return (
         f"{owner}: with n={n}, d={d} and {plan.total}, neither the covariance "
         "release nor the per-coordinate (diagonal) release is predicted better "

@@ -36,18 +36,19 @@ from dpgauss.releases._center import (
 )
 from dpgauss.releases._covariance import filled_prediction
 from dpgauss.releases._diagonal import (
-    BOX_FILL,
     BoxMixin,
+    axes_prediction,
     box_plan_entries,
     box_rows,
     box_useless_message,
     diagonal_entries,
-    diagonal_error,
+    diagonal_prediction,
+    full_prediction,
     is_diagonal,
     release_diagonal,
     to_data_units,
 )
-from dpgauss.releases._prediction import Prediction, report_useless
+from dpgauss.releases._prediction import report_useless
 from dpgauss.utils._sklearn_compat import Interval, StrOptions
 
 __all__ = ["SpectrumReleaseMixin"]
@@ -77,6 +78,10 @@ class SpectrumReleaseMixin(BoxMixin):
         "bounds": ["array-like", None],
     }
 
+    #: Whether the diagonal release is judged against a random subspace (the
+    #: private-variance axes: PCA) rather than the zero matrix.
+    _axes_baseline = False
+
     def _check_params(self):
         self._check_norm_or_box()
 
@@ -92,25 +97,32 @@ class SpectrumReleaseMixin(BoxMixin):
         if method == "diagonal":
             return ReleasePlan(total, diagonal_entries(total, d, self.center, n))
         if method == "tail":
-            return adaptive_plan(total, d, self.center, n=n, data_norm=radius)
-        entries = covariance_plan_entries(total, d, method, self.center, n, radius)
-        if self.bounds is not None and self.method == "auto":
-            entries = box_plan_entries(total, d, n, self.center, entries, method)
+            plan = adaptive_plan(total, d, self.center, n=n, data_norm=radius)
+            entries = plan.entries
+        else:
+            entries = covariance_plan_entries(total, d, method, self.center, n, radius)
+        if self.bounds is not None and self.method in ("auto", "tail"):
+            entries = box_plan_entries(total, d, n, self.center, entries)
+        if method == "tail" and entries is plan.entries:
+            return plan
         return ReleasePlan(total, entries)
 
     def _predict_error(self, plan, data, mechanisms):
         """The Frobenius error predicted for data filling the ``data_norm``
-        ball (with ``bounds``: spread uniformly over the box, in box units),
+        ball (with ``bounds``: the reference data of
+        :func:`~dpgauss.releases._diagonal.reference_norm`, in box units),
         against the zero matrix's (None for "tail", whose radius is found
         privately, and "eigen")."""
         d = data.d
+        if is_diagonal(plan) and self._axes_baseline:
+            return axes_prediction(mechanisms["diagonal"], d, self.center)
         if is_diagonal(plan):
-            error = diagonal_error(mechanisms["diagonal"], d, self.center)
-            return Prediction(error, d**0.5 * BOX_FILL, "frobenius")
+            return diagonal_prediction(mechanisms["diagonal"], d, self.center)
         if self._method() == "tail":
             return None
-        trace = None if self.bounds is None else d * BOX_FILL
-        return filled_prediction(mechanisms, self._method(), d, self._radius(d), trace)
+        if self.bounds is not None:
+            return full_prediction(mechanisms, self._method(), d)
+        return filled_prediction(mechanisms, self._method(), d, self._radius(d))
 
     def _check_utility(self, plan, data):
         n, d = data.n, data.d
