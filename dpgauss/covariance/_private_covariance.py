@@ -200,6 +200,17 @@ default="auto"
            [0.5, 1. ]])
     >>> est.method_, est.privacy_spent_
     ('gauss', ZCDP(rho=1.0))
+
+    Columns in different units, with a public box per column: at pure
+    epsilon and 300 rows the fit takes the per-coordinate release.
+
+    >>> X[:, 1] *= 1000
+    >>> box = ([-5, -5000], [5, 5000])
+    >>> est = PrivateCovariance(epsilon=1.0, bounds=box, random_state=0)
+    >>> est.fit(X[:300]).method_
+    'diagonal'
+    >>> bool(np.all(np.diag(est.covariance_) <= [25, 25e6]))
+    True
     """
 
     _parameter_constraints: dict = {
