@@ -34,6 +34,7 @@ from dpgauss.utils._leak import (
     warn_if_fitted_after_leaky_step,
     warn_if_scored_in_search,
 )
+from dpgauss.utils._linalg import model_parts
 from dpgauss.utils._random import (
     check_generator,
     check_random_state_param,
@@ -448,36 +449,19 @@ class GaussianDensityMixin(DensityMixin):
     """
 
     @staticmethod
-    def _gaussian_attributes(location, eigenvalues, eigenvectors, floor, scale=None):
-        """The fitted attributes of N(location, S V diag(max(values, floor)) V^T S).
-
-        ``S = diag(scale)`` (the identity when None) carries a public change of
-        units, such as a box's half-widths: the eigendecomposition stays in the
-        well-conditioned units it was released in, so columns in scales 1e-3
-        and 1e6 keep their own precision.
-        """
+    def _gaussian_attributes(location, eigenvalues, eigenvectors, floor):
+        """The fitted attributes of N(location, V diag(max(values, floor)) V^T)."""
         values = np.maximum(np.asarray(eigenvalues, dtype=np.float64), floor)
         vectors = np.asarray(eigenvectors, dtype=np.float64)
         covariance = (vectors * values) @ vectors.T
         precision = (vectors / values) @ vectors.T
-        if scale is not None:
-            scale = np.asarray(scale, dtype=np.float64)
-            covariance = covariance * np.outer(scale, scale)
-            precision = precision / np.outer(scale, scale)
         return {
             "location_": np.asarray(location, dtype=np.float64),
             "covariance_": 0.5 * (covariance + covariance.T),
             "precision_": 0.5 * (precision + precision.T),
             "eigenvalue_floor_": float(floor),
-            "_model": (values, vectors) if scale is None else (values, vectors, scale),
+            "_model": (values, vectors),
         }
-
-    def _model_parts(self):
-        """``(values, vectors, scale)`` of the fitted model (scale all ones
-        when the model has no change of units)."""
-        values, vectors, *rest = self._model
-        scale = rest[0] if rest and rest[0] is not None else np.ones(len(values))
-        return values, vectors, scale
 
     def get_precision(self):
         """Return the precision matrix, the inverse of ``covariance_``.
@@ -507,7 +491,7 @@ class GaussianDensityMixin(DensityMixin):
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        values, vectors, scale = self._model_parts()
+        values, vectors, scale = model_parts(self._model)
         whitened = (((X - self.location_) / scale) @ vectors) / np.sqrt(values)
         return np.einsum("ij,ij->i", whitened, whitened)
 
@@ -528,10 +512,9 @@ class GaussianDensityMixin(DensityMixin):
             Log-density of N(``location_``, ``covariance_``) at each row.
         """
         distances = self.mahalanobis(X)
-        values, _, scale = self._model_parts()
-        d = values.shape[0]
+        values, _, scale = model_parts(self._model)
         logdet = float(np.sum(np.log(values)) + 2.0 * np.sum(np.log(scale)))
-        return -0.5 * (d * math.log(2.0 * math.pi) + logdet + distances)
+        return -0.5 * (values.shape[0] * math.log(2.0 * math.pi) + logdet + distances)
 
     def score(self, X, y=None):
         """Return the mean per-sample log-likelihood of ``X`` (not private).
@@ -612,6 +595,6 @@ class GaussianDensityMixin(DensityMixin):
             The samples.
         """
         rng = sampling_generator(self, n_samples, random_state)
-        values, vectors, scale = self._model_parts()
+        values, vectors, scale = model_parts(self._model)
         z = rng.standard_normal((int(n_samples), self.location_.shape[0]))
         return self.location_ + scale * ((z * np.sqrt(values)) @ vectors.T)

@@ -115,3 +115,28 @@ def test_envelope_takes_the_box():
     env = PrivateEllipticEnvelope(bounds=box, rho=1.0, random_state=0).fit(X)
     # About 10% flagged on the rows it was fitted on (contamination 0.1).
     assert 0.02 < np.mean(env.predict(X) == -1) < 0.3
+
+
+def test_density_methods_describe_covariance_with_a_box():
+    # The model is kept in box units with diag(h) as a change of units; the
+    # density, the distances and the samples are those of N(location_,
+    # covariance_) all the same (scales 1e-1..1e2 keep scipy's check exact).
+    from scipy.stats import multivariate_normal
+
+    rng = np.random.default_rng(3)
+    scales = np.array([0.1, 1.0, 100.0])
+    X = np.clip(rng.normal(size=(2000, 3)) / 4, -1, 1) * scales
+    est = PrivateCovariance(bounds=(-scales, scales), rho=1.0, random_state=0)
+    est.fit(X)
+    truth = multivariate_normal(est.location_, est.covariance_)
+    np.testing.assert_allclose(est.score_samples(X[:50]), truth.logpdf(X[:50]))
+    d = X[:50] - est.location_
+    expected = np.einsum("ij,jk,ik->i", d, est.precision_, d)
+    np.testing.assert_allclose(est.mahalanobis(X[:50]), expected, rtol=1e-9)
+    samples = est.sample(20000, random_state=0)
+    # 20000 draws: the sample covariance is within about 3% (4 sd) of it.
+    np.testing.assert_allclose(
+        np.cov(samples.T) / np.outer(scales, scales),
+        est.covariance_ / np.outer(scales, scales),
+        atol=0.01,
+    )
