@@ -1,6 +1,6 @@
 """Covariance releases inside a public box: the diagonal release and the map back.
 
-A helper module, not an estimator module. With a public box
+Not an estimator module. With a public box
 ``bounds = (lower, upper)`` (:mod:`dpgauss.releases._box`) every row becomes
 ``z = clip((x - c) / h, -1, 1)``: a function of its own row and public values,
 in ``[-1, 1]^d`` and so in the l2 ball of radius ``sqrt(d)`` about 0. The
