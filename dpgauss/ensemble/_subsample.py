@@ -48,24 +48,19 @@ from dpgauss.accounting import ApproxDP
 from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.ensemble._group_fits import (
-    MIN_GROUP_ROWS,
     assemble,
     attribute_names,
-    auto_groups,
     call_released,
     group_candidates,
     probe_shape,
     public_classes,
 )
+from dpgauss.ensemble._group_plan import choose_groups, useless_reason
 from dpgauss.ensemble._populous_aggregate import (
-    MAX_POPULOUS_GROUPS,
     populous_entries,
     populous_mean,
-    populous_min_groups,
 )
 from dpgauss.ensemble._psd_aggregate import (
-    MAX_PSD_GROUPS,
-    PSD_ROWS_PER_DIM,
     check_psd_radius,
     matrix_size,
     psd_entries,
@@ -77,11 +72,8 @@ from dpgauss.mechanisms._checks import (
 )
 from dpgauss.releases._prediction import report_useless
 from dpgauss.releases._winsorized import (
-    MIN_GROUPS,
-    WINSOR_RISK,
     winsorized_entries,
     winsorized_mean,
-    winsorized_min_groups,
 )
 from dpgauss.utils._sklearn_compat import HasMethods, Interval, StrOptions
 
@@ -329,63 +321,19 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
 
     # -- the plan ---------------------------------------------------------------------
     def _groups(self, data, total):
-        """k from public values only."""
-        n, d = data.n, data.d
-        is_populous = self.aggregator == "populous"
-        auto = self.radius == "auto"
-        need = populous_min_groups(total, auto) if is_populous else MIN_GROUPS
-        if self.n_groups != "auto":
-            k = int(self.n_groups)
-        else:
-            q = self._matrix_size(data) if self.space == "psd" else 0
-            k = auto_groups(n, d, is_classifier(self.estimator), PSD_ROWS_PER_DIM * q)
-            if is_populous:
-                most = MAX_PSD_GROUPS if self.space == "psd" else MAX_POPULOUS_GROUPS
-                k = min(max(k, need), most)
-            else:  # enough groups for sane searches, when n allows
-                plan = ReleasePlan(total, winsorized_entries(total, auto))
-                fewest = winsorized_min_groups(plan, _size(data.public["shape"]))
-                k = max(k, min(fewest, n // MIN_GROUP_ROWS))
-        if is_populous:
-            if k < need:
-                raise ValueError(
-                    f"the populous test needs at least {need} groups at this epsilon "
-                    f"and delta; n_groups={k}. Nothing was spent."
-                )
-        elif k < MIN_GROUPS:
-            raise ValueError(f"n_groups={k} is below {MIN_GROUPS}. Nothing was spent.")
-        if n // k < MIN_GROUP_ROWS:
-            raise ValueError(
-                f"n_samples={n} rows cannot fill {k} groups of at least "
-                f"{MIN_GROUP_ROWS} rows. Nothing was spent."
-            )
-        return k
+        """k from public values only (see :mod:`dpgauss.ensemble._group_plan`)."""
+        return choose_groups(self, data, total, is_classifier(self.estimator))
 
     def _check_utility(self, plan, data):
-        """Warn (UtilityWarning) when the winsorized searches may go astray.
+        """Refuse (or warn, per ``on_useless``) when the groups are predicted
+        too small or too few (:func:`~dpgauss.ensemble._group_plan.useless_reason`).
 
-        Computed from public values only (k, the plan's costs, the statistic's
-        shape), before anything is spent: not a release.
+        Computed from public values only (n, d, k, the plan's costs, the
+        statistic's shape), before anything is spent: not a release.
         """
-        shape = data.public["shape"]
-        if self.aggregator == "populous":
-            return
-        k = self._groups(data, plan.total)
-        fewest = winsorized_min_groups(plan, _size(shape))
-        if k < fewest:
-            report_useless(
-                self,
-                f"SubsampleAggregate: {k} groups are too few for the winsorized "
-                f"aggregator at {plan.total} with a statistic of "
-                f"{int(np.prod(shape, dtype=np.int64))} values: its private "
-                "median and radius searches may go astray (a union bound gives a "
-                f"chance above {WINSOR_RISK:g}), and then the release can be 1e100 "
-                f"or more off, silently. It needs at least {fewest} groups (n >= "
-                f"{fewest * MIN_GROUP_ROWS} rows, groups of {MIN_GROUP_ROWS}; more "
-                "rows per group are more accurate). Use more rows, a larger budget "
-                "or more groups (n_groups); a public radius removes only the "
-                "radius search, not the median's.",
-            )
+        reason = useless_reason(self, plan, data, self._groups(data, plan.total))
+        if reason is not None:
+            report_useless(self, reason)
 
     def _build_plan(self, total, data):
         """The aggregator's releases, each with its factory for the fit's k
@@ -594,7 +542,3 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         return tags
-
-
-def _size(shape):
-    return int(np.prod(shape, dtype=np.int64))

@@ -15,6 +15,7 @@ from dpgauss.accounting import ZCDP, ApproxDP, PureDP, approx_to_zcdp
 from dpgauss.accounting._composition import compose
 from dpgauss.base import FitData
 from dpgauss.ensemble import SubsampleAggregate
+from dpgauss.ensemble._group_fits import min_group_rows
 from dpgauss.exceptions import (
     PrivateTestFailedError,
     UselessFitError,
@@ -475,8 +476,8 @@ def test_too_few_groups_warn_before_the_spend_and_charge_the_plan():
     assert est.privacy_spent_ == compose(ZCDP(approx_to_zcdp(1.0, 1e-6)), planned)
 
 
-def test_auto_takes_k_min_groups_when_n_allows_and_warns_when_not():
-    X, y = _regression(6000)
+def test_auto_takes_k_min_groups_when_n_allows_and_refuses_when_not():
+    X, y = _regression(12000)
     total = ZCDP(approx_to_zcdp(1.0, 1e-6))
     est = SubsampleAggregate(
         LinearRegression(), epsilon=1.0, delta=1e-6, random_state=0
@@ -484,18 +485,52 @@ def test_auto_takes_k_min_groups_when_n_allows_and_warns_when_not():
     with warnings.catch_warnings():
         warnings.simplefilter("error", UtilityWarning)
         est.fit(X, y)
-    # 6000 // 25 = 240 groups before; the searches need k_min (groups of 4-5
-    # rows), and then the release is sane (400 groups: off by 1e100 or more)
-    assert est.n_groups_ == _k_min(total, 3) > 240
+    # 12000 // 25 = 480 groups before; the searches need k_min, and groups of
+    # 8 rows or more (2 (q + 1), q = 3 parameters) allow it
+    assert est.n_groups_ == _k_min(total, 3) > 480
+    assert est.group_size_ >= min_group_rows(3, 3) == 8
     assert np.linalg.norm(est.statistic_ - BETA) < 1.0
-    # too few rows for k_min groups of 2: the most groups n allows, refused by
-    # default, and spent with a warning on request
-    small = slice(0, 1000)
+    # too few rows for k_min groups of 8: the most groups of 8 rows n allows,
+    # refused by default, and spent with a warning on request
+    small = slice(0, 6000)
     with pytest.raises(UselessFitError, match="too few"):
         est.fit(X[small], y[small])
     with pytest.warns(UtilityWarning, match="too few"):
         est.set_params(on_useless="warn").fit(X[small], y[small])
-    assert est.n_groups_ == 500
+    assert est.n_groups_ == 6000 // 8
+
+
+@pytest.mark.parametrize("n", [1000, 10_000, 100_000])
+def test_auto_groups_are_never_smaller_than_the_statistic_needs(n):
+    # a 6-parameter linear model at pure epsilon 1: k_min is far above
+    # n / 14, so no sound split exists and the fit refuses before the spend
+    # (groups of 2-3 rows gave the truth shrunk 5x)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, 5))
+    y = X.sum(axis=1) + rng.normal(size=n)
+    budget = PrivacyBudget(epsilon=1.0)
+    est = SubsampleAggregate(
+        LinearRegression(),
+        statistic=("coef_", "intercept_"),
+        epsilon=1.0,
+        budget=budget,
+    )
+    with pytest.raises(UselessFitError, match="Nothing was spent"):
+        est.fit(X, y)
+    assert budget.ledger() == []
+    if n == 1000:  # spent on request: groups of 14 rows, not 2
+        with pytest.warns(UtilityWarning, match="too few"):
+            est.set_params(on_useless="warn", random_state=0).fit(X, y)
+        assert est.group_size_ >= min_group_rows(6, 5) == 14
+
+
+def test_explicit_groups_below_the_floor_are_refused_before_the_spend():
+    X, y = _regression(20000)
+    budget = PrivacyBudget(rho=10.0)
+    est = SubsampleAggregate(LinearRegression(), rho=10.0, n_groups=5000, budget=budget)
+    with pytest.raises(UselessFitError, match="groups of 4 rows are too small"):
+        est.fit(X, y)
+    assert budget.ledger() == []
 
 
 def test_enough_groups_do_not_warn():
