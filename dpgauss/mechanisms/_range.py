@@ -40,6 +40,11 @@ STEPS = 64
 MAX_KEY = 0x7FEFFFFFFFFFFFFF
 #: How many count noise sds below ``q n`` a ``nonzero`` search aims.
 NONZERO_MARGIN = 4.0
+#: A ``nonzero`` search reports 0 (not measured) unless its first step, the
+#: count at 0, shows ``q`` times the nonzero values at least this many noise
+#: sds: below it the target sits within the noise of the zeros' count and
+#: the search may end anywhere between 0 and the smallest nonzero value.
+NONZERO_MEASURED = 3.0 * NONZERO_MARGIN
 _SIGN = np.int64(-(2**63))
 _MAGNITUDE = np.int64(2**63 - 1)
 
@@ -100,7 +105,10 @@ class QuantileSearch:
         ``q n`` walks to any float (1e33 to 1e80 on an indicator set in 1.5%
         of 20,000 rows), while aimed below it ends at 0, which callers read as
         "not measured"; with k nonzero values the quantile found is about
-        ``q - NONZERO_MARGIN sd / k`` of them.
+        ``q - NONZERO_MARGIN sd / k`` of them. The first step's midpoint is
+        0, so its noisy count is ``q c0`` plus noise: where ``q n`` less it is
+        below :data:`NONZERO_MEASURED` sds the column reports 0 (too few
+        nonzero values to measure; a function of released counts, free).
 
     Attributes
     ----------
@@ -206,6 +214,7 @@ class QuantileSearch:
                 ],
                 dtype=np.float64,
             )
+        first = None
         for _ in range(STEPS):
             # floor((lo + hi) / 2) without overflow.
             mid = lo // 2 + hi // 2 + ((lo % 2) + (hi % 2)) // 2
@@ -214,11 +223,17 @@ class QuantileSearch:
                 dtype=np.float64,
             )
             noisy = self.step.randomise(counts - zeros, rng)
+            if first is None:
+                first = noisy  # at mid = 0: q c0 plus noise (nonzero search)
             above = noisy >= target
             hi = np.where(above, mid, hi)
             lo = np.where(above, lo, mid + 1)
         self.draws += 1
-        return keys_to_floats(np.minimum(lo, hi))
+        found = keys_to_floats(np.minimum(lo, hi))
+        if self.nonzero:
+            measured = self.quantile * n - first >= NONZERO_MEASURED * self.count_sd()
+            found = np.where(measured, found, 0.0)
+        return found
 
     def __repr__(self):
         return (

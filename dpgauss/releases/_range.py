@@ -72,10 +72,6 @@ NONZERO_QUANTILE = 0.75
 NONZERO_TO_MEDIAN = float(
     stats.norm.ppf(0.75) / stats.norm.ppf(0.5 + NONZERO_QUANTILE / 2)
 )
-#: No coordinate scale is taken below this fraction of the median released
-#: scale (:func:`pair_scale`): a tied column's search may end at any float
-#: below its smallest nonzero deviation.
-SCALE_FLOOR = 2.0**-10
 
 
 def frame_count(n):
@@ -247,16 +243,12 @@ def coarse_range(X, pairs, plan, rng, location, scale, by_norm=False, one_scale=
         # The d-column scale search is predicted to go astray (whichever rows
         # it would read): the one-column search on the pairs, the whole cost.
         top = top_eigenvalue(pairs, plan, rng)
-    elif scale and location:
-        # Around the private median: median |x - m| = 0.674 sigma (an off
-        # center only makes the scale larger, the safe side).
-        ratio = HALF_PAIR_MEDIAN / ABS_MEDIAN
-        scales, top = rescaled_top(
-            lambda sub, name, **case: (
-                search(name, np.abs(some - center), sub, **case) * ratio
-            )
-        )
     elif scale:
+        # On the pairs even when the location was searched: a tie is then an
+        # exact zero whatever the center (around a private median that fell
+        # between a tied value and the next, the tied rows' deviations are
+        # all that gap, which the nonzero search cannot tell from spread: a
+        # scale of 1e-60 on randhie's coinsurance column).
         some = pairs[range_subset(pairs.shape[0], rng)]
         scales, top = rescaled_top(
             lambda sub, name, **case: search(name, np.abs(some), sub, **case)
@@ -435,8 +427,7 @@ def pair_scale(medians):
     every other coordinate's frame with it). A zero median (the search found
     fewer nonzero values than its noise: a column constant but for a few
     rows) takes the median of the positive scales (1 when none is positive),
-    the typical column's, not a tiny one for the same reason, and no scale is
-    below :data:`SCALE_FLOOR` times that median. Every scale is
+    the typical column's, not a tiny one for the same reason. Every scale is
     kept in ``[2^-1000, 2^1000]`` and within ``2^200`` of the largest, so
     that the frame and its inverse stay finite (post-processing of released
     values).
@@ -445,12 +436,6 @@ def pair_scale(medians):
     positive = scale[(scale > 0) & np.isfinite(scale)]
     typical = float(np.median(positive)) if positive.size else 1.0
     scale = np.where(scale > 0, scale, typical)
-    # A search whose nonzero values are about its noise margin ends anywhere
-    # between 0 and the smallest of them (1e-200 as likely as 1e-2): no scale
-    # is taken below SCALE_FLOOR of the typical one. A column truly that far
-    # below the typical scale then carries noise at that floor, small beside
-    # the typical column's.
-    scale = np.maximum(scale, SCALE_FLOOR * typical)
     scale = np.clip(scale, 2.0**-1000, 2.0**1000)
     # At most 2^200 between the largest and the smallest scale: the frame's
     # entries then stay within float64's range of each other (its inverse is
