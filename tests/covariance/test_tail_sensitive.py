@@ -213,6 +213,31 @@ def test_far_mean_is_near_the_known_center_error_in_every_seed():
     assert max(ratios) < 4.0, ratios
 
 
+def test_refused_before_the_spend_where_even_the_best_case_loses():
+    # 150 rows, d = 20, pure epsilon 1: the final release's raw noise is
+    # about 3 times the zero matrix's error for rows filling the ball evenly
+    # (0.66 against 0.22 per unit of the squared radius); measured, such fits
+    # land at the zero matrix's error (median 1.0 of ||C||_F over 5 seeds).
+    # 2,000 rows at d = 5 are predicted well ahead and fit.
+    from dpgauss.exceptions import UselessFitError
+
+    X = np.random.default_rng(0).normal(size=(150, 20))
+    budget = PrivacyBudget(epsilon=2.0)
+    est = TailSensitiveCovariance(
+        epsilon=1.0, budget=budget, data_norm=50.0, random_state=0
+    )
+    with pytest.raises(UselessFitError, match="Nothing was spent"):
+        est.fit(X)
+    assert budget.spent().epsilon == 0.0
+    with pytest.warns(UserWarning, match="zero matrix"):
+        TailSensitiveCovariance(
+            epsilon=1.0, data_norm=50.0, random_state=0, on_useless="warn"
+        ).fit(X)
+    X = np.random.default_rng(1).normal(size=(2000, 5))
+    est = TailSensitiveCovariance(epsilon=1.0, data_norm=25.0, random_state=0)
+    assert est.fit(X).covariance_.shape == (5, 5)
+
+
 def test_near_mean_with_many_rows_centers_around_the_mean():
     # Many rows, location at the mean: the mean's noise is negligible, the
     # centered path (twice fewer rows' worth of noise than pairs) is kept.
@@ -268,7 +293,7 @@ _RECORDED = [
         4.7057486188224775, 19.72445024470056,
     ),
     (
-        {"epsilon": 1.0, "data_norm": 8.0},
+        {"epsilon": 1.0, "data_norm": 8.0, "on_useless": "warn"},
         2.8284271247461903, 2.0000000000000004, "pairs", "gauss",
         0.6466254180649883, 15.716537894012285,
     ),
