@@ -289,8 +289,8 @@ def test_tiny_radius_completes_after_the_charge(estimator):
 _RECORDED = [
     (
         {"rho": 1.0, "data_norm": 8.0},
-        2.976301085071829, 2.976301085071829, "mean", "gauss",
-        4.7057486188224775, 19.72445024470056,
+        4.147873960325638, 2.9329898048533596, "mean", "gauss",
+        4.683444693486963, 19.72445024470056,
     ),
     (
         {"epsilon": 1.0, "data_norm": 8.0, "on_useless": "warn"},
