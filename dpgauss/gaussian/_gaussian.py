@@ -483,6 +483,7 @@ class PrivateGaussianEstimator(
         if bounds is not None:
             values = np.clip(values, bounds[0], bounds[1])
         floor = eigenvalue_floor(values, sd, cap)
+        mean = self._within_hints(mean)
         if self.bounds is not None:
             mean, values, vectors, floor = from_box(
                 mean, values, vectors, floor, *self._box(d)

@@ -540,7 +540,7 @@ class PrivateMean(
         )
         stages.finish()
         return {
-            "mean_": mean,
+            "mean_": self._within_hints(mean),
             "method_": method,
             "frame_": frame,
             "mean_steps_": steps,

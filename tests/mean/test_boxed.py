@@ -88,3 +88,20 @@ def test_bounds_exclude_the_other_hints():
         PrivateMean(bounds=(1.0, -1.0), rho=1.0).fit(X)
     with pytest.raises(ValueError, match="features"):
         PrivateMean(bounds=([0, 0], [1, 1]), rho=1.0).fit(X)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_mean_stays_in_the_mean_bound_ball(seed):
+    # Projection into the public ball ||mu|| <= mean_bound: whatever the noise
+    # of a tiny budget, the output is within the hint.
+    rng = np.random.default_rng(seed)
+    X = rng.normal(0.1, 1.0, size=(60, 3))
+    est = PrivateMean(
+        mean_bound=1.0,
+        cov_bounds=(0.5, 2.0),
+        epsilon=1e-3,
+        random_state=seed,
+        on_useless="warn",
+    )
+    est.fit(X)
+    assert np.linalg.norm(est.mean_) <= 1.0 + 1e-12
