@@ -8,6 +8,7 @@ Dong, Kamath and Ullman 2020), with a bound-free private range finder; see
 import math
 import numbers
 import warnings
+from dataclasses import replace
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -17,6 +18,7 @@ from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import GaussianDensityMixin, PrivateEstimatorMixin
 from dpgauss.exceptions import UtilityWarning
+from dpgauss.releases._box import box_frame, box_offsets, check_bounds
 from dpgauss.releases._center import eigenvalue_floor
 from dpgauss.releases._coinpress import (
     STEP_BETA,
@@ -98,6 +100,16 @@ class PrivateGaussianEstimator(
         frame starts at ``I / sqrt(upper)``, and the estimate's eigenvalues are
         kept in ``[lower, upper]``. Without it, the coarse scale is found
         privately.
+    bounds : tuple (lower, upper), default=None
+        A public box, from domain knowledge, never from the data: scalars or
+        one value per feature. It replaces both hints: rows are mapped to the
+        unit box (``(x - center) / half_width``, clipped), where
+        ``||mu|| <= sqrt(d)`` and the covariance's eigenvalues are at most d,
+        so no range search runs and features in different units cost nothing.
+        The estimate is mapped back (free); the mean is projected into the
+        box and each variance capped at the squared half-width (the largest a
+        variable in the box can have). Excludes ``mean_bound``,
+        ``cov_bounds``, ``initial_center="subsample"`` and ``X_public``.
     cov_steps : int, default=4
         CoinPress covariance steps, the final release included (at most 20:
         each step can stretch a direction the data do not fill, and on
@@ -220,6 +232,7 @@ class PrivateGaussianEstimator(
         "mean_bound": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "public_tv_bound": [Interval(numbers.Real, 0, 1, closed="left")],
         "cov_bounds": [tuple, list, None],
+        "bounds": [tuple, list, None],
         "cov_steps": [Interval(numbers.Integral, 1, 20, closed="both")],
         "mean_steps": [
             Interval(numbers.Integral, 1, MAX_MEAN_STEPS, closed="both"),
@@ -239,6 +252,7 @@ class PrivateGaussianEstimator(
         budget=None,
         mean_bound=None,
         cov_bounds=None,
+        bounds=None,
         cov_steps=4,
         mean_steps="auto",
         range_share=0.05,
@@ -254,6 +268,7 @@ class PrivateGaussianEstimator(
         self.budget = budget
         self.mean_bound = mean_bound
         self.cov_bounds = cov_bounds
+        self.bounds = bounds
         self.cov_steps = cov_steps
         self.mean_steps = mean_steps
         self.range_share = range_share
@@ -285,6 +300,50 @@ class PrivateGaussianEstimator(
     # -- parameters ---------------------------------------------------------------
     def _check_params(self):
         self._check_hints()
+        if self.bounds is not None:
+            check_bounds(self.bounds, owner=type(self).__name__)
+            if (
+                self.mean_bound is not None
+                or self.cov_bounds is not None
+                or self.initial_center != "range"
+            ):
+                raise ValueError(
+                    f"{type(self).__name__}: bounds is the whole public hint; leave "
+                    "mean_bound and cov_bounds unset and initial_center='range'."
+                )
+
+    def _box(self, d):
+        """The public box's center and half-widths (``bounds``)."""
+        return box_frame(*check_bounds(self.bounds, d, type(self).__name__))
+
+    def _eigen_bounds(self, d):
+        """Public bounds on the covariance's eigenvalues: ``cov_bounds``, or in
+        box units ``(0, d)`` (each variance at most 1, so the trace at most d)."""
+        if self.bounds is not None:
+            return 0.0, float(d)
+        return self._bounds()
+
+    def _scale_known(self, data):
+        return self.bounds is not None or super()._scale_known(data)
+
+    def _location_known(self, data):
+        # The coarse range does not search the location when subsample_center
+        # gives it (the scales are then searched on the pairs).
+        return (
+            self.bounds is not None
+            or super()._location_known(data)
+            or self._subsample_center(data)
+        )
+
+    def _public_scale(self, data):
+        return None if self.bounds is not None else super()._public_scale(data)
+
+    def _mean_radius(self, data, frame, scales, found):
+        if self.bounds is None:
+            return super()._mean_radius(data, frame, scales, found)
+        # In box units ||mu|| <= sqrt(d): ||A mu|| <= ||A|| sqrt(d).
+        with np.errstate(over="ignore"):
+            return float(np.linalg.norm(frame, ord=2)) * math.sqrt(frame.shape[1])
 
     # -- the initial center by subsample and aggregate ------------------------------
     def _subsample_asked(self, data):
@@ -308,11 +367,6 @@ class PrivateGaussianEstimator(
         entries, _ = self._range_entries(self._privacy_total(), data)
         cost = next(e.cost for e in entries if e.name == "subsample_center")
         return data.derive(center_fallback=data.n < center_fewest(cost, data.d))
-
-    def _location_known(self, data):
-        # The coarse range does not search the location when subsample_center
-        # gives it (the scales are then searched on the pairs).
-        return super()._location_known(data) or self._subsample_center(data)
 
     def _range_names(self, data):
         names = super()._range_names(data)
@@ -374,6 +428,11 @@ class PrivateGaussianEstimator(
     # -- the plan -----------------------------------------------------------------
     def _build_plan(self, total, data):
         n, d = data.n, data.d
+        if self.bounds is not None and data.n_public:
+            raise ValueError(
+                f"{type(self).__name__}: bounds is the whole public hint; X_public "
+                "is not used with it, leave it unset."
+            )
         entries, rest = self._range_entries(total, data)
         mean_share = float(self.mean_share)
         mean, cov = split_cost(rest, [mean_share, 1.0 - mean_share])
@@ -386,8 +445,11 @@ class PrivateGaussianEstimator(
     def _fit_releases(self, data, plan, rng):
         X = data.X
         d = X.shape[1]
+        if self.bounds is not None:  # a public map of each row (module _box)
+            X = box_offsets(X, *self._box(d))
+            data = replace(data, X=X, X_public=None, n_public=0)
         pairs = frame_pairs(X, rng)  # x/2 - x'/2: covariance C/2
-        bounds = self._bounds()
+        bounds = self._eigen_bounds(d)
         found = self._coarse_range(data, pairs, plan, rng, bounds is None)
         coarse, scale = found.center, found.scales
         top = bounds[1] if bounds is not None and found.frame is None else found.top
@@ -421,9 +483,37 @@ class PrivateGaussianEstimator(
         if bounds is not None:
             values = np.clip(values, bounds[0], bounds[1])
         floor = eigenvalue_floor(values, sd, cap)
+        mean = self._within_hints(mean)
+        if self.bounds is not None:
+            mean, values, vectors, floor = from_box(
+                mean, values, vectors, floor, *self._box(d)
+            )
         fitted = self._gaussian_attributes(mean, values, vectors, floor)
         fitted.update(mean_=fitted["location_"].copy(), frame_=frame, mean_steps_=steps)
         return fitted
+
+
+def from_box(mean, values, vectors, floor, center, half):
+    """The Gaussian in box units mapped back to the data's units
+    (post-processing of released values and the public box).
+
+    The mean is projected into the box (``|m_j| <= 1``). The covariance
+    ``C = V diag(max(values, floor)) V^T`` gets each variance capped at 1 (a
+    variable in [-1, 1] has variance at most 1) by ``D C D`` with ``D_jj =
+    min(1, C_jj^(-1/2))``, which keeps it positive definite, then maps back
+    to ``diag(h) D C D diag(h)``; its eigenvalues are at least ``floor
+    min(h D)^2``, the floor returned.
+    """
+    mean = np.clip(np.nan_to_num(mean, nan=0.0), -1.0, 1.0)
+    location = np.clip(center + half * mean, center - half, center + half)
+    values = np.maximum(values, floor)
+    C = (vectors * values) @ vectors.T
+    cap = np.minimum(1.0, 1.0 / np.sqrt(np.maximum(np.diag(C), 1e-300)))
+    scale = half * cap
+    C = scale[:, None] * C * scale[None, :]
+    new_values, new_vectors = np.linalg.eigh(0.5 * (C + C.T))
+    new_floor = max(float(floor) * float(np.min(scale)) ** 2, np.finfo(float).tiny)
+    return location, np.maximum(new_values, new_floor), new_vectors, new_floor
 
 
 def center_fewest(cost, d):

@@ -32,9 +32,19 @@ from dpgauss.accounting import ApproxDP, split_cost
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
-from dpgauss.mean._tukey import RestrictedTukeyMechanism
-from dpgauss.mechanisms._releases import second_moment_mechanism, vector_mechanism
-from dpgauss.releases._coinpress import STEP_BETA, frame_inverse, tail_radius
+from dpgauss.mean._boxed import box_mean_plan, box_predict, boxed_mean
+from dpgauss.mean._frame import (
+    FRAME_STEPS,
+    LOG_WINDOW,
+    frame_entries,
+    frame_factory,
+    frame_noise,
+    log_scales,
+    log_scales_factory,
+    tukey_factory,
+)
+from dpgauss.releases._box import box_frame, check_bounds
+from dpgauss.releases._coinpress import frame_inverse
 from dpgauss.releases._coinpress_mean import (
     MAX_MEAN_RADIUS,
     SPECTRUM_BETA,
@@ -44,11 +54,10 @@ from dpgauss.releases._coinpress_mean import (
     pairs_frame,
     weighted_tail_radius,
 )
-from dpgauss.releases._covariance import covariance_factory
 from dpgauss.releases._hints import RangeHintsMixin
+from dpgauss.releases._prediction import report_useless
 from dpgauss.releases._range import (
     RANGE_ROWS,
-    Stages,
     frame_count,
     frame_pairs,
     largest_scale,
@@ -56,27 +65,37 @@ from dpgauss.releases._range import (
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from dpgauss.utils._sums import (
-    CHUNK_ROWS,
     FramedRows,
     n_partial_sums,
-    summation_error,
 )
 
-__all__ = ["PrivateMean"]
+__all__ = [
+    "FRAME_STEPS",
+    "LOG_WINDOW",
+    "PrivateMean",
+    "frame_entries",
+    "frame_factory",
+    "frame_noise",
+    "log_scales",
+    "log_scales_factory",
+    "tukey_factory",
+]
 
-#: Preconditioning releases of the coinpress frame.
-FRAME_STEPS = 3
 #: ``method="auto"`` learns a covariance frame when a preconditioning step's
 #: predicted spectral noise (whitened units) is below this; the identity is
 #: the target, so a larger noise makes the frame worse than per-coordinate
 #: scales.
 FRAME_NOISE_LIMIT = 1.0
-#: Width (natural log units) of the window the plan method clips log sizes to.
-LOG_WINDOW = 16.0
 #: The plan method's weights are ``sigma_j + PLAN_FLOOR mean(sigma)``: a floor
 #: against under-estimated small sds (PLAN's own is 1, which costs 36-43% of
 #: noise variance on Zipf-decaying sds; 0.1-0.25 cost 1-7%).
 PLAN_FLOOR = 0.1
+#: With ``bounds``, the fit refuses (by default) when its error at data
+#: filling the box is predicted above this multiple of the baseline's; the
+#: adaptive plan's worst case is its center and windowed mean on the whole
+#: box, about 1.3 (pure DP) or 1.1 (zCDP) times the baseline, which it
+#: takes only where the data's spread can be resolved well inside the box.
+BOX_LOSS = 1.5
 
 
 @fill_doc
@@ -129,6 +148,17 @@ class PrivateMean(
         Optional public hint ``(lower, upper)`` on the eigenvalues of the
         covariance; ``upper`` starts the frame. Without it (and without
         ``covariance``), the coordinates' scales are found privately.
+    bounds : tuple (lower, upper), default=None
+        A public box, from domain knowledge (a codebook's ranges), never from
+        the data: scalars or one value per feature. Rows are mapped to the
+        unit box (``(x - center) / half_width``, clipped), so features in
+        different units cost nothing, and no range search is needed. The mean
+        is then a per-coordinate clipped mean with noise: on the whole box
+        (the simplest private answer), or, where n and the budget let a
+        private center and spread narrow each coordinate's clipping window,
+        in that window. ``mean_`` lies in the box. Excludes ``method`` other
+        than ``"auto"``, ``covariance``, ``mean_bound`` and ``cov_bounds``;
+        ``X_public`` is not used.
     range_share : float, default=0.05
         Share of the cost for each coarse-range search that runs.
     frame_share : float, default=0.2
@@ -143,7 +173,8 @@ class PrivateMean(
     mean_ : ndarray of shape (n_features,)
         The private mean.
     method_ : str
-        The method used (``"coinpress"``, ``"plan"`` or ``"tukey"``).
+        The method used (``"coinpress"``, ``"plan"``, ``"tukey"`` or, with
+        ``bounds``, ``"box"``).
     frame_ : ndarray of shape (n_features, n_features)
         The frame the mean was clipped in (post-processing of releases).
     mean_steps_ : int
@@ -186,6 +217,16 @@ class PrivateMean(
       correctly rounded float of an exact sample). A failed check is released
       as such (the exception), its cost charged.
 
+    * with ``bounds`` instead of all the above: ``box_mean``, the
+      per-coordinate means of the rows mapped to the unit box and clipped to
+      windows of widths ``r_j <= 2`` (per-coordinate sensitivity ``r_j / n``;
+      l1 or l2 sensitivity of the weighted vector in
+      :mod:`dpgauss.mean._boxed`), preceded, when n and the cost allow, by
+      ``box_center`` and ``box_spread`` (the same release on the whole box,
+      and of ``|z_j - m_j|`` in ``[0, 2]``) that set the windows. The
+      windows, the combination and the projection into the box are
+      post-processing of released values.
+
     ``frame`` and ``mean`` are each one charge made of sub-releases
     (:class:`~dpgauss.releases._range.Stages`) whose number is chosen from n,
     d and released values, and whose costs always add up to the charge: by
@@ -216,6 +257,7 @@ class PrivateMean(
         "covariance": ["array-like", None],
         "mean_bound": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "cov_bounds": [tuple, list, None],
+        "bounds": [tuple, list, None],
         "range_share": [Interval(numbers.Real, 0, 0.5, closed="neither")],
         "frame_share": [Interval(numbers.Real, 0, 1, closed="neither")],
         "public_tv_bound": [Interval(numbers.Real, 0, 1, closed="left")],
@@ -232,6 +274,7 @@ class PrivateMean(
         covariance=None,
         mean_bound=None,
         cov_bounds=None,
+        bounds=None,
         range_share=0.05,
         frame_share=0.2,
         public_tv_bound=0.0,
@@ -246,6 +289,7 @@ class PrivateMean(
         self.covariance = covariance
         self.mean_bound = mean_bound
         self.cov_bounds = cov_bounds
+        self.bounds = bounds
         self.range_share = range_share
         self.frame_share = frame_share
         self.public_tv_bound = public_tv_bound
@@ -318,6 +362,14 @@ class PrivateMean(
         return ApproxDP(float(self.epsilon), float(self.delta))
 
     def _check_params(self):
+        if self.bounds is not None:
+            check_bounds(self.bounds, owner="PrivateMean")
+            others = [self.covariance, self.mean_bound, self.cov_bounds]
+            if self.method != "auto" or any(v is not None for v in others):
+                raise ValueError(
+                    "PrivateMean: bounds is the whole public hint; leave method at "
+                    "'auto' and covariance, mean_bound and cov_bounds unset."
+                )
         if self.method == "tukey" and (
             self.mean_bound is not None or self.cov_bounds is not None
         ):
@@ -357,8 +409,14 @@ class PrivateMean(
         return self.covariance is not None or self.cov_bounds is not None
 
     # -- the plan -------------------------------------------------------------
+    def _box(self, d):
+        """The public box's center and half-widths (``bounds``)."""
+        return box_frame(*check_bounds(self.bounds, d, "PrivateMean"))
+
     def _build_plan(self, total, data):
         n, d = data.n, data.d
+        if self.bounds is not None:
+            return ReleasePlan(total, box_mean_plan(total, n, self._box(d)[1]))
         if self.covariance is not None:
             self._public_frame(d)  # its shape must match X's (before any spend)
         if self.method == "tukey":
@@ -379,8 +437,26 @@ class PrivateMean(
         entries.append(Release("mean", rest, kind_of(total), mean_factory(n, d)))
         return ReleasePlan(total, entries)
 
+    def _predict_error(self, plan, data, mechanisms):
+        if self.bounds is None:
+            return super()._predict_error(plan, data, mechanisms)
+        return box_predict(plan.total, data.n, self._box(data.d)[1], mechanisms)
+
     def _check_utility(self, plan, data):
-        if self.method != "tukey":  # tukey needs no range
+        if self.bounds is not None:
+            # The baseline plan is the baseline with weights by the box: never
+            # predicted worse; the adaptive one is taken only when predicted
+            # narrower, but at data that fill the box it may lose.
+            prediction = data.prediction
+            if prediction.error > BOX_LOSS * prediction.baseline:
+                report_useless(
+                    self,
+                    f"PrivateMean: with n={data.n}, d={data.d} and {plan.total}, "
+                    f"the boxed mean is predicted at {prediction.error:.3g} against "
+                    f"{prediction.baseline:.3g} for the per-coordinate clipped mean "
+                    "on the box. Give a larger budget or more rows.",
+                )
+        elif self.method != "tukey":  # tukey needs no range
             super()._check_utility(plan, data)
 
     def _range_search(self, name, plan, data):
@@ -410,6 +486,11 @@ class PrivateMean(
         n, d = X.shape
         if self.method == "tukey":
             return self._tukey(X, plan, rng)
+        if self.bounds is not None:
+            center, half = self._box(d)
+            mean, _ = boxed_mean(X, center, half, plan, rng)
+            frame = np.diag(1.0 / half)
+            return {"mean_": mean, "method_": "box", "frame_": frame, "mean_steps_": 1}
         method = self._resolve_method(plan, n, d)
         bounds = self._bounds()
         names = set(self._range_names(data))
@@ -459,7 +540,7 @@ class PrivateMean(
         )
         stages.finish()
         return {
-            "mean_": mean,
+            "mean_": self._within_hints(mean),
             "method_": method,
             "frame_": frame,
             "mean_steps_": steps,
@@ -482,118 +563,3 @@ class PrivateMean(
             with np.errstate(all="ignore"):
                 center = (inverse @ center) / scale
         return {"mean_": center, "method_": "tukey", "frame_": frame, "mean_steps_": 0}
-
-
-def tukey_factory(d):
-    """The factory of the ``tukey`` release: ``make(cost, features=d)`` is the
-    :class:`~dpgauss.mean._tukey.RestrictedTukeyMechanism` of d columns (its
-    construction refuses a cost it cannot calibrate)."""
-
-    def make(cost, *, features=d):
-        return RestrictedTukeyMechanism(cost, features)
-
-    return make
-
-
-def frame_factory(method, n, d):
-    """The factory of the composite ``frame`` release: ``make(cost,
-    method=method, rows=frame_count(n))`` is the nested release
-    (:class:`~dpgauss.releases._range.Stages`) of :func:`frame_entries` on
-    the pairs the frame reads."""
-    m = None if n is None else frame_count(n)
-
-    def make(cost, *, method=method, rows=m):
-        return Stages(cost, frame_entries(cost, method, d, rows))
-
-    return make
-
-
-def frame_entries(cost, method, d=None, n=None):
-    """The frame's sub-releases on n pairs: ``precondition_1`` ... (coinpress)
-    or ``log_scales`` (plan), each with its factory.
-
-    A preconditioning step is a second moment of the n pairs whitened to about
-    the identity, clipped at the Gaussian tail radius in d dimensions
-    (:func:`~dpgauss.releases._covariance.covariance_factory`); ``log_scales``
-    is :func:`log_scales_factory`'s (its values are clipped to the window at
-    once, so only a finite noise scale is needed).
-    """
-    kind, size = kind_of(cost), 1 if d is None else d
-    if method == "plan":
-        make = log_scales_factory(n, d)
-        return [Release("log_scales", cost, kind, make, size, bounded=False)]
-    parts = split_cost(cost, [1.0 / FRAME_STEPS] * FRAME_STEPS)
-    gamma = None if d is None else tail_radius(d, STEP_BETA)
-    names = [f"precondition_{k}" for k in range(1, FRAME_STEPS + 1)]
-    makes = [covariance_factory(name, n, d, gamma, None) for name in names]
-    return [
-        Release(name, c, kind, make, size)
-        for name, c, make in zip(names, parts, makes, strict=True)
-    ]
-
-
-def log_scales_factory(m, d):
-    """The factory of ``log_scales``: ``make(cost, rows=m, features=d,
-    n_partials=None)`` is the vector mechanism of the d clipped mean log
-    sizes of m pairs summed in ``n_partials`` chunks (by default
-    ``ceil(m / CHUNK_ROWS)``, what :func:`log_scales` adds), sensitivity
-    ``W sqrt(d) (1 / m + 2 e)`` (see :func:`log_scales`)."""
-
-    def make(cost, *, rows=m, features=d, n_partials=None):
-        error = summation_error(rows, n_partials)
-        sensitivity = LOG_WINDOW * math.sqrt(features) * (1.0 / rows + 2.0 * error)
-        return vector_mechanism(cost, features, sensitivity)
-
-    return make
-
-
-def frame_noise(cost, n, d):
-    """Predicted spectral norm of a preconditioning step's noise (public).
-
-    ``2 sqrt(d)`` times the sd of an off-diagonal entry of the first step's
-    release (pairs whitened to about the identity and clipped at the Gaussian
-    tail radius): about the largest eigenvalue of a symmetric noise matrix.
-    """
-    part = split_cost(cost, [1.0 / FRAME_STEPS] * FRAME_STEPS)[0]
-    mech = second_moment_mechanism(part, frame_count(n), d, tail_radius(d, STEP_BETA))
-    _, off = mech.entry_variances(d)
-    return 2.0 * math.sqrt(d * off)
-
-
-def log_scales(pairs, top, plan, rng):
-    """Per-coordinate sds from the pairs' mean log sizes (``log_scales``).
-
-    ``log |z_j|`` (z = x/2 - x'/2) is clipped to the public window
-    ``[log(top) + 1 - W, log(top) + 1]``, W = :data:`LOG_WINDOW`, and the d
-    means are released together by one Gaussian (Laplace) release: one pair's
-    vector lies in a box of side W, so replacing one pair (one row changes one
-    pair) moves the means by at most ``W sqrt(d) / m`` in l2, plus the
-    chunked sums' rounding ``2 e W sqrt(d)``
-    (:func:`~dpgauss.utils._sums.summation_error`, applied to the values
-    shifted to ``[0, W]``). The noise is the same in every coordinate
-    relative to its scale (a factor), which is what the variance-aware
-    weights need; a per-coordinate quantile would cost sqrt(d) times more.
-    For Gaussian z, ``E log|z_j| = log sigma_j - log(2) / 2 - 0.635``
-    (``0.635 = (gamma + log 2) / 2``, gamma Euler's constant): the sds are
-    post-processing.
-    """
-    m, d = pairs.shape
-    high = math.log(top) + 1.0
-    low = high - LOG_WINDOW
-    sums, chunks = np.zeros(d), 0
-    for start in range(0, m, CHUNK_ROWS):
-        with np.errstate(all="ignore"):
-            logs = np.log(np.abs(pairs[start : start + CHUNK_ROWS]))
-            logs = np.where(np.isnan(logs), low, logs)
-            # Shift, then clip: in [0, W] exactly as computed (clipping to
-            # [low, high] first let the rounded shift exceed W by an ulp).
-            logs = np.clip(logs - low, 0.0, LOG_WINDOW)  # -inf (ties) -> 0
-        sums = sums + logs.sum(axis=0)
-        chunks += 1
-    means = sums / m
-    mech = plan.calibrate("log_scales", rows=m, features=d, n_partials=chunks)
-    released = np.clip(mech.randomise(means, rng), 0.0, LOG_WINDOW)
-    shift = 0.5 * math.log(2.0) + 0.5 * (np.euler_gamma + math.log(2.0))
-    with np.errstate(all="ignore"):
-        sds = np.exp(released + low + shift)
-    return np.clip(np.where(np.isfinite(sds), sds, 1.0), 1e-300, 1e300)

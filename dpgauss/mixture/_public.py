@@ -6,6 +6,7 @@ component estimators, the fitted attributes).
 
 import math
 import warnings
+from dataclasses import replace
 
 import numpy as np
 from sklearn.mixture import GaussianMixture
@@ -30,6 +31,10 @@ TRACE_RATIO = 4.0
 #: The private PCA clips rows at this many times the public rows' largest
 #: distance to their mean (a public radius; farther rows are clipped).
 PCA_MARGIN = 1.5
+#: A component with fewer private rows than this times sqrt(d) may be
+#: predicted useless: without hints a Gaussian needs about 320 sqrt(d) rows
+#: (the user guide's figure for PrivateGaussianEstimator).
+COMPONENT_ROWS = 320.0
 #: Standardised or projected coordinates are clipped to [-BIG, BIG] before a
 #: row is assigned (squares stay finite; far rows stay far).
 BIG = 1e150
@@ -186,6 +191,66 @@ def _component_estimator(cost, rng):
         random_state=int(rng.integers(2**63)),
         on_useless="warn",
     )
+
+
+def component_refusal(cost, n_rows, public_rows):
+    """Why a component fit at ``cost`` on ``n_rows`` rows would be refused, or None.
+
+    Runs the component estimator's own pre-spend steps (plan, calibration,
+    prediction, utility check) on public values only: the predicted row count,
+    d and the component's public rows. Reads no private row, so the mixture
+    may act on it before its spend.
+    """
+    est = PrivateGaussianEstimator(**privacy_parameters(cost))
+    d = public_rows.shape[1]
+    public = public_rows if public_rows.shape[0] else None
+    data = FitData(
+        n=max(int(n_rows), 2),
+        d=d,
+        X_public=public,
+        n_public=0 if public is None else public.shape[0],
+    )
+    try:
+        data = est._prepare_fit(data)
+        plan = est._build_plan(est._privacy_total(), data)
+        built = est._check_calibration(plan, data)
+        prediction = est._predict_error(plan, data, built)
+        est._check_utility(plan, replace(data, prediction=prediction))
+    except ValueError as error:  # UselessFitError, or a plan that cannot run
+        return str(error).split(" Nothing was spent")[0]
+    return None
+
+
+def useless_component(clusters, data, cost):
+    """Why the first component predicted useless is, or None.
+
+    Each component is predicted at its public cluster's share of n (an
+    optimistic count: the fit truncates to the released count minus its
+    noise) with that cluster's public rows, at the component ``cost``. It is
+    useless when it has fewer than :data:`COMPONENT_ROWS` ``sqrt(d)`` rows
+    and the component estimator's own pre-spend check refuses it
+    (:func:`component_refusal`). That check alone is a union bound, too
+    pessimistic for a mixture (a mixture whose components it flags at
+    n = 10,000, d = 2 still beat the public rows' own fit 25-fold), so both
+    must hold. Public values only.
+    """
+    m = clusters.labels.shape[0]
+    for j in range(clusters.k):
+        rows = data.X_public[clusters.labels == j]
+        n_j = data.n * rows.shape[0] // m
+        if n_j >= COMPONENT_ROWS * math.sqrt(data.d):
+            continue
+        why = component_refusal(cost, n_j, rows)
+        if why is not None:
+            return (
+                f"PublicPrivateGMM: component {j} (about {n_j} of the n={data.n} "
+                f"rows, {rows.shape[0]} public) is predicted useless: {why} A "
+                "mixture fitted on the public rows alone (free, e.g. "
+                "sklearn.mixture.GaussianMixture on X_public) is predicted "
+                "better; more private or public rows, fewer components or a "
+                "larger budget help."
+            )
+    return None
 
 
 def components_factory(d, shared):

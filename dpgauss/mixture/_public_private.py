@@ -37,8 +37,10 @@ from dpgauss.mixture._public import (
     component_rows,
     components_factory,
     separation_problems,
+    useless_component,
 )
 from dpgauss.mixture._refine import refine, refine_entries
+from dpgauss.releases._prediction import report_useless
 from dpgauss.releases._range import finite_mean
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
@@ -439,7 +441,10 @@ class PublicPrivateGMM(PrivateEstimatorMixin, BasePrivateMixture, BaseEstimator)
 
     def _check_utility(self, plan, data):
         d = data.d
-        if self._choose_regime(data) != "public":
+        regime = self._choose_regime(data)
+        if regime != "single":
+            self._check_components(plan, data)
+        if regime != "public":
             return
         clusters = data.public["clusters"]
         sizes = np.bincount(clusters.labels, minlength=clusters.k)
@@ -450,6 +455,14 @@ class PublicPrivateGMM(PrivateEstimatorMixin, BasePrivateMixture, BaseEstimator)
                 "regime='projected' (or more public rows) is safer.",
                 before_spend=True,
             )
+
+    def _check_components(self, plan, data):
+        """Refuse (or warn) when a component fit is predicted useless
+        (:func:`useless_component`; public values only)."""
+        cost = _half(plan.cost("components"))
+        message = useless_component(data.public["clusters"], data, cost)
+        if message is not None:
+            report_useless(self, message)
 
     def _report(self, message, before_spend=False):
         if self.on_separation_failure == "ignore":

@@ -80,6 +80,10 @@ UNTRUSTED_MARGIN = 4.0
 #: when the trace, less one noise sd, exceeds SATURATED of that square.
 PRECISE = 0.25
 SATURATED = 0.5
+#: With one scan, the rows about the released mean are taken within this many
+#: times twice the pairs' radius (plus the center's error): four grid steps
+#: of sqrt(2) above it (see ``_center_or_pair``).
+ONE_SCAN_REACH = 4.0
 
 
 @dataclass(frozen=True)
@@ -284,6 +288,20 @@ def _center_or_pair(X, location, data_norm, plan, rng):
     # ||raw - offset||; the pairs' trace stands in for the rows' own.
     moved = float(np.linalg.norm(raw - offset))
     delta_max = (math.sqrt(stats.chi2.ppf(0.999, d) * variance) + moved) ** 2
+    # The rows about the released mean lie within about twice the pairs'
+    # radius plus the center's error (||x - c|| <= ||x - mu|| + ||c - mu||;
+    # a tail row x paired with a typical x' has ||x - mu|| ~ ||x - x'|| =
+    # 2 ||z||: sqrt(2), the typical rows' ratio, clipped randhie's long tails
+    # and doubled its error at rho 0.5), far inside the radius about
+    # ``location`` when the mean is far from it: the threshold search's grid
+    # starts there, not at the far radius, from which it stopped two or three
+    # steps down (tau 17.7 for rows of norm 2.5 about a mean 25 away, error
+    # 3 to 11 times the known center's). With one scan the pairs' radius may
+    # be a few grid steps (sqrt(2) each) inside the data: ONE_SCAN_REACH
+    # times it. Released values only (post-processing): every later
+    # sensitivity is at the radius the rows are clipped to, whichever it is.
+    reach = 2.0 * spread * (1.0 if both else ONE_SCAN_REACH)
+    radius = min(radius, reach + math.sqrt(delta_max))
     r2 = radius * radius
     return _Path(
         X, center, center, n, radius,

@@ -390,6 +390,19 @@ class RangeHintsMixin:
                     "range_share or budget, or more rows.",
                 )
 
+    def _within_hints(self, mean):
+        """The mean projected into the public ball ``||mu|| <= mean_bound``
+        when it is given (post-processing of a released value; the true mean
+        lies in the ball, a convex set, so the error can only shrink), with
+        non-finite entries at its center 0."""
+        mean = np.nan_to_num(np.asarray(mean, dtype=np.float64), nan=0.0)
+        if self.mean_bound is None:
+            return mean
+        bound = float(self.mean_bound)
+        mean = np.clip(mean, -bound, bound)  # finite, so the norm is
+        norm = float(np.linalg.norm(mean))
+        return mean if norm <= bound else mean * (bound / norm)
+
     def _mean_radius(self, data, frame, scales, found):
         """The first mean step's radius in ``frame`` (released values only).
 

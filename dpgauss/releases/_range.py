@@ -60,6 +60,18 @@ ABS_MEDIAN = float(stats.norm.ppf(0.75))
 #: error is about sqrt(d / m), 0.07 at d = 500), and reading all n / 2 pairs
 #: three times made the fit about 10x numpy.cov at n = 10^6 (200,000: 6x).
 FRAME_PAIRS = 100_000
+#: The quantile of the nonzero deviations the coordinate scales search: above
+#: the median, so that a column whose deviations are mostly ties still has
+#: its search's target (a share of the nonzero ones, less the noise margin of
+#: ``QuantileSearch(nonzero=True)``) above 0 (randhie's two-valued columns at
+#: pure epsilon 1 measured at 3/4, not at 1/2).
+NONZERO_QUANTILE = 0.75
+#: Times the released quantile of nonzero |z| (or |x - m|) to read it as the
+#: median :func:`pair_scale` takes (Gaussian |deviations|: ratio of their
+#: quantiles at 1/2 and at NONZERO_QUANTILE).
+NONZERO_TO_MEDIAN = float(
+    stats.norm.ppf(0.75) / stats.norm.ppf(0.5 + NONZERO_QUANTILE / 2)
+)
 
 
 def frame_count(n):
@@ -99,14 +111,15 @@ def scale_costs(cost):
     return split_cost(cost, [1.0 - TOP_SHARE, TOP_SHARE])
 
 
-def search_factory(columns, quantile=0.5):
+def search_factory(columns, quantile=0.5, nonzero=False):
     """The factory of a release that is one
     :class:`~dpgauss.mechanisms._range.QuantileSearch` of ``columns`` columns
     at ``quantile`` (``columns=`` overrides it: a search by the rows' norms
-    is one column)."""
+    is one column); ``nonzero`` searches the quantile of the nonzero values
+    (same sensitivity, see the class)."""
 
     def make(cost, *, columns=columns):
-        return QuantileSearch(cost, columns, quantile)
+        return QuantileSearch(cost, columns, quantile, nonzero=nonzero)
 
     return make
 
@@ -115,7 +128,10 @@ def _scale_entries(cost, d):
     coordinates, top = scale_costs(cost)
     kind = kind_of(cost)
     return [
-        Release("scales", coordinates, kind, search_factory(d)),
+        # The scales are medians of nonzero deviations: tied columns (counts,
+        # indicators, zero-inflated) have mostly zero deviations, whose plain
+        # median 0 made the frame collapse (see pair_scale).
+        Release("scales", coordinates, kind, search_factory(d, NONZERO_QUANTILE, True)),
         Release("top", top, kind, search_factory(1)),
     ]
 
@@ -132,14 +148,16 @@ def range_release(name, cost, d):
     one of them, so the check before the spend builds whichever the fit runs.
     """
 
-    def make(cost, *, columns=d, stages=False):
+    def make(cost, *, columns=d, stages=False, nonzero=False):
         if stages:
             return Stages(cost, _scale_entries(cost, d))
+        if nonzero:
+            return QuantileSearch(cost, columns, NONZERO_QUANTILE, nonzero=True)
         return QuantileSearch(cost, columns)
 
     cases = ({}, {"columns": 1})
     if name == "range_scale":
-        cases += ({"stages": True},)
+        cases += ({"stages": True}, {"nonzero": True})
     return Release(name, cost, kind_of(cost), make, cases=cases)
 
 
@@ -198,17 +216,18 @@ def coarse_range(X, pairs, plan, rng, location, scale, by_norm=False, one_scale=
     """
     n, d = X.shape
 
-    def search(name, values, plan=plan):
-        found = plan.calibrate(name, columns=d)
+    def search(name, values, plan=plan, **case):
+        found = plan.calibrate(name, columns=d, **case)
         return found.release(values, rng)
 
     def rescaled_top(medians):
         # The scales and the top of the rescaled pairs, one nested release.
         if d == 1:  # one column already: the whole cost; S^-1 C S^-1 is about
             # 1, and top = 4 d gives the worst-case start 1 / (2 s) as before.
-            return pair_scale(medians(plan, "range_scale")), 4.0
+            found = medians(plan, "range_scale", nonzero=True)
+            return pair_scale(found * NONZERO_TO_MEDIAN), 4.0
         stages = plan.calibrate("range_scale", stages=True)
-        scales = pair_scale(medians(stages.plan, "scales"))
+        scales = pair_scale(medians(stages.plan, "scales") * NONZERO_TO_MEDIAN)
         top = top_eigenvalue(pairs, stages.plan, rng, "top", scales)
         stages.finish()
         return scales, top
@@ -224,16 +243,16 @@ def coarse_range(X, pairs, plan, rng, location, scale, by_norm=False, one_scale=
         # The d-column scale search is predicted to go astray (whichever rows
         # it would read): the one-column search on the pairs, the whole cost.
         top = top_eigenvalue(pairs, plan, rng)
-    elif scale and location:
-        # Around the private median: median |x - m| = 0.674 sigma (an off
-        # center only makes the scale larger, the safe side).
-        ratio = HALF_PAIR_MEDIAN / ABS_MEDIAN
-        scales, top = rescaled_top(
-            lambda sub, name: search(name, np.abs(some - center), sub) * ratio
-        )
     elif scale:
+        # On the pairs even when the location was searched: a tie is then an
+        # exact zero whatever the center (around a private median that fell
+        # between a tied value and the next, the tied rows' deviations are
+        # all that gap, which the nonzero search cannot tell from spread: a
+        # scale of 1e-60 on randhie's coinsurance column).
         some = pairs[range_subset(pairs.shape[0], rng)]
-        scales, top = rescaled_top(lambda sub, name: search(name, np.abs(some), sub))
+        scales, top = rescaled_top(
+            lambda sub, name, **case: search(name, np.abs(some), sub, **case)
+        )
     return CoarseRange(center, scales, bound, top)
 
 
@@ -395,19 +414,28 @@ class Stages:
 
 
 def pair_scale(medians):
-    """Per-coordinate scales from the private medians of ``|x/2 - x'/2|``.
+    """Per-coordinate scales from the private medians of the nonzero
+    ``|x/2 - x'/2|`` (or ``|x - m|``).
 
-    ``median / HALF_PAIR_MEDIAN`` estimates sigma for Gaussian data. Zero
-    medians (a coordinate whose pairs mostly agree, e.g. discrete values) take
-    ``2^-20`` times the smallest positive scale (1 when none is positive), and
-    every scale is kept in ``[2^-1000, 2^1000]`` and within ``2^200`` of the
-    largest, so that the frame and its inverse stay finite (post-processing of
-    released values).
+    ``median / HALF_PAIR_MEDIAN`` estimates sigma for Gaussian data (which
+    has no ties). For tied columns (counts, indicators, zero-inflated values:
+    on randhie 10% to 97% of pairs agree per column) the median of the
+    nonzero deviations is the spread of the values that differ, at least the
+    column's sd for an indicator and about it for counts: the safe side (a
+    scale too large costs that coordinate some noise; one too small made the
+    rescaled pairs' norms, hence ``top``, 10^12 times too large and shrank
+    every other coordinate's frame with it). A zero median (the search found
+    fewer nonzero values than its noise: a column constant but for a few
+    rows) takes the median of the positive scales (1 when none is positive),
+    the typical column's, not a tiny one for the same reason. Every scale is
+    kept in ``[2^-1000, 2^1000]`` and within ``2^200`` of the largest, so
+    that the frame and its inverse stay finite (post-processing of released
+    values).
     """
     scale = np.abs(np.asarray(medians, dtype=np.float64)) / HALF_PAIR_MEDIAN
     positive = scale[(scale > 0) & np.isfinite(scale)]
-    fallback = float(positive.min()) * 2.0**-20 if positive.size else 1.0
-    scale = np.where(scale > 0, scale, fallback)
+    typical = float(np.median(positive)) if positive.size else 1.0
+    scale = np.where(scale > 0, scale, typical)
     scale = np.clip(scale, 2.0**-1000, 2.0**1000)
     # At most 2^200 between the largest and the smallest scale: the frame's
     # entries then stay within float64's range of each other (its inverse is

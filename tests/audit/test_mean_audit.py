@@ -13,11 +13,11 @@ sensitivity off by a factor) that must be caught.
 import numpy as np
 import pytest
 
-import dpgauss.mean._mean as mean_module
+import dpgauss.mean._frame as mean_module
 import dpgauss.releases._range as steps_module
 from dpgauss.accounting import ZCDP, zcdp_to_approx
 from dpgauss.accounting._plan import ReleasePlan
-from dpgauss.mean._mean import log_scales
+from dpgauss.mean._frame import log_scales
 from dpgauss.releases._coinpress_mean import (
     coinpress_mean,
     mean_entries,

@@ -211,6 +211,40 @@ def _quantile_search(broken):
     return run(a), run(b)
 
 
+class _NonzeroForgotComposition(QuantileSearch):
+    """Broken: every step at the whole epsilon, the target kept where the
+    correct search puts it (so both aim at the same count)."""
+
+    def __init__(self, cost, n_features, quantile):
+        super().__init__(cost, n_features, quantile, nonzero=True)
+        self._sd = self.count_sd()
+        self.step = LaplaceMechanism(sensitivity=1.0, epsilon=cost.epsilon)
+
+    def count_sd(self):
+        return getattr(self, "_sd", None) or super().count_sd()
+
+
+def _nonzero_search(broken):
+    # The nonzero 3/4 search's query is c(mid) - c0 / 4 against 3n/4 less 4
+    # count sds (362 at epsilon 1): with n = 3,000 and 1,000 zeros, 1,138
+    # values at 1 put the query exactly at the target between 1 and 1e6 on A;
+    # on B one value moves from 1e6 to 0, moving the query there by 3/4 (a
+    # zero's weight), the largest move with a zero involved. Then every step
+    # between 1 and 1e6 decides on the same counts.
+    cls = _NonzeroForgotComposition if broken else QuantileSearch
+    kwargs = {} if broken else {"nonzero": True}
+    search = cls(PureDP(1.0), 1, 0.75, **kwargs)
+    a = np.r_[np.zeros(1000), np.ones(1138), np.full(862, 1e6)][:, None]
+    b = np.r_[np.zeros(1001), np.ones(1138), np.full(861, 1e6)][:, None]
+
+    def run(values):
+        return lambda n, rng: np.array(
+            [search.release(values, rng)[0] for _ in range(n)]
+        )
+
+    return run(a), run(b)
+
+
 CASES = [
     Case(
         "gaussian",
@@ -241,6 +275,7 @@ CASES = [
     Case("above_threshold_monotone", _above_threshold_monotone, 1.0, 0.0, 10_000),
     Case("quantile", _quantile, 1.0, 0.0, 10_000),
     Case("quantile_search", _quantile_search, 1.0, 0.0, 400),
+    Case("nonzero_quantile_search", _nonzero_search, 1.0, 0.0, 400),
 ]
 
 

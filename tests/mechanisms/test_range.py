@@ -86,3 +86,22 @@ def test_a_search_is_checked_through_its_step_at_its_width():
     assert check_noise_scale(search) is search
     with pytest.raises(ValueError, match="noise scale"):
         check_noise_scale(QuantileSearch(ZCDP(1e-310), 3))
+
+
+def test_nonzero_search_reads_the_nonzero_values_and_reports_unmeasured_as_zero():
+    # 80% zeros: the plain median is 0, the nonzero search's is that of the
+    # |normal| values (0.674 at the median; the target sits 4 count sds, 4 *
+    # 8 counts at rho 0.5, below q k = 500 of k = 1,000 values: quantile about
+    # 0.47, value about 0.63). A column with 5 nonzero values is unmeasured.
+    rng = np.random.default_rng(0)
+    X = np.zeros((5000, 2))
+    X[:1000, 0] = rng.normal(size=1000)  # signed: the search reads |v|
+    X[:5, 1] = 1e300
+    plain = QuantileSearch(ZCDP(0.5), 2).release(np.abs(X), random_state=1)
+    found = QuantileSearch(ZCDP(0.5), 2, nonzero=True).release(X, random_state=1)
+    assert plain[0] == 0.0
+    assert 0.5 < found[0] < 0.75
+    assert found[1] == 0.0
+    with pytest.raises(ValueError, match="2\\^-10"):
+        QuantileSearch(ZCDP(0.5), 1, quantile=0.3, nonzero=True)
+    assert "nonzero=True" in repr(QuantileSearch(ZCDP(0.5), 1, nonzero=True))

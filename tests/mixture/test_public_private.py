@@ -13,6 +13,7 @@ from sklearn.pipeline import make_pipeline
 
 from dpgauss import PrivacyBudget
 from dpgauss.accounting import ZCDP
+from dpgauss.exceptions import UselessFitError
 from dpgauss.mixture import PublicPrivateGMM, SeparationError, SeparationWarning
 from dpgauss.mixture._public import component_rows
 
@@ -39,7 +40,7 @@ def test_ledger_is_the_plan(m, regime, names):
     X, _ = _draw(6000, rng)
     public, _ = _draw(m, rng)
     budget = PrivacyBudget(rho=5.0)
-    gmm = PublicPrivateGMM(3, rho=0.5, budget=budget, random_state=0)
+    gmm = PublicPrivateGMM(3, rho=0.5, budget=budget, random_state=0, on_useless="warn")
     gmm.fit(X, X_public=public)
     assert gmm.regime_ == regime
     assert gmm.refine_steps_ == 2
@@ -216,6 +217,7 @@ def test_no_post_spend_crash_from_one_far_row_with_huge_public_spread():
             budget=budget,
             on_separation_failure="ignore",
             random_state=0,
+            on_useless="warn",
         )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -241,3 +243,21 @@ def test_pure_pricing_without_the_rows_covers_the_fit_in_a_zcdp_budget():
             gmm.set_params(budget=budget).fit(X, X_public=public)
         assert gmm.regime_ == "public"
         assert priced >= budget.spent().rho - 1e-12
+
+
+def test_a_mixture_whose_components_are_predicted_useless_refuses_before_the_spend():
+    # Wine-like sizes: 126 private rows, 13 features, 3 components of about
+    # 42 rows each: every component fit is predicted to go astray, and the
+    # mixture fitted on the 18 public rows alone (free) is predicted better.
+    # Before, the fit spent and returned held-out log-likelihoods near -1e12
+    # per row. The refusal reads public values only.
+    rng = np.random.default_rng(0)
+    X, public = rng.normal(size=(126, 13)), rng.normal(size=(18, 13))
+    budget = PrivacyBudget(rho=1.0)
+    gmm = PublicPrivateGMM(3, rho=0.5, budget=budget, random_state=0)
+    with pytest.raises(UselessFitError, match="public rows alone"):
+        gmm.fit(X, X_public=public)
+    with pytest.raises(UselessFitError, match="public rows alone"):
+        gmm.fit(np.zeros_like(X), X_public=public)
+    assert budget.ledger() == []
+    assert not hasattr(gmm, "weights_")

@@ -177,9 +177,14 @@ def test_no_refinement_for_one_component_or_zero_steps():
     X = _overlapping(3000, rng)
     public = _overlapping(60, rng)
     budget = PrivacyBudget(rho=2.0)
-    PublicPrivateGMM(3, rho=0.5, refine_steps=0, budget=budget, random_state=0).fit(
-        X, X_public=public
-    )
+    PublicPrivateGMM(
+        3,
+        rho=0.5,
+        refine_steps=0,
+        budget=budget,
+        random_state=0,
+        on_useless="warn",
+    ).fit(X, X_public=public)
     PublicPrivateGMM(1, rho=0.5, budget=budget, random_state=0).fit(X)
     names = [e.mechanism.split(":")[1] for e in budget.ledger()]
     assert not any(name.startswith("refine") for name in names)

@@ -192,6 +192,51 @@ def test_pair_scale_is_sigma_and_stays_within_float64():
     assert np.all(scales > 0)
     assert scales.max() / scales.min() <= 2.0**200
     np.testing.assert_array_equal(pair_scale([0.0, 0.0]), 1.0)
+    # An unmeasured (zero) column takes the typical scale, not a tiny one.
+    np.testing.assert_allclose(
+        pair_scale(HALF_PAIR_MEDIAN * np.array([0.0, 1.0, 2.0, 3.0]))[0], 2.0
+    )
+
+
+def _tied_columns(n, rng):
+    """Counts, a rare indicator, a zero-inflated column and a Gaussian one."""
+    counts = rng.poisson(0.7, n).astype(float)
+    rare = (rng.random(n) < 0.02).astype(float)
+    inflated = np.where(rng.random(n) < 0.8, 0.0, rng.lognormal(1.0, 0.5, n))
+    return np.column_stack([counts, rare, inflated, rng.normal(5.0, 3.0, n)])
+
+
+@pytest.mark.parametrize("location", [False, True])
+def test_tied_columns_keep_scales_near_their_sd(location):
+    # Most pair differences of these columns are exactly 0: the scale search
+    # reads the nonzero ones, so no scale falls far below its column's sd (the
+    # median of all differences made them 2^-20 of the smallest positive one,
+    # and the rescaled pairs' top then shrank every column's frame). The
+    # nonzero 3/4 quantile read as a Gaussian's is within a few times the sd
+    # for these shapes (an indicator's: 4.4 sd at 2%), and a column with too
+    # few nonzero pairs to measure takes the typical scale (the rare
+    # indicator, sd 0.14, then about 2, 15 times it): a tenth to 30 times.
+    from dpgauss.accounting import ZCDP
+    from dpgauss.accounting._plan import ReleasePlan
+    from dpgauss.releases._range import coarse_range, range_release
+
+    rng = np.random.default_rng(4)
+    X = _tied_columns(20_000, rng)
+    for seed in range(5):
+        plan = ReleasePlan(
+            ZCDP(0.2),
+            [
+                range_release("range_location", ZCDP(0.1), 4),
+                range_release("range_scale", ZCDP(0.1), 4),
+            ],
+        )
+        gen = np.random.default_rng(seed)
+        pairs = frame_pairs(X, gen)
+        found = coarse_range(X, pairs, plan, gen, location, True)
+        ratio = found.scales / X.std(axis=0)
+        assert np.all(ratio > 0.1), ratio
+        assert np.all(ratio < 30.0), ratio
+        assert 0 < found.top < 100.0
 
 
 def test_the_searched_norms_never_overflow_and_match_numpy():

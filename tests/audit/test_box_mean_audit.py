@@ -1,0 +1,71 @@
+"""End-to-end audits of PrivateMean(bounds=...) with a row 1e12 box widths away.
+
+n = 50 rows of one feature in the box (-1, 1), half at -1/2 and half at 1/2,
+except the first at -1e12 (clipped to -1); the neighbour moves it to +1e12
+(clipped to 1). The whole-box release (the plan at this n) moves by exactly
+2/n, its sensitivity, so the audit sees the worst case epsilon-DP allows.
+Canaries: the Laplace release calibrated to a twentieth of its sensitivity,
+and the map to the box and the window mean without their clips (the far row
+then moves the mean by about 1e12 / n).
+"""
+
+import numpy as np
+import pytest
+
+import dpgauss.mean._boxed as module
+from dpgauss.mean import PrivateMean
+from dpgauss.testing.audit import audit
+
+pytestmark = pytest.mark.audit
+
+EPSILON, N = 1.0, 50
+
+
+def _runner(X):
+    est = PrivateMean(bounds=(-1.0, 1.0), epsilon=EPSILON)
+
+    def run(n, rng):
+        return np.array(
+            [est.set_params(random_state=rng).fit(X).mean_[0] for _ in range(n)]
+        )
+
+    return run
+
+
+def _box_audit(n):
+    X = np.full((N, 1), 0.5)
+    X[: N // 2] = -0.5
+    X[0] = -1e12
+    Y = X.copy()
+    Y[0] = 1e12
+    return audit(_runner(X), _runner(Y), n_samples=n, n_select=n // 2, random_state=7)
+
+
+def test_box_mean_keeps_its_pure_claim_with_a_far_row():
+    result = _box_audit(2000)
+    assert result.epsilon_lower <= EPSILON, result
+
+
+def test_canary_a_twentieth_of_the_sensitivity_is_caught(monkeypatch):
+    original = module.LaplaceMechanism
+
+    def weak(*, sensitivity, epsilon):
+        return original(sensitivity=sensitivity / 20.0, epsilon=epsilon)
+
+    monkeypatch.setattr(module, "LaplaceMechanism", weak)
+    result = _box_audit(600)
+    assert result.epsilon_lower > EPSILON, result
+
+
+def test_canary_without_clipping_is_caught(monkeypatch):
+    def unclipped(x, center, half_width):
+        with np.errstate(all="ignore"):
+            return (np.asarray(x, dtype=np.float64) - center) / half_width
+
+    def window_mean(z, low, high):  # the window's clip skipped too
+        return np.mean(z - low, axis=0), 1
+
+    monkeypatch.setattr(module, "box_offsets", unclipped)
+    monkeypatch.setattr(module, "_window_mean", window_mean)
+    result = _box_audit(600)
+    assert result.epsilon_lower > EPSILON, result

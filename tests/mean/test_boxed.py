@@ -1,0 +1,107 @@
+"""PrivateMean(bounds=...): the per-coordinate clipped mean in a public box."""
+
+import numpy as np
+import pytest
+
+import dpgauss.mean._boxed as boxed
+from dpgauss.accounting import ZCDP, PureDP
+from dpgauss.mean import PrivateMean
+from dpgauss.mean._boxed import BoxMeanMechanism, adapts, baseline_error
+
+
+def _mixed_units(n, seed=0):
+    rng = np.random.default_rng(seed)
+    scales = np.array([1e-3, 1.0, 1e3, 1e6])
+    X = rng.normal(0.2, 0.1, size=(n, 4)) * scales
+    return X, (-scales, scales)
+
+
+def test_equal_half_widths_give_the_baseline_noise():
+    # Equal widths: equal weights, epsilon / d per coordinate (Laplace scale
+    # 2 d / (n epsilon)) or l2 sensitivity 2 sqrt(d) / n (Gaussian).
+    n, d = 1000, 5
+    laplace = BoxMeanMechanism(PureDP(1.0), n, np.full(d, 2.0), np.ones(d))
+    assert np.allclose(laplace.noise_sd(), np.sqrt(2) * 2 * d / n, rtol=1e-6)
+    gauss = BoxMeanMechanism(ZCDP(0.5), n, np.full(d, 2.0), np.ones(d))
+    assert np.allclose(gauss.noise_sd(), 2 * np.sqrt(d) / n, rtol=1e-6)
+
+
+@pytest.mark.parametrize("cost", [{"epsilon": 1.0}, {"rho": 0.5}])
+def test_mixed_units_beat_the_baseline_prediction(cost):
+    # Budget shares by the half-widths: the predicted l2 error is below the
+    # even split's, by a lot when one unit dominates (Cauchy-Schwarz).
+    X, bounds = _mixed_units(2000)
+    est = PrivateMean(bounds=bounds, random_state=0, **cost).fit(X)
+    assert est.method_ == "box"
+    total = PureDP(1.0) if "epsilon" in cost else ZCDP(0.5)
+    base = baseline_error(total, 2000, bounds[1])
+    # The realised error, a few noise sds at most (the 1e6 column dominates).
+    assert np.linalg.norm(est.mean_ - X.mean(0)) < 5 * base
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_outputs_stay_in_the_box_with_far_rows_and_tiny_budgets(seed):
+    X, bounds = _mixed_units(50, seed)
+    X[0] = 1e12
+    X[1] = -1e300
+    est = PrivateMean(bounds=bounds, epsilon=1e-6, random_state=seed).fit(X)
+    assert np.all(np.isfinite(est.mean_))
+    assert np.all(np.abs(est.mean_) <= bounds[1])
+
+
+def test_adaptive_windows_draw_once_each_and_stay_in_the_box(monkeypatch):
+    # Force the adaptive plan (its noise limit raised) on a small budget,
+    # where the whole-box noise dominates the sampling error.
+    monkeypatch.setattr(boxed, "ADAPT_NOISE", 10.0)
+    rng = np.random.default_rng(1)
+    X = rng.normal(0.0, 0.01, size=(2000, 2))
+    total = PureDP(0.05)
+    assert adapts(total, 2000, np.ones(2))
+    calls = []
+    original = boxed._window_mean
+
+    def counted(z, low, high):
+        calls.append(high - low)
+        return original(z, low, high)
+
+    monkeypatch.setattr(boxed, "_window_mean", counted)
+    est = PrivateMean(bounds=(-1.0, 1.0), epsilon=0.05, random_state=0).fit(X)
+    # center, spread, windowed mean; the plan checked each drew exactly once.
+    assert len(calls) == 3
+    assert np.all(calls[2] <= 2.0)
+    assert est.privacy_spent_ == total
+    assert np.all(np.abs(est.mean_) <= 1.0)
+
+
+def test_the_baseline_plan_at_large_n_and_rho():
+    # The noise is below the sampling error: no window (its clipping bias
+    # on skewed columns would cost more than the noise it saves).
+    assert not adapts(ZCDP(0.5), 6366, np.ones(9))
+    assert not adapts(PureDP(1.0), 6366, np.ones(9))
+
+
+def test_bounds_exclude_the_other_hints():
+    X, bounds = _mixed_units(100)
+    with pytest.raises(ValueError, match="whole public hint"):
+        PrivateMean(bounds=bounds, mean_bound=1.0, rho=1.0).fit(X)
+    with pytest.raises(ValueError, match="lower < upper"):
+        PrivateMean(bounds=(1.0, -1.0), rho=1.0).fit(X)
+    with pytest.raises(ValueError, match="features"):
+        PrivateMean(bounds=([0, 0], [1, 1]), rho=1.0).fit(X)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_mean_stays_in_the_mean_bound_ball(seed):
+    # Projection into the public ball ||mu|| <= mean_bound: whatever the noise
+    # of a tiny budget, the output is within the hint.
+    rng = np.random.default_rng(seed)
+    X = rng.normal(0.1, 1.0, size=(60, 3))
+    est = PrivateMean(
+        mean_bound=1.0,
+        cov_bounds=(0.5, 2.0),
+        epsilon=1e-3,
+        random_state=seed,
+        on_useless="warn",
+    )
+    est.fit(X)
+    assert np.linalg.norm(est.mean_) <= 1.0 + 1e-12
