@@ -164,7 +164,11 @@ def winsorized_mean(Y, plan, rng, radius="auto"):
     mech = plan.calibrate("mean", k=k, p=p, radius=radius, partials=partials)
     sum_y, _ = clipped_sums(Y, center, radius, with_outer=False)
     noisy = mech.randomise(sum_y / k, rng)
-    return center + noisy, radius, mech, center
+    # Post-processing: a median search gone astray sits near the largest
+    # float, where adding the noise could overflow; the release stays finite.
+    with np.errstate(over="ignore", invalid="ignore"):
+        value = np.clip(np.nan_to_num(center + noisy), -_MAX_FLOAT, _MAX_FLOAT)
+    return value, radius, mech, center
 
 
 def winsorized_min_groups(plan, p):

@@ -172,3 +172,14 @@ def test_k_min_is_the_fewest_groups_within_the_risk():
 
 def test_k_min_is_at_least_the_fewest_groups():
     assert _k_min(ZCDP(1e6), 1) == MIN_GROUPS
+
+
+def test_the_release_is_finite_when_the_median_search_goes_astray():
+    # Candidates at the largest floats: the median search ends there, where
+    # adding the mean's noise (huge at a tiny budget) could overflow; the
+    # release is clipped into the finite floats (post-processing).
+    Y = np.full((40, 3), 1.7e308)
+    for seed in range(5):
+        plan = _plan(ZCDP(1e-8), k=40, p=3)
+        value = winsorized_mean(Y, plan, np.random.default_rng(seed))[0]
+        assert np.all(np.isfinite(value))
