@@ -76,6 +76,20 @@ def _peer_view(summary, task, data, privacy, n):
     return peers
 
 
+def read_csv(path):
+    """The rows of a results csv, typed as bench_real wrote them."""
+    import csv
+
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        for k in ("n", "seed", "warned", "flagged"):
+            r[k] = int(r[k])
+        for k in ("err", "base_err", "np_err", "seconds"):
+            r[k] = float(r[k]) if r[k] not in ("", "nan") else float("nan")
+    return rows
+
+
 def write(rows, path, cmd, seconds):
     summary = summarize(rows)
     estimators = []
@@ -190,16 +204,18 @@ def _targets(summary):
         peers = _peer_view(summary, k[1], k[2], k[3], k[4])
         for name, p in peers.items():
             if p["spent"] and (not v["spent"] or p["med_err"] < v["med_err"]):
-                ahead.append((k, name, p["med"], v["med"]))
+                ahead.append((k, name, p["med_err"], v["med_err"]))
     refused = sum(1 for a in ahead if not mine[a[0]]["spent"])
     out.append(
         f"- Ahead of the peers: {len(ahead)} (row, peer) pairs where a peer's median"
         f" error is lower, {refused} of them where dpgauss refused every seed"
     )
-    for k, name, pm, m in sorted(ahead, key=lambda a: a[0])[:40]:
+    # Rows where dpgauss spent and lost first: the refusals are in the tables.
+    ahead.sort(key=lambda a: (not mine[a[0]]["spent"], a[0]))
+    for k, name, pm, m in ahead[:40]:
         out.append(
             f"  - {k[0]} ({k[1]}) {k[2]} {k[3]} n={k[4]}: {name} {_fmt(pm)}"
-            f" vs {_fmt(m)} (ratios to the baseline)"
+            f" vs {_fmt(m)} (median errors)"
         )
     if len(ahead) > 40:
         out.append(f"  - ... {len(ahead) - 40} more in the tables")

@@ -314,7 +314,16 @@ def main(argv=None):
     p.add_argument("--dpl", default="/work/peers/dpl/bin/python")
     p.add_argument("--opendp", default="/work/peers/opendp/bin/python")
     p.add_argument("--out", default=None, help="results stem (default by mode)")
+    p.add_argument(
+        "--report-only", action="store_true", help="rewrite md/png from the csv"
+    )
     args = p.parse_args(argv)
+    stem = args.out or ("bench_real_quick" if args.quick else "bench_real")
+    out_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+    path = os.path.join(out_dir, stem)
+    if args.report_only:
+        report.write(report.read_csv(path + ".csv"), path, "(report of the csv)", 0.0)
+        return
     seeds = args.seeds or (3 if args.quick else 10)
     only = [s for s in args.only.split(",") if s]
     datas = [s for s in args.data.split(",") if s] or (
@@ -350,9 +359,6 @@ def main(argv=None):
     peer_jobs = [j for _, js in results for j in js]
     if not args.no_peers:
         rows += run_peers(peer_jobs, {"diffprivlib": args.dpl, "opendp": args.opendp})
-    stem = args.out or ("bench_real_quick" if args.quick else "bench_real")
-    out_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
-    path = os.path.join(out_dir, stem)
     with open(path + ".csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
