@@ -300,6 +300,23 @@ def _row(key, name, task, hint, ref, status, warned, flagged):
     )
 
 
+def _commit():
+    """The checkout's commit, so a table says which code it measured."""
+    import subprocess
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        out = subprocess.run(
+            ["git", "-C", here, "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except OSError:
+        return "unknown"
+    return out.stdout.strip() or "unknown"
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true")
@@ -366,7 +383,7 @@ def main(argv=None):
     cmd = "python benchmarks/bench_real.py " + " ".join(
         argv if argv is not None else sys.argv[1:]
     )
-    report.write(rows, path, cmd, time.time() - t0)
+    report.write(rows, path, f"{cmd}` at dpgauss `{_commit()}", time.time() - t0)
     print(f"wrote {path}.{{md,csv,png}} in {time.time() - t0:.0f}s")
 
 
