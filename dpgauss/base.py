@@ -34,6 +34,7 @@ from dpgauss.utils._leak import (
     warn_if_fitted_after_leaky_step,
     warn_if_scored_in_search,
 )
+from dpgauss.utils._linalg import model_parts
 from dpgauss.utils._random import (
     check_generator,
     check_random_state_param,
@@ -490,8 +491,8 @@ class GaussianDensityMixin(DensityMixin):
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        values, vectors = self._model
-        whitened = ((X - self.location_) @ vectors) / np.sqrt(values)
+        values, vectors, scale = model_parts(self._model)
+        whitened = (((X - self.location_) / scale) @ vectors) / np.sqrt(values)
         return np.einsum("ij,ij->i", whitened, whitened)
 
     def score_samples(self, X):
@@ -511,10 +512,9 @@ class GaussianDensityMixin(DensityMixin):
             Log-density of N(``location_``, ``covariance_``) at each row.
         """
         distances = self.mahalanobis(X)
-        values = self._model[0]
-        d = values.shape[0]
-        logdet = float(np.sum(np.log(values)))
-        return -0.5 * (d * math.log(2.0 * math.pi) + logdet + distances)
+        values, _, scale = model_parts(self._model)
+        logdet = float(np.sum(np.log(values)) + 2.0 * np.sum(np.log(scale)))
+        return -0.5 * (values.shape[0] * math.log(2.0 * math.pi) + logdet + distances)
 
     def score(self, X, y=None):
         """Return the mean per-sample log-likelihood of ``X`` (not private).
@@ -595,6 +595,6 @@ class GaussianDensityMixin(DensityMixin):
             The samples.
         """
         rng = sampling_generator(self, n_samples, random_state)
-        values, vectors = self._model
+        values, vectors, scale = model_parts(self._model)
         z = rng.standard_normal((int(n_samples), self.location_.shape[0]))
-        return self.location_ + (z * np.sqrt(values)) @ vectors.T
+        return self.location_ + scale * ((z * np.sqrt(values)) @ vectors.T)

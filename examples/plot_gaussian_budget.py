@@ -61,8 +61,13 @@ for i, rho in enumerate(rhos):
     for seed, X in enumerate(datasets):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            mean = PrivateMean(rho=rho, random_state=seed).fit(X)
-            gaussian = PrivateGaussianEstimator(rho=rho, random_state=seed).fit(X)
+            # The smallest budgets are refused by default (their searches are
+            # predicted to go astray); "warn" fits them anyway to draw the curve.
+            mean = PrivateMean(rho=rho, random_state=seed, on_useless="warn")
+            mean.fit(X)
+            gaussian = PrivateGaussianEstimator(
+                rho=rho, random_state=seed, on_useless="warn"
+            ).fit(X)
         for w in caught:
             name = f"{w.category.__name__} ({str(w.message).split(':')[0]})"
             kind = warned.setdefault(name, [set(), str(w.message)])
@@ -108,9 +113,11 @@ fig.tight_layout()
 # the sampling error from rho = 0.01 on, although the mean lies 10,000 from the
 # origin. :class:`~dpgauss.PrivateGaussianEstimator` splits its budget between
 # the mean and the covariance, so its mean lags a little, and its covariance
-# needs rho of about 0.1. At rho = 0.003 both estimators issue a
-# :class:`~dpgauss.exceptions.UtilityWarning` before spending anything: at this
-# n and budget the private search for the data's scale may go astray. The
+# needs rho of about 0.1. At rho = 0.003 both estimators, by default, refuse
+# before spending anything (:class:`~dpgauss.exceptions.UselessFitError`; with
+# ``on_useless="warn"``, as here, a
+# :class:`~dpgauss.exceptions.UtilityWarning`): at this n and budget the
+# private search for the data's scale may go astray. The
 # sampling error of a median of three is itself noisy, hence the private points
 # slightly below the dashed line.
 plt.show()

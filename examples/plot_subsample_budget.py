@@ -34,14 +34,19 @@ def draw():
 
 # %%
 # Two data sets and one noise draw each per budget; medians are plotted. Only
-# ``coef_`` is released (the default ``statistic``).
+# ``coef_`` is released (the default ``statistic``). The smallest budgets are
+# refused by default (too few groups for the private searches, predicted from
+# public values before anything is spent); ``on_useless="warn"`` fits them
+# anyway, with a warning, to draw the whole curve.
 rhos = np.array([0.001, 0.01, 0.1, 1.0])
 n_repeats = 2
 datasets = [draw() for _ in range(n_repeats)]
 private = np.empty((len(rhos), n_repeats))
 for i, rho in enumerate(rhos):
     for seed, (X, y) in enumerate(datasets):
-        est = SubsampleAggregate(LinearRegression(), rho=rho, random_state=seed)
+        est = SubsampleAggregate(
+            LinearRegression(), rho=rho, random_state=seed, on_useless="warn"
+        )
         private[i, seed] = np.linalg.norm(est.fit(X, y).statistic_ - true_coef)
 baseline = np.median(
     [
@@ -81,6 +86,6 @@ fig.tight_layout()
 # mean of many small, noisy fits, and the private error levels off above the
 # non-private one: subsample and aggregate trades statistical efficiency for a
 # guarantee that holds whatever the wrapped estimator does. It needs thousands
-# of groups to be accurate at small budgets; with fewer rows it warns
-# (:class:`~dpgauss.exceptions.UtilityWarning`) before spending anything.
+# of groups to be accurate at small budgets; with fewer it refuses
+# (:class:`~dpgauss.exceptions.UselessFitError`) before spending anything.
 plt.show()

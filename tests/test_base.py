@@ -18,6 +18,8 @@ from sklearn.model_selection import KFold, cross_validate
 
 from dpgauss import PrivacyBudget, PrivateCovariance, TailSensitiveCovariance
 from dpgauss.accounting import ZCDP, PureDP
+from dpgauss.exceptions import UselessFitError
+from dpgauss.testing.discovery import all_estimators
 from dpgauss.utils._sums import clipped_sums
 
 X = np.random.default_rng(0).normal(size=(400, 3))
@@ -305,3 +307,26 @@ def test_a_release_planned_without_a_factory_fails_before_the_spend():
     with pytest.raises(PlanError, match="without a factory"):
         est.fit(X)
     assert budget.spent() == ZCDP(0.0)
+
+
+@pytest.mark.parametrize(
+    "cls", [cls for _, cls in all_estimators()], ids=lambda cls: cls.__name__
+)
+def test_every_estimator_refuses_a_useless_fit_by_default(cls):
+    # The refusal is the default everywhere; spending on a fit predicted no
+    # better than its baseline is an explicit opt-in.
+    assert cls().get_params()["on_useless"] == "raise"
+    with pytest.raises(ValueError, match="on_useless"):
+        cls(on_useless="ignore")._validate_all_params()
+
+
+def test_a_refused_fit_spends_nothing_and_is_not_fitted():
+    budget = PrivacyBudget(rho=1.0)
+    est = PrivateCovariance(rho=1e-6, data_norm=1.0, budget=budget)
+    with pytest.raises(UselessFitError, match="Nothing was spent"):
+        est.fit(X)
+    assert budget.ledger() == []
+    assert not hasattr(est, "privacy_spent_")
+    # The same refusal for every dataset of that shape: public values only.
+    with pytest.raises(UselessFitError):
+        est.fit(np.zeros_like(X))

@@ -27,6 +27,9 @@ from dpgauss.utils.validation import _positive_finite
 
 __all__ = ["budget_total", "resolve_privacy", "split_cost", "stated_cost"]
 
+#: The largest epsilon a fit accepts: its square stays far inside float64.
+MAX_EPSILON = 1e150
+
 
 def _total_part(name, value, owner):
     """A budget's total: checked as the cost classes check a value, then > 0."""
@@ -88,6 +91,14 @@ def stated_cost(rho=None, epsilon=None, delta=None, *, owner="estimator", check=
             "(approximate DP)."
         )
     epsilon = check("epsilon", epsilon, owner)
+    if epsilon > MAX_EPSILON:
+        # A pure epsilon composes with zCDP as epsilon^2 / 2, which overflows
+        # beyond about 1.9e154; such a budget protects nothing anyway.
+        raise ValueError(
+            f"{owner}: epsilon={epsilon!r} is above {MAX_EPSILON:g}, where its "
+            "zCDP equivalent epsilon^2 / 2 leaves float64's range (and the "
+            "guarantee is void long before)."
+        )
     if delta is None:
         return PureDP(epsilon)
     delta = check("delta", delta, owner)

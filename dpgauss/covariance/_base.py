@@ -73,7 +73,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
     _release_mean = staticmethod(release_mean)
     _release_trace = staticmethod(release_trace)
 
-    def _model_attributes(self, center, values, vectors, noise_sd, cap):
+    def _model_attributes(self, center, values, vectors, noise_sd, cap, scale=None):
         """The fitted Gaussian, with the documented eigenvalue floor.
 
         The floor is the smaller of the noise sd of one entry of the final release
@@ -84,6 +84,16 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
         released values only (post-processing), keeps ``precision_`` finite, and
         never exceeds the average eigenvalue when there is one, so that
         Mahalanobis distances stay meaningful.
+
+        With ``scale`` (a public change of units, such as a box's half-widths)
+        the spectrum and the floor are in the released units and the model is
+        ``diag(scale)`` times their Gaussian.
         """
         floor = eigenvalue_floor(values, noise_sd, cap)
-        return self._gaussian_attributes(center, values, vectors, floor)
+        fitted = self._gaussian_attributes(center, values, vectors, floor)
+        if scale is not None:  # a public change of units (post-processing)
+            outer = np.outer(scale, scale)
+            fitted["covariance_"] = fitted["covariance_"] * outer
+            fitted["precision_"] = fitted["precision_"] / outer
+            fitted["_model"] = (*fitted["_model"], np.asarray(scale, dtype=float))
+        return fitted

@@ -90,12 +90,13 @@ class PrivateEllipticEnvelope(OutlierMixin, PrivateCovariance):
         ``offset_ = -chi2.isf(contamination, df=n_features)`` (the model's
         quantile; scikit-learn takes the training rows' quantile, which reads
         the data without noise).
-    method : {"auto", "gauss", "separate", "eigen", "coinpress"}, default="auto"
+    method : {"auto", "gauss", "separate", "eigen", "coinpress", "diagonal"}, \
+default="auto"
         The covariance release, as in :class:`PrivateCovariance`.
     {privacy_parameters}
     data_norm : float, default=None
-        Required. Public l2 radius B: rows are clipped to the ball of radius
-        B around ``location`` for the fit (only: rows are scored as they
+        Public l2 radius B (or give ``bounds``): rows are clipped to the
+        ball of radius B around ``location`` for the fit (only: rows are scored as they
         are). Never taken from the data. For unbounded data without a scale,
         see the Notes.
     center : bool, default=True
@@ -105,6 +106,10 @@ class PrivateEllipticEnvelope(OutlierMixin, PrivateCovariance):
         Public center of the clipping ball (the origin when None).
     coinpress_steps : int, default=3
         ``method="coinpress"`` only, as in :class:`PrivateCovariance`.
+    bounds : pair of float or array-like, default=None
+        Public box ``(lower, upper)``, the alternative to ``data_norm``, as in
+        :class:`PrivateCovariance` (rows are mapped into it for the fit only;
+        they are scored as they are).
     {random_state}
     {on_useless}
 
@@ -216,6 +221,7 @@ class PrivateEllipticEnvelope(OutlierMixin, PrivateCovariance):
         center=True,
         location=None,
         coinpress_steps=3,
+        bounds=None,
         random_state=None,
         on_useless="raise",
     ):
@@ -229,6 +235,7 @@ class PrivateEllipticEnvelope(OutlierMixin, PrivateCovariance):
         self.center = center
         self.location = location
         self.coinpress_steps = coinpress_steps
+        self.bounds = bounds
         self.random_state = random_state
         self.on_useless = on_useless
 

@@ -119,17 +119,30 @@ class PrivatePCA(
         The releases never depend on it (every fit releases the whole
         covariance), so changing it costs a new fit but not a different plan.
     data_norm : float, default=None
-        Required. Public l2 bound B on ``|x|``, never taken from the data;
+        Public l2 bound B on ``|x|`` (or give ``bounds``), never taken from
+        the data;
         choose it from domain knowledge. With ``"tail"`` it may be loose (the
         radius and the clipping threshold are found privately below it); with
         the other methods each row is clipped to the ball of radius B around
         the origin for the mean, and around the released mean for the
         covariance, and the noise grows with B^2.
+    bounds : pair of float or array-like, default=None
+        Public box ``(lower, upper)``: scalars or one value per feature, the
+        alternative to ``data_norm`` (give exactly one; never taken from the
+        data). Rows are mapped into the unit box ``clip((x - c) / h, -1, 1)``
+        (c the box's centre, h its half-widths), released there at the
+        radius ``sqrt(d)`` about the box's centre, and the result is mapped
+        back by ``diag(h)`` (free): columns in different units keep their own
+        scale, variances come back at most ``h^2``. With ``method`` ``"auto"``
+        or ``"tail"`` the fit takes the per-coordinate release
+        (``"diagonal"``) where the full one is predicted no better, before
+        the spend.
     center : bool, default=True
         Release the mean (a tenth of the cost) and analyse the covariance about
         it, as PCA does. If False, the components are those of the second
         moment about the origin (data known to be centered) and ``mean_`` is 0.
-    method : {"tail", "auto", "gauss", "separate", "eigen"}, default="tail"
+    method : {"tail", "auto", "gauss", "separate", "eigen", "diagonal"}, \
+default="tail"
         The covariance release:
 
         - ``"tail"``: that of
@@ -165,6 +178,12 @@ class PrivatePCA(
           or SeparateCov by their predicted covariance error) would spend
           budget on a choice whose answer for the components is known (see
           the user guide's benchmark).
+        - ``"diagonal"``: with ``bounds`` only, the per-coordinate variances
+          (:class:`~dpgauss.covariance.PrivateCovariance`'s ``"diagonal"``):
+          the components are the coordinate axes ordered by their private
+          variances, PCA's simplest private answer. Refused before the spend
+          when the noise of one variance is at least the largest variance a
+          box coordinate can have (no better than a random subspace).
     whiten : bool, default=False
         Divide each projected component by the square root of its explained
         variance (floored at ``eigenvalue_floor_``), as scikit-learn does.
@@ -268,6 +287,12 @@ class PrivatePCA(
     ``transform`` and ``inverse_transform`` (applied to private rows, their
     output is of course not private). EMCov's sampler assumes ideal real
     arithmetic; the other noise is drawn exactly on a lattice.
+    With ``bounds`` the releases are those of the rows mapped into the unit
+    box (a function of each row and the public box) with ``data_norm =
+    sqrt(d)``, or the diagonal release (l1 sensitivity 9d/(4n), l2 2
+    sqrt(d)/n; see :mod:`dpgauss.releases._diagonal`); the choice between
+    them reads n, d and the cost only, and the map back by ``diag(h)`` is
+    post-processing.
     Everything after the releases (for ``"tail"`` also the choice between
     centering and pairs, the search's end and GaussCov or SeparateCov) uses
     released and public values only.
@@ -307,6 +332,7 @@ class PrivatePCA(
         n_components=None,
         *,
         data_norm=None,
+        bounds=None,
         center=True,
         method="tail",
         whiten=False,
@@ -319,6 +345,7 @@ class PrivatePCA(
     ):
         self.n_components = n_components
         self.data_norm = data_norm
+        self.bounds = bounds
         self.center = center
         self.method = method
         self.whiten = whiten
@@ -404,6 +431,10 @@ class PrivatePCA(
         return np.sqrt(np.maximum(self.explained_variance_, self.eigenvalue_floor_))
 
     # -- parameters and plan --------------------------------------------------------
+    #: The diagonal release's baseline is a random subspace: its axes are the
+    #: private-variance ordering, PCA's simplest private answer.
+    _axes_baseline = True
+
     def _method(self):
         # Public reason (the class docstring): for the components, GaussCov at
         # the full cost dominates SeparateCov, whose eigenvectors come from a

@@ -51,14 +51,27 @@ class PrivateWhitener(
     Parameters
     ----------
     data_norm : float, default=None
-        Required. Public l2 radius B: each row is clipped to the ball of radius
-        B around the origin for the mean, and around the released mean for the
+        Public l2 radius B (or give ``bounds``): each row is clipped to the
+        ball of radius B around the origin for the mean, and around the
+        released mean for the
         covariance (with ``"tail"``, at a radius and a threshold found
         privately below B). Never taken from the data.
+    bounds : pair of float or array-like, default=None
+        Public box ``(lower, upper)``: scalars or one value per feature, the
+        alternative to ``data_norm`` (give exactly one; never taken from the
+        data). Rows are mapped into the unit box ``clip((x - c) / h, -1, 1)``
+        (c the box's centre, h its half-widths), released there at the
+        radius ``sqrt(d)`` about the box's centre, and the result is mapped
+        back by ``diag(h)`` (free): columns in different units keep their own
+        scale, variances come back at most ``h^2``. With ``method`` ``"auto"``
+        or ``"tail"`` the fit takes the per-coordinate release
+        (``"diagonal"``) where the full one is predicted no better, before
+        the spend.
     center : bool, default=True
         Release the mean (a tenth of the cost) and whiten about it. If False,
         whiten by the second moment about the origin (``mean_`` is 0).
-    method : {"auto", "gauss", "separate", "eigen", "tail"}, default="auto"
+    method : {"auto", "gauss", "separate", "eigen", "tail", "diagonal"}, \
+default="auto"
         The covariance release: ``"tail"`` is that of
         :class:`~dpgauss.covariance.TailSensitiveCovariance` (radius and
         clipping threshold found privately below ``data_norm``, which may then
@@ -68,7 +81,8 @@ class PrivateWhitener(
         benchmark ``"tail"`` whitened better on digits (rho >= 0.1) and on the
         spiked data at rho <= 0.1, worse on standardised breast cancer (rho
         <= 1), on digits at rho = 0.01 and slightly on the spiked data from
-        rho = 1.
+        rho = 1. ``"diagonal"`` (with ``bounds`` only) whitens by the
+        per-coordinate private variances, as a scaler does.
     {privacy_parameters}
     {random_state}
     {on_useless}
@@ -129,7 +143,12 @@ class PrivateWhitener(
     released mean (GaussCov: sqrt(2) B^2/n in Frobenius norm; SeparateCov and
     EMCov as documented there). Rows are clipped as offsets from the center, so
     these hold in floating point for any finite rows, the summation's rounding
-    included. The plan is charged before any noise is drawn. ``covariance_``,
+    included. With ``bounds`` the releases are those of the rows mapped into
+    the unit box (each a function of its own row and the public box) with B =
+    sqrt(d), or the diagonal release (l1 sensitivity 9d/(4n), l2 2
+    sqrt(d)/n; :mod:`dpgauss.releases._diagonal`), chosen from n, d and the
+    cost only; the map back by ``diag(h)`` is post-processing. The plan is
+    charged before any noise is drawn. ``covariance_``,
     ``whitening_``, the floor, ``transform`` and ``inverse_transform`` are
     post-processing (free; applied to private rows their output is not
     private).
@@ -157,6 +176,7 @@ class PrivateWhitener(
         self,
         *,
         data_norm=None,
+        bounds=None,
         center=True,
         method="auto",
         rho=None,
@@ -167,6 +187,7 @@ class PrivateWhitener(
         on_useless="raise",
     ):
         self.data_norm = data_norm
+        self.bounds = bounds
         self.center = center
         self.method = method
         self.rho = rho

@@ -340,7 +340,7 @@ def predicted_errors(plan, n, d, radius, trace):
     return gauss, separate
 
 
-def filled_prediction(mechanisms, method, d, radius):
+def filled_prediction(mechanisms, method, d, radius, trace=None):
     """Predicted error for data filling the ball evenly, against the zero matrix.
 
     The data are taken to fill the ball of radius r around the center with all
@@ -362,13 +362,16 @@ def filled_prediction(mechanisms, method, d, radius):
         Features.
     radius : float
         The clipping radius r.
+    trace : float, default=None
+        The reference data's trace, spread evenly over the d directions
+        (``r^2`` when None: the ball filled).
 
     Returns
     -------
     Prediction or None
         None for ``"eigen"`` (no prediction).
     """
-    trace = radius * radius
+    trace = radius * radius if trace is None else float(trace)
     errors = []
     if method in ("auto", "gauss"):
         errors.append(gauss_error(mechanisms["second_moment"], d, trace))

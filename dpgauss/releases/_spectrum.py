@@ -35,14 +35,26 @@ from dpgauss.releases._center import (
     useless_release_message,
 )
 from dpgauss.releases._covariance import filled_prediction
+from dpgauss.releases._diagonal import (
+    BoxMixin,
+    axes_prediction,
+    box_plan_entries,
+    box_rows,
+    box_useless_message,
+    diagonal_entries,
+    diagonal_prediction,
+    full_prediction,
+    is_diagonal,
+    release_diagonal,
+    to_data_units,
+)
 from dpgauss.releases._prediction import report_useless
 from dpgauss.utils._sklearn_compat import Interval, StrOptions
-from dpgauss.utils.validation import check_data_norm
 
 __all__ = ["SpectrumReleaseMixin"]
 
 
-class SpectrumReleaseMixin:
+class SpectrumReleaseMixin(BoxMixin):
     """Plan, calibration and releases of an estimator built on a released spectrum.
 
     For estimators with the parameters ``data_norm``, ``center`` and ``method``
@@ -60,11 +72,18 @@ class SpectrumReleaseMixin:
     _spectrum_constraints: dict = {
         "data_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "center": ["boolean"],
-        "method": [StrOptions({"tail", "auto", "gauss", "separate", "eigen"})],
+        "method": [
+            StrOptions({"tail", "auto", "gauss", "separate", "eigen", "diagonal"})
+        ],
+        "bounds": ["array-like", None],
     }
 
+    #: Whether the diagonal release is judged against a random subspace (the
+    #: private-variance axes: PCA) rather than the zero matrix.
+    _axes_baseline = False
+
     def _check_params(self):
-        check_data_norm(self.data_norm, owner=type(self).__name__)
+        self._check_norm_or_box()
 
     def _method(self):
         """The covariance method the releases use (``method``; an estimator
@@ -72,48 +91,76 @@ class SpectrumReleaseMixin:
         return self.method
 
     def _build_plan(self, total, data):
-        d = data.d
+        n, d = data.n, data.d
         method = self._method()
+        radius = self._radius(d)
+        if method == "diagonal":
+            return ReleasePlan(total, diagonal_entries(total, d, self.center, n))
         if method == "tail":
-            return adaptive_plan(
-                total, d, self.center, n=data.n, data_norm=float(self.data_norm)
-            )
-        entries = covariance_plan_entries(
-            total, d, method, self.center, data.n, float(self.data_norm)
-        )
+            plan = adaptive_plan(total, d, self.center, n=n, data_norm=radius)
+            entries = plan.entries
+        else:
+            entries = covariance_plan_entries(total, d, method, self.center, n, radius)
+        if self.bounds is not None and self.method in ("auto", "tail"):
+            entries = box_plan_entries(total, d, n, self.center, entries)
+        if method == "tail" and entries is plan.entries:
+            return plan
         return ReleasePlan(total, entries)
 
     def _predict_error(self, plan, data, mechanisms):
         """The Frobenius error predicted for data filling the ``data_norm``
-        ball, against the zero matrix's (None for "tail", whose radius is
-        found privately, and "eigen")."""
+        ball (with ``bounds``: the reference data of
+        :func:`~dpgauss.releases._diagonal.reference_norm`, in box units),
+        against the zero matrix's (None for "tail", whose radius is found
+        privately, and "eigen")."""
+        d = data.d
+        if is_diagonal(plan) and self._axes_baseline:
+            return axes_prediction(mechanisms["diagonal"], d, self.center)
+        if is_diagonal(plan):
+            return diagonal_prediction(mechanisms["diagonal"], d, self.center)
         if self._method() == "tail":
             return None
-        radius = float(self.data_norm)
-        return filled_prediction(mechanisms, self._method(), data.d, radius)
+        if self.bounds is not None:
+            return full_prediction(mechanisms, self._method(), d)
+        return filled_prediction(mechanisms, self._method(), d, self._radius(d))
 
     def _check_utility(self, plan, data):
         n, d = data.n, data.d
         # "tail" finds its radius privately: the fixed-radius prediction does
         # not apply (TailSensitiveCovariance warns of nothing either).
-        if self._method() == "tail":
+        if data.prediction is None:
             return
-        message = useless_release_message(
-            type(self).__name__, data.prediction, plan, n, d, float(self.data_norm)
-        )
+        if self.bounds is not None:
+            message = box_useless_message(
+                type(self).__name__, data.prediction, plan, n, d
+            )
+        else:
+            message = useless_release_message(
+                type(self).__name__, data.prediction, plan, n, d, self._radius(d)
+            )
         if message is not None:
             report_useless(self, message)
 
     def _release_spectrum(self, X, plan, rng):
         """The released mean (zeros without ``center``) and spectrum of ``X``.
 
-        The spectrum is returned sorted by decreasing eigenvalue (a stable
-        sort: ties keep the release's order), its eigenvectors with it.
+        With ``bounds`` the releases are made in box units and mapped back by
+        ``diag(h)`` (post-processing, :func:`~dpgauss.releases._diagonal.\
+to_data_units`). The spectrum is returned sorted by decreasing eigenvalue
+        (a stable sort: ties keep the release's order), its eigenvectors with
+        it.
         """
-        radius = float(self.data_norm)
-        origin = np.zeros(X.shape[1])
+        d = X.shape[1]
+        box = self._box(d)
+        if box is not None:
+            X = box_rows(X, box)
+        radius = self._radius(d)
+        origin = np.zeros(d)
         method = self._method()
-        if method == "tail":
+        if is_diagonal(plan):
+            center, variances, sd = release_diagonal(X, plan, rng, self.center)
+            spectrum = Spectrum(variances, np.eye(d), sd, float(d), "diagonal")
+        elif method == "tail":
             release = release_adaptive(X, origin, radius, self.center, plan, rng)
             center = release.center
             spectrum = Spectrum(
@@ -126,6 +173,17 @@ class SpectrumReleaseMixin:
         else:
             center, shift = release_center(X, origin, radius, self.center, plan, rng)
             spectrum = release_spectrum(X, center, shift, radius, method, plan, rng)
+        if box is not None:
+            c, h = box
+            center = c + h * np.clip(center, -1.0, 1.0)
+            values, vectors = to_data_units(spectrum.values, spectrum.vectors, h)
+            spectrum = Spectrum(
+                values,
+                vectors,
+                spectrum.noise_sd * float(np.min(h * h)),
+                float(np.sum(h * h)),
+                spectrum.method,
+            )
         values = np.nan_to_num(spectrum.values, nan=0.0, posinf=0.0)
         values = np.maximum(values, 0.0)
         order = np.argsort(-values, kind="stable")

@@ -11,6 +11,7 @@ from scipy import linalg
 
 __all__ = [
     "eigh_descending",
+    "model_parts",
     "project_psd",
     "project_simplex",
     "project_simplex_capped",
@@ -176,3 +177,25 @@ def project_psd(matrix, upper):
     """
     values, vectors = eigh_descending(np.asarray(matrix, dtype=np.float64))
     return np.clip(values, 0.0, upper), vectors
+
+
+def model_parts(model):
+    """``(values, vectors, scale)`` of a fitted Gaussian's stored model.
+
+    The model is ``(values, vectors)``, N(location, V diag(values) V^T), or
+    ``(values, vectors, scale)``, N(location, S V diag(values) V^T S) with
+    ``S = diag(scale)`` a public change of units (a box's half-widths): the
+    eigendecomposition stays in the units it was released in, so columns
+    1e-3 and 1e6 apart keep their own precision. ``scale`` is all ones for a
+    two-part model.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpgauss.utils._linalg import model_parts
+    >>> model_parts((np.ones(2), np.eye(2)))[2]
+    array([1., 1.])
+    """
+    values, vectors, *rest = model
+    scale = rest[0] if rest else np.ones(len(values))
+    return values, vectors, scale

@@ -85,3 +85,13 @@ def test_estimators_and_budgets_refuse_the_same_forms(kwargs):
         resolve_privacy(**kwargs)
     with pytest.raises(ValueError):
         budget_total(**kwargs)
+
+
+def test_an_epsilon_whose_square_overflows_is_refused_with_a_clear_error():
+    # epsilon^2 / 2 (its zCDP equivalent) overflows past about 1.9e154: a
+    # bare OverflowError surfaced from the accounting before.
+    with pytest.raises(ValueError, match=r"above 1e\+150"):
+        resolve_privacy(epsilon=1e300)
+    with pytest.raises(ValueError, match=r"above 1e\+150"):
+        resolve_privacy(epsilon=1e300, delta=1e-6)
+    assert resolve_privacy(epsilon=1e150).epsilon == 1e150

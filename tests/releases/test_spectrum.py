@@ -27,12 +27,13 @@ METHODS = ["auto", "gauss", "separate", "eigen"]
 
 
 class _Spectral(SpectrumReleaseMixin):
-    """The mixin alone, with the three parameters it reads."""
+    """The mixin alone, with the four parameters it reads."""
 
-    def __init__(self, data_norm=1.0, center=True, method="gauss"):
+    def __init__(self, data_norm=1.0, center=True, method="gauss", bounds=None):
         self.data_norm = data_norm
         self.center = center
         self.method = method
+        self.bounds = bounds
 
 
 def _rows(n, d, seed):

@@ -1,0 +1,142 @@
+"""PrivateCovariance and PrivateEllipticEnvelope with a public box."""
+
+import numpy as np
+import pytest
+
+from dpgauss import PrivateCovariance, PrivateEllipticEnvelope
+from dpgauss.accounting import PrivacyBudget
+from dpgauss.exceptions import UselessFitError, UtilityWarning
+
+
+def _mixed_units(n=3000, seed=0):
+    # Columns in scales 1e-3 .. 1e6 (a fixed correlated Gaussian per column).
+    rng = np.random.default_rng(seed)
+    scales = np.array([1e-3, 1.0, 1e3, 1e6])
+    Z = rng.multivariate_normal(np.zeros(4), 0.5 * np.eye(4) + 0.5, size=n)
+    Z = np.clip(Z / 4.0, -1, 1)
+    return Z * scales + 10 * scales, (9 * scales, 11 * scales)
+
+
+def _relative_error(estimate, X):
+    # In standardised units: each column's error relative to its own scale.
+    C = np.cov(X.T)
+    s = np.sqrt(np.diag(C))
+    return np.linalg.norm((estimate - C) / np.outer(s, s)) / np.linalg.norm(
+        C / np.outer(s, s)
+    )
+
+
+def test_mixed_units_cost_nothing():
+    X, box = _mixed_units()
+    est = PrivateCovariance(bounds=box, rho=1.0, random_state=0).fit(X)
+    # The full release at rho = 1 with n = 3000 in d = 4: its noise is about
+    # 1e-2 of the box-unit covariance (0.06 per entry), so every column,
+    # whatever its unit, is estimated to a few percent; 0.2 leaves room for
+    # the mean's noise and the denoiser's bias.
+    assert est.method_ in ("gauss", "separate")
+    assert _relative_error(est.covariance_, X) < 0.2
+    assert np.all(np.abs(est.location_ - X.mean(0)) <= 0.05 * (box[1] - box[0]))
+
+
+def test_pure_dp_small_n_takes_the_diagonal_release():
+    X, box = _mixed_units(n=300)
+    est = PrivateCovariance(bounds=box, epsilon=2.0, random_state=0).fit(X)
+    assert est.method_ == "diagonal"
+    off = est.covariance_ - np.diag(np.diag(est.covariance_))
+    assert np.all(off == 0.0)
+    # 2 standard errors of the Laplace noise on a variance (l1 9d/(4n),
+    # scale 0.015 in box units, against variances ~0.03 there) is well
+    # within a factor 3 of the truth per column.
+    ratio = np.diag(est.covariance_) / np.var(X, axis=0)
+    assert np.all((ratio > 1 / 3) & (ratio < 3))
+
+
+def test_refuses_before_the_spend_when_nothing_beats_the_zero_matrix():
+    X, box = _mixed_units(n=50)
+    budget = PrivacyBudget(epsilon=1.0)
+    est = PrivateCovariance(bounds=box, epsilon=0.05, budget=budget)
+    with pytest.raises(UselessFitError, match="Nothing was spent"):
+        est.fit(X)
+    assert budget.ledger() == []
+
+
+@pytest.mark.parametrize("method", ["auto", "gauss", "separate", "diagonal"])
+@pytest.mark.parametrize("seed", [0, 1, 2**31 - 1])
+def test_outputs_within_the_box_for_any_draw(method, seed):
+    # Rows 1e12 away and a budget so small the noise is 1e6 box units.
+    X, (lo, hi) = _mixed_units(n=40, seed=seed)
+    X[:5] = 1e12
+    X[5:10] = -1e12
+    est = PrivateCovariance(
+        bounds=(lo, hi),
+        method=method,
+        epsilon=1e-6,
+        on_useless="warn",
+        random_state=seed,
+    )
+    with pytest.warns(UtilityWarning):
+        est.fit(X)
+    h = (hi - lo) / 2
+    assert np.all(np.isfinite(est.covariance_))
+    assert np.all(np.isfinite(est.precision_))
+    assert np.all(np.diag(est.covariance_) <= h * h * (1 + 1e-9))
+    assert np.linalg.eigvalsh(est.covariance_).max() <= np.sum(h * h) * (1 + 1e-9)
+    assert np.all((est.location_ >= lo) & (est.location_ <= hi))
+
+
+def test_coinpress_takes_the_box():
+    X, box = _mixed_units()
+    est = PrivateCovariance(bounds=box, method="coinpress", rho=1.0, random_state=0)
+    est.fit(X)
+    assert np.all(np.isfinite(est.covariance_))
+    assert _relative_error(est.covariance_, X) < 0.5
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({}, "data_norm is required"),
+        ({"data_norm": 1.0, "bounds": (0, 1)}, "not both"),
+        ({"bounds": (0, 1), "location": [0.0, 0.0, 0.0, 0.0]}, "location=None"),
+        ({"data_norm": 1.0, "method": "diagonal"}, "needs bounds"),
+        ({"bounds": (1, 0)}, "lower < upper"),
+    ],
+)
+def test_bad_box_parameters_refused_before_the_spend(params, match):
+    X, _ = _mixed_units(n=50)
+    budget = PrivacyBudget(rho=1.0)
+    with pytest.raises(ValueError, match=match):
+        PrivateCovariance(rho=0.5, budget=budget, **params).fit(X)
+    assert budget.ledger() == []
+
+
+def test_envelope_takes_the_box():
+    X, box = _mixed_units()
+    env = PrivateEllipticEnvelope(bounds=box, rho=1.0, random_state=0).fit(X)
+    # About 10% flagged on the rows it was fitted on (contamination 0.1).
+    assert 0.02 < np.mean(env.predict(X) == -1) < 0.3
+
+
+def test_density_methods_describe_covariance_with_a_box():
+    # The model is kept in box units with diag(h) as a change of units; the
+    # density, the distances and the samples are those of N(location_,
+    # covariance_) all the same (scales 1e-1..1e2 keep scipy's check exact).
+    from scipy.stats import multivariate_normal
+
+    rng = np.random.default_rng(3)
+    scales = np.array([0.1, 1.0, 100.0])
+    X = np.clip(rng.normal(size=(2000, 3)) / 4, -1, 1) * scales
+    est = PrivateCovariance(bounds=(-scales, scales), rho=1.0, random_state=0)
+    est.fit(X)
+    truth = multivariate_normal(est.location_, est.covariance_)
+    np.testing.assert_allclose(est.score_samples(X[:50]), truth.logpdf(X[:50]))
+    d = X[:50] - est.location_
+    expected = np.einsum("ij,jk,ik->i", d, est.precision_, d)
+    np.testing.assert_allclose(est.mahalanobis(X[:50]), expected, rtol=1e-9)
+    samples = est.sample(20000, random_state=0)
+    # 20000 draws: the sample covariance is within about 3% (4 sd) of it.
+    np.testing.assert_allclose(
+        np.cov(samples.T) / np.outer(scales, scales),
+        est.covariance_ / np.outer(scales, scales),
+        atol=0.01,
+    )

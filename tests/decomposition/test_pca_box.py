@@ -1,0 +1,84 @@
+"""PrivatePCA and PrivateWhitener with a public box."""
+
+import numpy as np
+import pytest
+
+from dpgauss import PrivatePCA, PrivateWhitener
+from dpgauss.accounting import PrivacyBudget
+from dpgauss.exceptions import UselessFitError, UtilityWarning
+
+
+def _data(n, seed=0):
+    # Four columns in units 1e-3 .. 1e3; the one in units 1e3 carries almost
+    # all the variance, then the one in units 1.
+    rng = np.random.default_rng(seed)
+    scales = np.array([1e-3, 1.0, 1e3, 1e-2])
+    Z = np.clip(rng.normal(size=(n, 4)) / 4.0, -1, 1)
+    return Z * scales, (-scales, scales)
+
+
+def _captured(pca, X):
+    C = np.cov(X.T)
+    V = pca.components_
+    top = np.sort(np.linalg.eigvalsh(C))[::-1][: V.shape[0]].sum()
+    return np.trace(V @ C @ V.T) / top
+
+
+@pytest.mark.parametrize("method", ["auto", "tail", "diagonal"])
+def test_pca_finds_the_wide_column_at_pure_epsilon(method):
+    X, box = _data(500)
+    pca = PrivatePCA(2, bounds=box, method=method, epsilon=1.0, random_state=0)
+    pca.fit(X)
+    # The top two axes are the columns in units 1e3 and 1: any axis pair the
+    # noise could pick instead captures under 1e-3 of the variance.
+    assert _captured(pca, X) > 0.99
+    np.testing.assert_allclose(pca.components_ @ pca.components_.T, np.eye(2))
+
+
+def test_pca_takes_the_diagonal_release_where_the_full_one_is_noise():
+    X, box = _data(300)
+    pca = PrivatePCA(2, bounds=box, epsilon=0.5, random_state=0).fit(X)
+    assert pca.method_ == "diagonal"
+    pca = PrivatePCA(2, bounds=box, rho=10.0, random_state=0).fit(_data(20000)[0])
+    assert pca.method_ in ("gauss", "separate")
+
+
+def test_pca_refuses_when_the_variances_are_noise():
+    X, box = _data(20)
+    budget = PrivacyBudget(epsilon=1.0)
+    with pytest.raises(UselessFitError, match="random subspace"):
+        PrivatePCA(2, bounds=box, epsilon=0.01, budget=budget).fit(X)
+    assert budget.ledger() == []
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_outputs_finite_and_capped_for_any_draw(seed):
+    X, (lo, hi) = _data(30, seed)
+    X[:3] = 1e12
+    pca = PrivatePCA(bounds=(lo, hi), method="gauss", epsilon=1e-5, on_useless="warn")
+    with pytest.warns(UtilityWarning):
+        pca.set_params(random_state=seed).fit(X)
+    h = (hi - lo) / 2
+    assert np.all(np.isfinite(pca.components_))
+    assert np.all(pca.explained_variance_ <= np.sum(h * h) * 30 / 29 * (1 + 1e-9))
+    assert np.all((pca.mean_ >= lo) & (pca.mean_ <= hi))
+    white = PrivateWhitener(bounds=(lo, hi), epsilon=1e-5, on_useless="warn")
+    with pytest.warns(UtilityWarning):
+        white.set_params(random_state=seed).fit(X)
+    assert np.all(np.isfinite(white.whitening_))
+    assert np.all(np.isfinite(white.transform(X[3:])))
+
+
+def test_whitener_with_a_box_whitens_mixed_units():
+    X, box = _data(20000)
+    white = PrivateWhitener(bounds=box, rho=2.0, random_state=0).fit(X)
+    W = white.transform(X)
+    # Whitened columns have unit variance up to the release's noise (about
+    # 1e-2 in box units at rho = 2, n = 2e4) and the clipping at 4 sd.
+    np.testing.assert_allclose(np.var(W, axis=0), 1.0, atol=0.25)
+
+
+def test_data_norm_or_bounds_not_both():
+    X, box = _data(50)
+    with pytest.raises(ValueError, match="not both"):
+        PrivatePCA(bounds=box, data_norm=1.0, rho=1.0).fit(X)
