@@ -1,0 +1,230 @@
+"""The tasks of bench_real: references, baselines and scores, one per task.
+
+A task turns a job's rows into the public knowledge every contender gets,
+the non-private reference, the baseline's error and the non-private error,
+and scores any contender's output (a dict of arrays) against the reference.
+Errors are "lower is better" in every task:
+
+* ``mean``: ``||(m - xbar) / s||_2``, s the rows' standard deviations (the
+  box's half-width for a constant column). Non-private error: the sampling
+  error ``sqrt(sum_j var_j / s_j**2 / n)``.
+* ``cov``: ``||D (C - S) D||_F / ||D S D||_F`` with ``D = diag(1 / s)`` (the
+  zero matrix scores 1), so mixed units weigh alike. The baseline is the
+  better of the zero matrix and the private diagonal on the same rows.
+* ``scaler``: ``||((m - xbar) / s, scale / s - 1)||_2``.
+* ``pca``: ``1 - tr(P S P) / top_k(S)`` in box units, k = 2.
+* ``clf``: the error rate on a fixed held-out quarter of the table.
+* ``gmm``: held-out log-likelihood per row below scikit-learn's mixture on the
+  n rows (public and private), floored at 1e-3 nats.
+* ``agg_lin`` / ``agg_log``: ``||coef - coef_np|| / ||coef_np||`` in box units.
+
+The non-private error of every task but ``mean`` and ``clf`` is that of the
+non-private estimate on one seeded bootstrap resample of the same rows.
+"""
+
+import _baselines as B
+import numpy as np
+
+K_PCA = 2
+TINY = 1e-12
+
+
+def _sd(X, h):
+    s = X.std(axis=0)
+    return np.where(s > TINY * np.abs(h), s, h)
+
+
+def _cov_err(C, S, s):
+    D = 1.0 / s
+    return np.linalg.norm(D[:, None] * (C - S) * D[None, :]) / max(
+        np.linalg.norm(D[:, None] * S * D[None, :]), TINY
+    )
+
+
+def _captured(components, S, k):
+    Q, _ = np.linalg.qr(np.asarray(components, float).T)
+    top = np.sort(np.linalg.eigvalsh(S))[::-1][:k].sum()
+    return 1.0 - np.trace(Q.T @ S @ Q) / max(top, TINY)
+
+
+def _boot(n, seed):
+    return np.random.default_rng([seed, n, 23]).integers(0, n, n)
+
+
+def _finite(*arrays):
+    return all(np.all(np.isfinite(np.asarray(a, float))) for a in arrays)
+
+
+# -- references: what is needed to score, plus baseline and non-private errors
+
+
+def ref_mean(X, lower, upper, privacy, seed):
+    c, h = B.box_frame(lower, upper)
+    s = _sd(X, h)
+    xbar = X.mean(axis=0)
+    rng = np.random.default_rng([seed, 31])
+    base = B.box_mean(X, lower, upper, privacy, rng)
+    ref = {"xbar": xbar, "s": s, "c": c, "R": np.linalg.norm(h)}
+    ref["np_err"] = np.sqrt(np.sum(X.var(axis=0) / s**2) / X.shape[0])
+    ref["base_err"] = score_mean({"mean": base}, ref)[0]
+    return ref
+
+
+def score_mean(out, ref):
+    m = np.asarray(out["mean"], float)
+    flagged = not _finite(m) or np.linalg.norm(m - ref["c"]) > 10 * ref["R"]
+    err = np.linalg.norm((m - ref["xbar"]) / ref["s"]) if _finite(m) else np.inf
+    return err, flagged
+
+
+def ref_cov(X, lower, upper, privacy, seed):
+    _, h = B.box_frame(lower, upper)
+    s = _sd(X, h)
+    S = np.cov(X, rowvar=False, bias=True)
+    rng = np.random.default_rng([seed, 37])
+    ref = {"S": S, "s": s, "R": np.linalg.norm(h)}
+    base = B.diagonal_covariance(X, lower, upper, privacy, rng)
+    # The floor is the better of the two simple answers on these rows: the
+    # zero matrix (free, error 1) and the private diagonal (better when n is
+    # large enough for the variances' noise).
+    ref["base_err"] = min(score_cov({"covariance": base}, ref)[0], 1.0)
+    Xb = X[_boot(len(X), seed)]
+    ref["np_err"] = _cov_err(np.cov(Xb, rowvar=False, bias=True), S, s)
+    return ref
+
+
+def score_cov(out, ref):
+    C = np.asarray(out["covariance"], float)
+    flagged = not _finite(C) or np.max(np.abs(C)) > 100 * ref["R"] ** 2
+    err = _cov_err(C, ref["S"], ref["s"]) if _finite(C) else np.inf
+    return err, flagged
+
+
+def ref_scaler(X, lower, upper, privacy, seed):
+    c, h = B.box_frame(lower, upper)
+    ref = {"xbar": X.mean(axis=0), "sd": X.std(axis=0), "s": _sd(X, h), "c": c}
+    ref["R"] = np.linalg.norm(h)
+    rng = np.random.default_rng([seed, 41])
+    m, var = B.box_moments(X, lower, upper, privacy, rng)
+    ref["base_err"] = score_scaler({"mean": m, "scale": np.sqrt(var)}, ref)[0]
+    Xb = X[_boot(len(X), seed)]
+    ref["np_err"] = score_scaler(
+        {"mean": Xb.mean(axis=0), "scale": Xb.std(axis=0)}, ref
+    )[0]
+    return ref
+
+
+def score_scaler(out, ref):
+    m = np.asarray(out["mean"], float)
+    sc = np.asarray(out["scale"], float)
+    if not _finite(m, sc):
+        return np.inf, True
+    flagged = bool(
+        np.linalg.norm(m - ref["c"]) > 10 * ref["R"] or sc.max() > 10 * ref["R"]
+    )
+    e = np.concatenate([(m - ref["xbar"]) / ref["s"], (sc - ref["sd"]) / ref["s"]])
+    return float(np.linalg.norm(e)), flagged
+
+
+def ref_pca(Z, privacy, seed):
+    S = np.cov(Z, rowvar=False, bias=True)
+    ref = {"S": S, "k": K_PCA}
+    rng = np.random.default_rng([seed, 43])
+    ones = np.ones(Z.shape[1])
+    axes = B.variance_axes(Z, -ones, ones, privacy, rng, K_PCA)
+    ref["base_err"] = _captured(axes, S, K_PCA)
+    Sb = np.cov(Z[_boot(len(Z), seed)], rowvar=False, bias=True)
+    ref["np_err"] = _captured(np.linalg.eigh(Sb)[1][:, ::-1][:, :K_PCA].T, S, K_PCA)
+    return ref
+
+
+def score_pca(out, ref):
+    P = np.asarray(out["components"], float)
+    if not _finite(P) or P.shape[0] < ref["k"]:
+        return np.inf, not _finite(P)
+    return _captured(P[: ref["k"]], ref["S"], ref["k"]), False
+
+
+def ref_clf(Z, y, Ztest, ytest, classes, privacy, seed, quadratic=False):
+    from sklearn.discriminant_analysis import (
+        LinearDiscriminantAnalysis,
+        QuadraticDiscriminantAnalysis,
+    )
+
+    rng = np.random.default_rng([seed, 47])
+    majority = B.majority_class(y, classes, privacy, rng)
+    ref = {"ytest": ytest, "base_err": float(np.mean(ytest != majority))}
+    model = QuadraticDiscriminantAnalysis(reg_param=0.1) if quadratic else None
+    model = model or LinearDiscriminantAnalysis()
+    try:
+        ref["np_err"] = float(np.mean(model.fit(Z, y).predict(Ztest) != ytest))
+    except Exception:  # a class with too few rows: the non-private fit fails
+        ref["np_err"] = np.nan
+    return ref
+
+
+def score_clf(out, ref):
+    pred = np.asarray(out["pred"])
+    return float(np.mean(pred != ref["ytest"])), False
+
+
+def ref_gmm(Z_pub, Z_priv, Ztest, k, seed):
+    from sklearn.mixture import GaussianMixture
+
+    Z = np.vstack([Z_pub, Z_priv])
+    full = GaussianMixture(k, reg_covar=1e-3, random_state=seed).fit(Z)
+    ref = {"Ztest": Ztest, "ll_np": full.score(Ztest)}
+    ref["base_err"] = score_gmm(
+        {"ll": B.public_mixture(Z_pub, k, seed).score(Ztest)}, ref
+    )[0]
+    Zb = Z[_boot(len(Z), seed)]
+    boot = GaussianMixture(k, reg_covar=1e-3, random_state=seed).fit(Zb)
+    ref["np_err"] = score_gmm({"ll": boot.score(Ztest)}, ref)[0]
+    return ref
+
+
+def score_gmm(out, ref):
+    ll = float(out["ll"])
+    if not np.isfinite(ll):
+        return np.inf, True
+    return max(ref["ll_np"] - ll, 1e-3), ll < -1e6
+
+
+def ref_agg(Z, y, privacy, seed, logistic):
+    from sklearn.linear_model import LinearRegression, LogisticRegression
+
+    def fit(Zr, yr):
+        model = LogisticRegression() if logistic else LinearRegression()
+        return np.ravel(model.fit(Zr, yr).coef_)
+
+    coef = fit(Z, y)
+    ref = {"coef": coef}
+    ref["base_err"] = score_agg({"coef": B.aggregate_centre(len(coef))}, ref)[0]
+    b = _boot(len(Z), seed)
+    try:
+        ref["np_err"] = score_agg({"coef": fit(Z[b], y[b])}, ref)[0]
+    except ValueError:  # a resample with one class
+        ref["np_err"] = np.nan
+    return ref
+
+
+def score_agg(out, ref):
+    coef = np.ravel(np.asarray(out["coef"], float))
+    scale = max(np.linalg.norm(ref["coef"]), TINY)
+    if not _finite(coef):
+        return np.inf, True
+    return np.linalg.norm(coef - ref["coef"]) / scale, bool(
+        np.linalg.norm(coef) > 1e3 * max(scale, 1)
+    )
+
+
+SCORERS = {
+    "mean": score_mean,
+    "cov": score_cov,
+    "scaler": score_scaler,
+    "pca": score_pca,
+    "clf": score_clf,
+    "gmm": score_gmm,
+    "agg_lin": score_agg,
+    "agg_log": score_agg,
+}
