@@ -102,7 +102,10 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         The number k of groups. "auto": groups of ``max(25, 5 n_features)``
         rows, or ``max(100, 10 n_features)`` for a classifier (small-sample
         classifier fits are biased); for "winsorized", at least the k_min below
-        when n allows (groups of 2 rows or more); for "populous", at least the
+        when n allows; never groups smaller than ``2 (q + 1)`` rows, q =
+        min(statistic size, n_features + 1) the parameters a group fit
+        determines (smaller groups give undefined or shrunk fits: refused
+        before the spend, see ``on_useless``); for "populous", at least the
         fewest groups its test needs (and at most 10,000; with ``space="psd"``,
         groups of at least ``50 q`` rows for a q x q statistic and at most
         5,000 groups). "winsorized" refuses fewer than k_min groups (its searches
