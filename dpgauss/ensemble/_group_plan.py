@@ -68,6 +68,10 @@ def choose_groups(est, data, total, classifier):
             plan = ReleasePlan(total, winsorized_entries(total, auto))
             fewest = winsorized_min_groups(plan, _size(data.public["shape"]))
             k = max(k, min(fewest, n // floor))
+            # Too few rows for the floor: the smallest split that runs, which
+            # useless_reason then refuses (or, on request, spends with a
+            # warning).
+            k = max(k, min(MIN_GROUPS, n // MIN_GROUP_ROWS))
     if is_populous:
         if k < need:
             raise ValueError(
