@@ -56,17 +56,7 @@ class PrivateWhitener(
         released mean for the
         covariance (with ``"tail"``, at a radius and a threshold found
         privately below B). Never taken from the data.
-    bounds : pair of float or array-like, default=None
-        Public box ``(lower, upper)``: scalars or one value per feature, the
-        alternative to ``data_norm`` (give exactly one; never taken from the
-        data). Rows are mapped into the unit box ``clip((x - c) / h, -1, 1)``
-        (c the box's centre, h its half-widths), released there at the
-        radius ``sqrt(d)`` about the box's centre, and the result is mapped
-        back by ``diag(h)`` (free): columns in different units keep their own
-        scale, variances come back at most ``h^2``. With ``method`` ``"auto"``
-        or ``"tail"`` the fit takes the per-coordinate release
-        (``"diagonal"``) where the full one is predicted no better, before
-        the spend.
+    {spectrum_bounds}
     center : bool, default=True
         Release the mean (a tenth of the cost) and whiten about it. If False,
         whiten by the second moment about the origin (``mean_`` is 0).

@@ -40,6 +40,17 @@ _FRAGMENTS = {
         saying what would help; ``"warn"`` spends anyway and warns
         (:class:`~dpgauss.exceptions.UtilityWarning`). The decision reads no
         private row.""",
+    "spectrum_bounds": """bounds : pair of float or array-like, default=None
+        Public box ``(lower, upper)``: scalars or one value per feature, the
+        alternative to ``data_norm`` (give exactly one; never taken from the
+        data). Rows are mapped into the unit box ``clip((x - c) / h, -1, 1)``
+        (c the box's centre, h its half-widths), released there at the
+        radius ``sqrt(d)`` about the box's centre, and the result is mapped
+        back by ``diag(h)`` (free): columns in different units keep their own
+        scale, variances come back at most ``h^2``. With ``method`` ``"auto"``
+        or ``"tail"`` the fit takes the per-coordinate release
+        (``"diagonal"``) where the full one is predicted no better, before
+        the spend.""",
     "X_public": """X_public : array-like of shape (n_public, n_features), default=None
         Public rows from the same distribution (or one close to it, see
         ``public_tv_bound``), free to use: their mean replaces the private
