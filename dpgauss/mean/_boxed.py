@@ -168,7 +168,7 @@ def adapts(total, n, scales):
 def box_mean_plan(total, n, scales):
     """The plan's releases: ``box_center``, ``box_spread``, ``box_mean``
     (adaptive) or ``box_mean`` alone with the whole cost (the baseline
-    release with weights by the box's half-widths)."""
+    release with weights by ``scales``, ones for the box's own units)."""
     kind, d = kind_of(total), len(scales)
     if not adapts(total, n, scales):
         return [
