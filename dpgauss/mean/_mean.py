@@ -413,19 +413,10 @@ class PrivateMean(
         """The public box's center and half-widths (``bounds``)."""
         return box_frame(*check_bounds(self.bounds, d, "PrivateMean"))
 
-    @staticmethod
-    def _box_scales(d):
-        """The units the boxed mean's error is measured and split in: the
-        box's own (each column relative to its half-width), so columns in
-        different units count alike; splitting by the half-widths instead
-        gave the wide columns the budget and lost to the even split when
-        each column's error is read in its own standard deviations."""
-        return np.ones(d)
-
     def _build_plan(self, total, data):
         n, d = data.n, data.d
         if self.bounds is not None:
-            return ReleasePlan(total, box_mean_plan(total, n, self._box_scales(d)))
+            return ReleasePlan(total, box_mean_plan(total, n, d))
         if self.covariance is not None:
             self._public_frame(d)  # its shape must match X's (before any spend)
         if self.method == "tukey":
@@ -449,7 +440,7 @@ class PrivateMean(
     def _predict_error(self, plan, data, mechanisms):
         if self.bounds is None:
             return super()._predict_error(plan, data, mechanisms)
-        return box_predict(plan.total, data.n, self._box_scales(data.d), mechanisms)
+        return box_predict(plan.total, data.n, data.d, mechanisms)
 
     def _check_utility(self, plan, data):
         if self.bounds is not None:
