@@ -18,7 +18,7 @@ from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import GaussianDensityMixin, PrivateEstimatorMixin
 from dpgauss.exceptions import UtilityWarning
-from dpgauss.releases._box import box_frame, box_offsets, check_bounds
+from dpgauss.releases._box import box_offsets, check_bounds, public_box
 from dpgauss.releases._center import eigenvalue_floor
 from dpgauss.releases._coinpress import (
     STEP_BETA,
@@ -314,7 +314,7 @@ class PrivateGaussianEstimator(
 
     def _box(self, d):
         """The public box's center and half-widths (``bounds``)."""
-        return box_frame(*check_bounds(self.bounds, d, type(self).__name__))
+        return public_box(self.bounds, d, type(self).__name__)
 
     def _eigen_bounds(self, d):
         """Public bounds on the covariance's eigenvalues: ``cov_bounds``, or in

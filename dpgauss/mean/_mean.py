@@ -43,7 +43,7 @@ from dpgauss.mean._frame import (
     log_scales_factory,
     tukey_factory,
 )
-from dpgauss.releases._box import box_frame, check_bounds
+from dpgauss.releases._box import check_bounds, public_box
 from dpgauss.releases._coinpress import frame_inverse
 from dpgauss.releases._coinpress_mean import (
     MAX_MEAN_RADIUS,
@@ -411,7 +411,7 @@ class PrivateMean(
     # -- the plan -------------------------------------------------------------
     def _box(self, d):
         """The public box's center and half-widths (``bounds``)."""
-        return box_frame(*check_bounds(self.bounds, d, "PrivateMean"))
+        return public_box(self.bounds, d, "PrivateMean")
 
     def _build_plan(self, total, data):
         n, d = data.n, data.d

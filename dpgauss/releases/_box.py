@@ -22,7 +22,7 @@ import numpy as np
 
 from dpgauss.mechanisms._checks import MAX_RADIUS, MIN_RADIUS
 
-__all__ = ["box_frame", "box_offsets", "check_bounds"]
+__all__ = ["box_frame", "box_offsets", "check_bounds", "public_box"]
 
 
 def check_bounds(bounds, n_features=None, owner="PrivateStandardScaler"):
@@ -112,6 +112,21 @@ def box_frame(lower, upper):
     """The box's center ``c = lower/2 + upper/2`` and half-width ``upper/2 -
     lower/2`` (halves first, so neither overflows for finite bounds)."""
     return lower / 2.0 + upper / 2.0, upper / 2.0 - lower / 2.0
+
+
+def public_box(bounds, n_features, owner):
+    """An estimator's ``bounds`` as the box's ``(c, h)`` for ``n_features``
+    (:func:`check_bounds`, then :func:`box_frame`), or None without bounds.
+
+    Examples
+    --------
+    >>> from dpgauss.releases._box import public_box
+    >>> public_box((0.0, [2.0, 4.0]), 2, "Example")
+    (array([1., 2.]), array([1., 2.]))
+    """
+    if bounds is None:
+        return None
+    return box_frame(*check_bounds(bounds, n_features, owner))
 
 
 def box_offsets(x, center, half_width):

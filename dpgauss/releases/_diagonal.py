@@ -41,9 +41,9 @@ import numpy as np
 
 from dpgauss.accounting import ZCDP
 from dpgauss.accounting._costs import kind_of
-from dpgauss.accounting._plan import Release
+from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
-from dpgauss.releases._box import box_frame, box_offsets, check_bounds
+from dpgauss.releases._box import box_offsets, check_bounds, public_box
 from dpgauss.releases._center import covariance_plan_entries
 from dpgauss.releases._covariance import filled_prediction
 from dpgauss.releases._prediction import Prediction
@@ -313,16 +313,11 @@ def box_rows(X, box):
     return box_offsets(np.asarray(X), center, half_width)
 
 
-def entry_mechanisms(entries):
-    """Every planned release's mechanism at its worst public case, by name
-    (the options of a choice included): what the check before the spend builds."""
-    built = {}
-    for entry in entries:
-        options = getattr(entry, "options", None)
-        releases = [r for o in options.values() for r in o] if options else [entry]
-        for release in releases:
-            built[release.name] = release.build()
-    return built
+def entry_mechanisms(total, entries):
+    """Every release of the plan ``entries`` make (the options of a choice
+    included, :meth:`~dpgauss.accounting._plan.ReleasePlan.releases`) built at
+    its worst public case, by name: what the check before the spend builds."""
+    return {r.name: r.build() for r in ReleasePlan(total, entries).releases()}
 
 
 def box_plan_entries(total, d, n, centered, full, predict_method="gauss"):
@@ -340,9 +335,10 @@ def box_plan_entries(total, d, n, centered, full, predict_method="gauss"):
         return full
     radius = math.sqrt(d)
     predict = covariance_plan_entries(total, d, predict_method, centered, n, radius)
-    full_error = full_prediction(entry_mechanisms(predict), predict_method, d)
+    full_error = full_prediction(entry_mechanisms(total, predict), predict_method, d)
     diagonal = diagonal_entries(total, d, centered, n)
-    diag = diagonal_prediction(entry_mechanisms(diagonal)["diagonal"], d, centered)
+    built = entry_mechanisms(total, diagonal)
+    diag = diagonal_prediction(built["diagonal"], d, centered)
     if full_error is not None and not full_error.loses:
         if full_error.error <= diag.error:
             return full
@@ -405,10 +401,7 @@ class BoxMixin:
 
     def _box(self, d):
         """The public box's ``(c, h)`` for d features, or None."""
-        if self.bounds is None:
-            return None
-        lower, upper = check_bounds(self.bounds, d, type(self).__name__)
-        return box_frame(lower, upper)
+        return public_box(self.bounds, d, type(self).__name__)
 
     def _radius(self, d):
         """The clipping radius: ``data_norm``, or ``sqrt(d)`` in box units."""
