@@ -32,7 +32,6 @@ from dpgauss.accounting import ApproxDP, split_cost
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
-from dpgauss.mean._boxed import box_mean_plan, box_predict, boxed_mean
 from dpgauss.mean._frame import (
     FRAME_STEPS,
     LOG_WINDOW,
@@ -44,6 +43,7 @@ from dpgauss.mean._frame import (
     tukey_factory,
 )
 from dpgauss.releases._box import check_bounds, public_box
+from dpgauss.releases._box_mean import box_mean_plan, box_predict, boxed_mean
 from dpgauss.releases._coinpress import frame_inverse
 from dpgauss.releases._coinpress_mean import (
     MAX_MEAN_RADIUS,
@@ -221,7 +221,7 @@ class PrivateMean(
       per-coordinate means of the rows mapped to the unit box and clipped to
       windows of widths ``r_j <= 2`` (per-coordinate sensitivity ``r_j / n``;
       l1 or l2 sensitivity of the weighted vector in
-      :mod:`dpgauss.mean._boxed`), preceded, when n and the cost allow, by
+      :mod:`dpgauss.releases._box_mean`), preceded, when n and the cost allow, by
       ``box_center`` and ``box_spread`` (the same release on the whole box,
       and of ``|z_j - m_j|`` in ``[0, 2]``) that set the windows. The
       windows, the combination and the projection into the box are

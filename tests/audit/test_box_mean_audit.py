@@ -12,7 +12,7 @@ then moves the mean by about 1e12 / n).
 import numpy as np
 import pytest
 
-import dpgauss.mean._boxed as module
+import dpgauss.releases._box_mean as module
 from dpgauss.mean import PrivateMean
 from dpgauss.testing.audit import audit
 

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-import dpgauss.mean._boxed as boxed
+import dpgauss.releases._box_mean as boxed
 from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.mean import PrivateMean
-from dpgauss.mean._boxed import BoxMeanMechanism, adapts
+from dpgauss.releases._box_mean import BoxMeanMechanism, adapts
 
 
 def _mixed_units(n, seed=0):
