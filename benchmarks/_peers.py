@@ -5,7 +5,9 @@ dpgauss, so each peer runs in a venv of its own (``python3 -m venv
 /work/peers/dpl; pip install diffprivlib "scikit-learn<1.6" numpy scipy``;
 ``/work/peers/opendp`` with ``opendp[numpy,scikit-learn]``). The jobs go to
 ``_peer_script.py`` in batches through an .npz file; a peer whose interpreter
-is absent, or whose batch fails, is reported "n/a" row by row.
+is absent, or whose batch fails or outruns its time limit (``JOB_SECONDS``
+per job: a peer that hangs on one large table must not hold up the run), is
+reported "n/a" row by row.
 """
 
 import os
@@ -38,7 +40,8 @@ _SCRIPT_TASK = {
     "opendp.PCA": "pca",
 }
 _SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_peer_script.py")
-BATCH = 150
+BATCH = 25
+JOB_SECONDS = 30
 
 
 def _inputs(label, task, ctx, eps, seed):
@@ -71,12 +74,16 @@ def _run_batch(python, peer, batch):
                 arrays[f"{i}__{field}"] = np.asarray(value)
         np.savez(src, **arrays)
         t0 = time.perf_counter()
-        proc = subprocess.run(
-            [python, _SCRIPT, peer, src, dst],
-            capture_output=True,
-            text=True,
-            timeout=3600,
-        )
+        limit = max(120, JOB_SECONDS * len(batch))
+        try:
+            proc = subprocess.run(
+                [python, _SCRIPT, peer, src, dst],
+                capture_output=True,
+                text=True,
+                timeout=limit,
+            )
+        except subprocess.TimeoutExpired:
+            return None, [f"timeout: batch over {limit} s"], float("nan")
         secs = (time.perf_counter() - t0) / max(len(batch), 1)
         if proc.returncode != 0:
             return None, proc.stderr.strip().splitlines()[-1:] or ["failed"], secs

@@ -317,6 +317,13 @@ def _commit():
     return out.stdout.strip() or "unknown"
 
 
+def _write_csv(path, rows):
+    with open(path + ".csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true")
@@ -374,12 +381,10 @@ def main(argv=None):
                 print(f"  {i}/{len(jobs)} {time.time() - t0:.0f}s", flush=True)
     rows = [r for rs, _ in results for r in rs]
     peer_jobs = [j for _, js in results for j in js]
+    _write_csv(path, rows)  # dpgauss's rows are kept if a peer run is cut short
     if not args.no_peers:
         rows += run_peers(peer_jobs, {"diffprivlib": args.dpl, "opendp": args.opendp})
-    with open(path + ".csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+        _write_csv(path, rows)
     cmd = "python benchmarks/bench_real.py " + " ".join(
         argv if argv is not None else sys.argv[1:]
     )
