@@ -64,7 +64,7 @@ def check_bounds(bounds, n_features=None, owner="PrivateStandardScaler"):
             "or per-feature arrays, from domain knowledge (rows are clipped to the "
             "box). dpgauss never reads it off the data, which would leak privacy."
         )
-    if isinstance(bounds, str | bytes) or not hasattr(bounds, "__len__"):
+    if isinstance(bounds, str | bytes | dict) or not hasattr(bounds, "__len__"):
         raise ValueError(f"{owner}: bounds must be a pair (lower, upper).")
     if len(bounds) != 2:
         raise ValueError(
