@@ -8,7 +8,6 @@ Dong, Kamath and Ullman 2020), with a bound-free private range finder; see
 import math
 import numbers
 import warnings
-from dataclasses import replace
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -18,7 +17,13 @@ from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import GaussianDensityMixin, PrivateEstimatorMixin
 from dpgauss.exceptions import UtilityWarning
-from dpgauss.releases._box import box_offsets, check_bounds, public_box
+from dpgauss.releases._box import check_bounds, public_box
+from dpgauss.releases._box_gaussian import (
+    MEAN_LOSS,
+    box_gaussian_plan,
+    box_gaussian_predict,
+    release_box_gaussian,
+)
 from dpgauss.releases._center import eigenvalue_floor
 from dpgauss.releases._coinpress import (
     STEP_BETA,
@@ -39,6 +44,7 @@ from dpgauss.releases._coinpress_mean import (
     pairs_frame,
 )
 from dpgauss.releases._hints import RangeHintsMixin
+from dpgauss.releases._prediction import report_useless
 from dpgauss.releases._range import Stages, frame_pairs
 from dpgauss.releases._winsorized import (
     RADIUS_FACTOR,
@@ -316,13 +322,6 @@ class PrivateGaussianEstimator(
         """The public box's center and half-widths (``bounds``)."""
         return public_box(self.bounds, d, type(self).__name__)
 
-    def _eigen_bounds(self, d):
-        """Public bounds on the covariance's eigenvalues: ``cov_bounds``, or in
-        box units ``(0, d)`` (each variance at most 1, so the trace at most d)."""
-        if self.bounds is not None:
-            return 0.0, float(d)
-        return self._bounds()
-
     def _scale_known(self, data):
         return self.bounds is not None or super()._scale_known(data)
 
@@ -337,13 +336,6 @@ class PrivateGaussianEstimator(
 
     def _public_scale(self, data):
         return None if self.bounds is not None else super()._public_scale(data)
-
-    def _mean_radius(self, data, frame, scales, found):
-        if self.bounds is None:
-            return super()._mean_radius(data, frame, scales, found)
-        # In box units ||mu|| <= sqrt(d): ||A mu|| <= ||A|| sqrt(d).
-        with np.errstate(over="ignore"):
-            return float(np.linalg.norm(frame, ord=2)) * math.sqrt(frame.shape[1])
 
     # -- the initial center by subsample and aggregate ------------------------------
     def _subsample_asked(self, data):
@@ -393,7 +385,45 @@ class PrivateGaussianEstimator(
                 UtilityWarning,
                 stacklevel=4,
             )
+        if self.bounds is not None:
+            self._check_box_utility(plan, data)
+            return
         super()._check_utility(plan, data)
+
+    def _predict_error(self, plan, data, mechanisms):
+        """With ``bounds``: the mean's and the covariance's predicted errors
+        against their baselines (:func:`~dpgauss.releases._box_gaussian.
+        box_gaussian_predict`); otherwise none."""
+        if self.bounds is None:
+            return None
+        return box_gaussian_predict(plan.total, data.n, data.d, mechanisms)
+
+    def _check_box_utility(self, plan, data):
+        """Refuse (or warn) when the mean is predicted above MEAN_LOSS times the
+        per-coordinate baseline or the covariance no better than its baseline
+        (public values only)."""
+        mean, cov = data.prediction.mean, data.prediction.covariance
+        reasons = []
+        if mean.error > MEAN_LOSS * mean.baseline:
+            reasons.append(
+                f"the mean is predicted at {mean.error:.3g} against "
+                f"{mean.baseline:.3g} for the per-coordinate clipped mean"
+            )
+        if cov.loses:
+            reasons.append(
+                f"the covariance is predicted at {cov.error:.3g} against "
+                f"{cov.baseline:.3g} for the better of the zero matrix and the "
+                "private per-coordinate variances"
+            )
+        if reasons:
+            report_useless(
+                self,
+                f"{type(self).__name__}: with n={data.n}, d={data.d} and "
+                f"{plan.total}, {' and '.join(reasons)} (box units, data "
+                "filling the box; each baseline at the whole budget). Give a "
+                "larger budget or more rows, or fit PrivateMean or "
+                "PrivateCovariance alone.",
+            )
 
     def _subsample_start(self, X, frame, plan, rng):
         """The released center (in X's coordinates) and the first mean step's
@@ -428,11 +458,13 @@ class PrivateGaussianEstimator(
     # -- the plan -----------------------------------------------------------------
     def _build_plan(self, total, data):
         n, d = data.n, data.d
-        if self.bounds is not None and data.n_public:
-            raise ValueError(
-                f"{type(self).__name__}: bounds is the whole public hint; X_public "
-                "is not used with it, leave it unset."
-            )
+        if self.bounds is not None:
+            if data.n_public:
+                raise ValueError(
+                    f"{type(self).__name__}: bounds is the whole public hint; "
+                    "X_public is not used with it, leave it unset."
+                )
+            return ReleasePlan(total, box_gaussian_plan(total, n, d))
         entries, rest = self._range_entries(total, data)
         mean_share = float(self.mean_share)
         mean, cov = split_cost(rest, [mean_share, 1.0 - mean_share])
@@ -445,11 +477,10 @@ class PrivateGaussianEstimator(
     def _fit_releases(self, data, plan, rng):
         X = data.X
         d = X.shape[1]
-        if self.bounds is not None:  # a public map of each row (module _box)
-            X = box_offsets(X, *self._box(d))
-            data = replace(data, X=X, X_public=None, n_public=0)
+        if self.bounds is not None:
+            return self._fit_box(X, plan, rng)
         pairs = frame_pairs(X, rng)  # x/2 - x'/2: covariance C/2
-        bounds = self._eigen_bounds(d)
+        bounds = self._bounds()
         found = self._coarse_range(data, pairs, plan, rng, bounds is None)
         coarse, scale = found.center, found.scales
         top = bounds[1] if bounds is not None and found.frame is None else found.top
@@ -484,12 +515,22 @@ class PrivateGaussianEstimator(
             values = np.clip(values, bounds[0], bounds[1])
         floor = eigenvalue_floor(values, sd, cap)
         mean = self._within_hints(mean)
-        if self.bounds is not None:
-            mean, values, vectors, floor = from_box(
-                mean, values, vectors, floor, *self._box(d)
-            )
         fitted = self._gaussian_attributes(mean, values, vectors, floor)
         fitted.update(mean_=fitted["location_"].copy(), frame_=frame, mean_steps_=steps)
+        return fitted
+
+    def _fit_box(self, X, plan, rng):
+        """The releases in the box (:mod:`dpgauss.releases._box_gaussian`),
+        mapped back (post-processing)."""
+        center, half = self._box(X.shape[1])
+        mean, values, vectors, floor = release_box_gaussian(X, center, half, plan, rng)
+        mean, values, vectors, floor = from_box(
+            mean, values, vectors, floor, center, half
+        )
+        fitted = self._gaussian_attributes(mean, values, vectors, floor)
+        fitted.update(
+            mean_=fitted["location_"].copy(), frame_=np.diag(1.0 / half), mean_steps_=1
+        )
         return fitted
 
 

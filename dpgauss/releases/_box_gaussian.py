@@ -1,0 +1,218 @@
+"""A Gaussian's mean and covariance inside a public box, from the box releases.
+
+Not an estimator module. With a public box ``bounds = (lower, upper)`` every
+row becomes ``z = clip((x - c) / h, -1, 1)`` (:mod:`dpgauss.releases._box`),
+a function of its own row and public values, in ``[-1, 1]^d``. The Gaussian
+is released in these box units from releases proven elsewhere, and mapped
+back by ``c + h m`` and ``diag(h) C diag(h)`` (post-processing). One of two
+plans, chosen before the spend from public values (n, d, the cost):
+
+* **diagonal**: the diagonal release of :mod:`dpgauss.releases._diagonal`
+  (``diagonal``: the 2d-vector of per-coordinate means and second moments,
+  l1 sensitivity ``9 d / (4 n)``, l2 ``2 sqrt(d) / n``, proven there) at the
+  whole cost. Its means are the mean and its variances the diagonal
+  covariance. One joint release is cheaper than a mean and second moments
+  released apart: in l2 the squares come free (a coordinate's mean moves by 2
+  only when its square does not move), in l1 they add an eighth; a split of
+  the cost between two releases would cost each of them more than that.
+* **full**: the box mean of :mod:`dpgauss.releases._box_mean` (``box_mean``,
+  after ``box_center`` and ``box_spread`` when it adapts its windows; proven
+  there) at a share ``s`` of the cost, then the covariance release of
+  :mod:`dpgauss.releases._center` (``trace``, then GaussCov or SeparateCov,
+  ``method="auto"``) at ``1 - s``, of the rows clipped to the ball of radius
+  ``sqrt(d)`` about the released mean: the centre is a function of earlier
+  releases, so the second moment's sensitivity is that of a public centre
+  (``sqrt(2) d / n`` in Frobenius norm, for rows in a ball of radius
+  ``sqrt(d)`` about any centre), as for ``PrivateCovariance(bounds=...)``,
+  which releases its own centre with a tenth of its cost instead.
+
+**The choice and the split.** Each plan is predicted against the baselines
+with the same public knowledge and the whole cost: for the mean the
+per-coordinate clipped mean on the box (:func:`~dpgauss.releases._box_mean.
+baseline_error`, data filling the box), for the covariance the better of the
+zero matrix and the private diagonal (per-coordinate second moments at half
+the cost, the other half on the means; reference data of
+:func:`~dpgauss.releases._diagonal.reference_norm`). The plan taken (the
+diagonal one, or the full one at a share in :data:`MEAN_SHARES`) is, among
+those within both refusal limits (:data:`MEAN_LOSS` times the mean's
+baseline, the covariance's baseline), the one with the smallest product of
+the two ratios of predicted to baseline error (when none is within them, the
+smallest product overall, and the fit refuses). The product weighs relative
+gains alike: a full covariance 20 times better than the diagonal one is
+worth a mean 5% worse, which the worse ratio alone would not see. Every
+candidate costs the whole cost.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpgauss.accounting import split_cost
+from dpgauss.accounting._plan import ReleasePlan
+from dpgauss.releases._box import box_offsets
+from dpgauss.releases._box_mean import (
+    baseline_error,
+    box_mean_plan,
+    box_predict,
+    box_units_mean,
+)
+from dpgauss.releases._center import (
+    covariance_plan_entries,
+    eigenvalue_floor,
+    release_spectrum,
+)
+from dpgauss.releases._diagonal import (
+    cap_box_spectrum,
+    diagonal_entries,
+    diagonal_error,
+    diagonal_mechanism,
+    full_prediction,
+    is_diagonal,
+    reference_norm,
+    release_diagonal,
+)
+from dpgauss.releases._prediction import Prediction
+
+__all__ = [
+    "MEAN_LOSS",
+    "MEAN_SHARES",
+    "BoxGaussPrediction",
+    "box_gaussian_plan",
+    "box_gaussian_predict",
+    "release_box_gaussian",
+]
+
+#: The shares of the cost the full plan may give its mean (the rest goes to
+#: the covariance). A coarse grid: the predictions it compares are within
+#: tens of percent of the measured errors, finer steps would not be resolved.
+MEAN_SHARES = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+
+#: The fit refuses (by default) when its mean's error at data filling the
+#: box is predicted above this multiple of the per-coordinate baseline's: the
+#: limit of ``PrivateMean(bounds=...)``, whose releases the full plan's mean
+#: is (a worst case: data that do not fill the box get narrower windows).
+MEAN_LOSS = 1.5
+
+
+@dataclass(frozen=True)
+class BoxGaussPrediction:
+    """The predictions of a fit in a box: its mean and its covariance, each
+    against its baseline (public values only)."""
+
+    mean: Prediction
+    covariance: Prediction
+
+    @property
+    def admissible(self):
+        """Whether neither refusal limit is crossed: the mean at most
+        :data:`MEAN_LOSS` times its baseline, the covariance below its own."""
+        mean = self.mean.error <= MEAN_LOSS * self.mean.baseline
+        return bool(mean and not self.covariance.loses)
+
+    @property
+    def score(self):
+        """The product of the two ratios of predicted to baseline error."""
+        mean = self.mean.error / self.mean.baseline
+        return mean * (self.covariance.error / self.covariance.baseline)
+
+
+def _radius(d):
+    """The clipping radius of the full covariance release: ``sqrt(d)`` rounded
+    up (box rows about the box's centre are never clipped)."""
+    return float(np.nextafter(math.sqrt(d), math.inf))
+
+
+def _entries(total, n, d, share):
+    """The releases of one candidate plan: the diagonal one (``share`` None) or
+    the full one with ``share`` of the cost on the mean."""
+    if share is None:
+        return diagonal_entries(total, d, True, n)
+    mean, rest = split_cost(total, [share, 1.0 - share])
+    covariance = covariance_plan_entries(rest, d, "auto", False, n, _radius(d))
+    return [*box_mean_plan(mean, n, d), *covariance]
+
+
+def covariance_baseline(total, n, d):
+    """The covariance baseline's predicted Frobenius error (box units, the
+    reference data): the better of the zero matrix and the per-coordinate
+    second moments at half the cost (the means, at the other half, add
+    nothing at the reference data's centred means)."""
+    half = split_cost(total, [0.5, 0.5])[1]
+    diagonal = diagonal_error(diagonal_mechanism(half, n, d, False), d, False)
+    return min(reference_norm(d), diagonal)
+
+
+def box_gaussian_predict(total, n, d, mechanisms):
+    """The :class:`BoxGaussPrediction` of a plan's mechanisms (by name, each
+    at its worst public case), for the cost ``total``."""
+    cov_base = covariance_baseline(total, n, d)
+    mean_base = baseline_error(total, n, d)
+    if "diagonal" in mechanisms:
+        mech = mechanisms["diagonal"]
+        mean = math.sqrt(d * mech.variance(2 * d))
+        cov = diagonal_error(mech, d, True)
+    else:
+        # box_predict's error reads the mechanisms only (its baseline, at
+        # the cost passed, is not used).
+        mean = box_predict(total, n, d, mechanisms).error
+        # The centre's error leaves a rank-one bias of Frobenius norm about
+        # its squared error (as a released centre's does in filled_prediction).
+        cov = full_prediction(mechanisms, "auto", d).error + mean * mean
+    return BoxGaussPrediction(
+        Prediction(mean, mean_base, "l2"), Prediction(cov, cov_base, "frobenius")
+    )
+
+
+def box_gaussian_plan(total, n, d):
+    """The releases of a Gaussian fit in a box (module docstring): among the
+    candidates, admissible first, the one whose :attr:`BoxGaussPrediction.score`
+    is smallest (ties: the diagonal plan, then the smaller mean share). Public
+    values only; every candidate costs ``total``. Priced without n: the
+    diagonal plan."""
+    best = _entries(total, n, d, None)
+    if n is None:
+        return best
+    best_key = _key(total, n, d, best)
+    for share in MEAN_SHARES:
+        entries = _entries(total, n, d, share)
+        key = _key(total, n, d, entries)
+        if key < best_key:
+            best, best_key = entries, key
+    return best
+
+
+def _key(total, n, d, entries):
+    """The order of candidates: admissible ones first, then by score."""
+    mechanisms = {r.name: r.build() for r in ReleasePlan(total, entries).releases()}
+    prediction = box_gaussian_predict(total, n, d, mechanisms)
+    return (not prediction.admissible, prediction.score)
+
+
+def release_box_gaussian(X, center, half, plan, rng):
+    """The plan's releases on the rows of ``X`` mapped into the box.
+
+    Returns
+    -------
+    mean : ndarray of shape (d,)
+        In box units, in [-1, 1].
+    values, vectors : ndarray
+        The covariance's spectrum in box units, every variance at most 1
+        (:func:`~dpgauss.releases._diagonal.cap_box_spectrum`).
+    floor : float
+        Its eigenvalue floor (:func:`~dpgauss.releases._center.eigenvalue_floor`).
+    """
+    Z = box_offsets(X, center, half)
+    d = Z.shape[1]
+    if is_diagonal(plan):
+        mean, variances, sd = release_diagonal(Z, plan, rng, centered=True)
+        values, vectors = cap_box_spectrum(variances, np.eye(d))
+        return mean, values, vectors, eigenvalue_floor(values, sd, float(d))
+    mean, sd, _ = box_units_mean(Z, plan, rng)
+    # The centre's expected rank-one bias along the identity: its squared
+    # error over d (release_spectrum divides the second moment's correction).
+    shift = float(np.sum(sd * sd)) / d
+    spectrum = release_spectrum(Z, mean, shift, _radius(d), "auto", plan, rng)
+    values, vectors = cap_box_spectrum(spectrum.values, spectrum.vectors)
+    floor = eigenvalue_floor(values, spectrum.noise_sd, spectrum.cap)
+    return mean, values, vectors, floor
