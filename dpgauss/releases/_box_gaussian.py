@@ -7,14 +7,14 @@ is released in these box units from releases proven elsewhere, and mapped
 back by ``c + h m`` and ``diag(h) C diag(h)`` (post-processing). One of two
 plans, chosen before the spend from public values (n, d, the cost):
 
-* **diagonal**: the diagonal release of :mod:`dpgauss.releases._diagonal`
-  (``diagonal``: the 2d-vector of per-coordinate means and second moments,
-  l1 sensitivity ``9 d / (4 n)``, l2 ``2 sqrt(d) / n``, proven there) at the
+* **diagonal**: the weighted release of per-coordinate means and second
+  moments of :mod:`dpgauss.releases._box_moments` (``box_moments``, l1
+  sensitivity ``8 d / (3 n)``, l2 ``2 sqrt(d) / n``, proven there) at the
   whole cost. Its means are the mean and its variances the diagonal
   covariance. One joint release is cheaper than a mean and second moments
-  released apart: in l2 the squares come free (a coordinate's mean moves by 2
-  only when its square does not move), in l1 they add an eighth; a split of
-  the cost between two releases would cost each of them more than that.
+  released apart: in l2 the second moments come free (a coordinate's mean
+  moves by 2 only when its square does not move), in l1 they add a third;
+  a split of the cost between two releases would cost each of them more.
 * **full**: the box mean of :mod:`dpgauss.releases._box_mean` (``box_mean``,
   after ``box_center`` and ``box_spread`` when it adapts its windows; proven
   there) at a share ``s`` of the cost, then the covariance release of
@@ -57,6 +57,11 @@ from dpgauss.releases._box_mean import (
     box_predict,
     box_units_mean,
 )
+from dpgauss.releases._box_moments import (
+    moments_entries,
+    moments_error,
+    release_moments,
+)
 from dpgauss.releases._center import (
     covariance_plan_entries,
     eigenvalue_floor,
@@ -64,13 +69,10 @@ from dpgauss.releases._center import (
 )
 from dpgauss.releases._diagonal import (
     cap_box_spectrum,
-    diagonal_entries,
     diagonal_error,
     diagonal_mechanism,
     full_prediction,
-    is_diagonal,
     reference_norm,
-    release_diagonal,
 )
 from dpgauss.releases._prediction import Prediction
 
@@ -127,7 +129,7 @@ def _entries(total, n, d, share):
     """The releases of one candidate plan: the diagonal one (``share`` None) or
     the full one with ``share`` of the cost on the mean."""
     if share is None:
-        return diagonal_entries(total, d, True, n)
+        return moments_entries(total, n, d)
     mean, rest = split_cost(total, [share, 1.0 - share])
     covariance = covariance_plan_entries(rest, d, "auto", False, n, _radius(d))
     return [*box_mean_plan(mean, n, d), *covariance]
@@ -148,10 +150,8 @@ def box_gaussian_predict(total, n, d, mechanisms):
     at its worst public case), for the cost ``total``."""
     cov_base = covariance_baseline(total, n, d)
     mean_base = baseline_error(total, n, d)
-    if "diagonal" in mechanisms:
-        mech = mechanisms["diagonal"]
-        mean = math.sqrt(d * mech.variance(2 * d))
-        cov = diagonal_error(mech, d, True)
+    if "box_moments" in mechanisms:
+        mean, cov = moments_error(mechanisms["box_moments"], d)
     else:
         # box_predict's error reads the mechanisms only (its baseline, at
         # the cost passed, is not used).
@@ -204,8 +204,8 @@ def release_box_gaussian(X, center, half, plan, rng):
     """
     Z = box_offsets(X, center, half)
     d = Z.shape[1]
-    if is_diagonal(plan):
-        mean, variances, sd = release_diagonal(Z, plan, rng, centered=True)
+    if any(r.name == "box_moments" for r in plan.releases()):
+        mean, variances, sd = release_moments(Z, plan, rng)
         values, vectors = cap_box_spectrum(variances, np.eye(d))
         return mean, values, vectors, eigenvalue_floor(values, sd, float(d))
     mean, sd, _ = box_units_mean(Z, plan, rng)
