@@ -24,7 +24,7 @@ import pytest
 import dpgauss.releases._box_gaussian as gaussian_module
 import dpgauss.releases._box_moments as module
 from dpgauss import PrivateGaussianEstimator
-from dpgauss.accounting import PureDP, ZCDP, zcdp_to_approx
+from dpgauss.accounting import ZCDP, PureDP, zcdp_to_approx
 from dpgauss.releases._box_gaussian import box_gaussian_plan
 from dpgauss.testing.audit import audit
 
