@@ -26,6 +26,20 @@ plans, chosen before the spend from public values (n, d, the cost):
   ``sqrt(d)`` about any centre), as for ``PrivateCovariance(bounds=...)``,
   which releases its own centre with a tenth of its cost instead.
 
+* **augmented** (zCDP only): GaussCov (``second_moment``, of
+  :mod:`dpgauss.releases._center`) at the whole cost on the rows augmented
+  by the public constant ``sqrt(d)``, ``(z, sqrt(d))``, which lie in the
+  ball of radius ``sqrt(2 d)`` about 0: a second moment of rows clipped to a
+  public ball, Frobenius sensitivity ``sqrt(2) 2 d / n``, the release's own
+  proof. Its last column is ``sqrt(d)`` times the mean, with off-diagonal
+  noise of variance ``s^2 / 2``: the mean's noise is the per-coordinate
+  baseline's, ``2 sqrt(d) / (n sqrt(2 rho))`` (a coordinate's mean moves
+  most when its square moves least, so the one matrix carries both); the
+  top-left block less the released mean's outer product is the covariance,
+  at the noise of GaussCov with twice the squared radius. Under pure DP the
+  Laplace release's l1 sensitivity grows with d and the mean would carry
+  ``(d + 2) / sqrt(d)`` times the baseline's noise: not offered.
+
 **The choice and the split.** Each plan is predicted against the baselines
 with the same public knowledge and the whole cost: for the mean the
 per-coordinate clipped mean on the box (:func:`~dpgauss.releases._box_mean.
@@ -48,7 +62,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpgauss.accounting import split_cost
+from dpgauss.accounting import ZCDP, split_cost
 from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.releases._box import box_offsets
 from dpgauss.releases._box_mean import (
@@ -67,7 +81,13 @@ from dpgauss.releases._center import (
     eigenvalue_floor,
     release_spectrum,
 )
+from dpgauss.releases._covariance import (
+    covariance_entries,
+    gauss_error,
+    gauss_spectrum,
+)
 from dpgauss.releases._diagonal import (
+    BOX_FILL,
     cap_box_spectrum,
     diagonal_error,
     diagonal_mechanism,
@@ -75,6 +95,7 @@ from dpgauss.releases._diagonal import (
     reference_norm,
 )
 from dpgauss.releases._prediction import Prediction
+from dpgauss.utils._sums import clipped_sums, n_partial_sums
 
 __all__ = [
     "MEAN_LOSS",
@@ -84,6 +105,9 @@ __all__ = [
     "box_gaussian_predict",
     "release_box_gaussian",
 ]
+
+#: The candidate plan of the augmented release (see the module docstring).
+AUGMENTED = "augmented"
 
 #: The shares of the cost the full plan may give its mean (the rest goes to
 #: the covariance). A coarse grid: the predictions it compares are within
@@ -125,11 +149,20 @@ def _radius(d):
     return float(np.nextafter(math.sqrt(d), math.inf))
 
 
+def _augmented_radius(d):
+    """The radius of the augmented rows ``(z, sqrt(d))``: ``sqrt(2 d)``
+    rounded up (no row of the box is clipped)."""
+    return float(np.nextafter(math.sqrt(2.0 * d), math.inf))
+
+
 def _entries(total, n, d, share):
-    """The releases of one candidate plan: the diagonal one (``share`` None) or
-    the full one with ``share`` of the cost on the mean."""
+    """The releases of one candidate plan: the diagonal one (``share`` None),
+    the augmented one (:data:`AUGMENTED`) or the full one with ``share`` of
+    the cost on the mean."""
     if share is None:
         return moments_entries(total, n, d)
+    if share == AUGMENTED:
+        return covariance_entries("gauss", total, d + 1, n, _augmented_radius(d))
     mean, rest = split_cost(total, [share, 1.0 - share])
     covariance = covariance_plan_entries(rest, d, "auto", False, n, _radius(d))
     return [*box_mean_plan(mean, n, d), *covariance]
@@ -152,6 +185,10 @@ def box_gaussian_predict(total, n, d, mechanisms):
     mean_base = baseline_error(total, n, d)
     if "box_moments" in mechanisms:
         mean, cov = moments_error(mechanisms["box_moments"], d)
+    elif "box_mean" not in mechanisms:  # the augmented release
+        mech = mechanisms["second_moment"]
+        mean = math.sqrt(mech.entry_variances()[1])  # sqrt(d) / sqrt(d) per row
+        cov = gauss_error(mech, d, trace=d * BOX_FILL) + mean * mean
     else:
         # box_predict's error reads the mechanisms only (its baseline, at
         # the cost passed, is not used).
@@ -174,7 +211,8 @@ def box_gaussian_plan(total, n, d):
     if n is None:
         return best
     best_key = _key(total, n, d, best)
-    for share in MEAN_SHARES:
+    shares = ((AUGMENTED,) if isinstance(total, ZCDP) else ()) + MEAN_SHARES
+    for share in shares:
         entries = _entries(total, n, d, share)
         key = _key(total, n, d, entries)
         if key < best_key:
@@ -208,6 +246,8 @@ def release_box_gaussian(X, center, half, plan, rng):
         mean, variances, sd = release_moments(Z, plan, rng)
         values, vectors = cap_box_spectrum(variances, np.eye(d))
         return mean, values, vectors, eigenvalue_floor(values, sd, float(d))
+    if not any(r.name == "box_mean" for r in plan.releases()):
+        return _release_augmented(Z, plan, rng)
     mean, sd, _ = box_units_mean(Z, plan, rng)
     # The centre's expected rank-one bias along the identity: its squared
     # error over d (release_spectrum divides the second moment's correction).
@@ -216,3 +256,25 @@ def release_box_gaussian(X, center, half, plan, rng):
     values, vectors = cap_box_spectrum(spectrum.values, spectrum.vectors)
     floor = eigenvalue_floor(values, spectrum.noise_sd, spectrum.cap)
     return mean, values, vectors, floor
+
+
+def _release_augmented(Z, plan, rng):
+    """The augmented release (module docstring) and its post-processing: the
+    mean from the last column, the covariance ``M - m m^T`` plus the mean's
+    noise variance on the diagonal (``E[m m^T]`` exceeds the mean's outer
+    product by it), then GaussCov's spectrum in box units."""
+    n, d = Z.shape
+    c = math.sqrt(d)
+    radius = _augmented_radius(d)
+    rows = np.hstack([Z, np.full((n, 1), c)])
+    _, S = clipped_sums(rows, np.zeros(d + 1), radius)
+    case = {"rows": n, "radius": radius, "n_partials": n_partial_sums(rows)}
+    mech = plan.calibrate("second_moment", **case)
+    released = np.asarray(mech.randomise(S / n, rng), dtype=np.float64)
+    released = np.nan_to_num(released, nan=0.0, posinf=0.0, neginf=0.0)
+    mean = np.clip(released[:d, d] / c, -1.0, 1.0)
+    noise = mech.entry_variances(d + 1)[1] / (c * c)
+    C = released[:d, :d] - np.outer(mean, mean) + noise * np.eye(d)
+    values, vectors, sd = gauss_spectrum(mech, 0.5 * (C + C.T), float(d))
+    values, vectors = cap_box_spectrum(values, vectors)
+    return mean, values, vectors, eigenvalue_floor(values, sd, float(d))
