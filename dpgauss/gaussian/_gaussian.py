@@ -22,6 +22,7 @@ from dpgauss.releases._box_gaussian import (
     MEAN_LOSS,
     box_gaussian_plan,
     box_gaussian_predict,
+    from_box,
     release_box_gaussian,
 )
 from dpgauss.releases._center import eigenvalue_floor
@@ -108,14 +109,22 @@ class PrivateGaussianEstimator(
         privately.
     bounds : tuple (lower, upper), default=None
         A public box, from domain knowledge, never from the data: scalars or
-        one value per feature. It replaces both hints: rows are mapped to the
-        unit box (``(x - center) / half_width``, clipped), where
-        ``||mu|| <= sqrt(d)`` and the covariance's eigenvalues are at most d,
-        so no range search runs and features in different units cost nothing.
-        The estimate is mapped back (free); the mean is projected into the
-        box and each variance capped at the squared half-width (the largest a
-        variable in the box can have). Excludes ``mean_bound``,
-        ``cov_bounds``, ``initial_center="subsample"`` and ``X_public``.
+        one value per feature. It replaces both hints and the steps below:
+        rows are mapped to the unit box (``(x - center) / half_width``,
+        clipped), so features in different units cost nothing, and the mean
+        and covariance are released there by one of three plans, chosen
+        before the spend from n, d and the cost: one release of the
+        per-coordinate means and second moments (a diagonal covariance);
+        under zCDP, one GaussCov release of the rows augmented by a constant,
+        whose last column is the mean; or the box mean of
+        :class:`~dpgauss.mean.PrivateMean` then the full covariance about
+        it. The plan taken is the one predicted best against the
+        per-coordinate baselines (see the user guide). The estimate is mapped
+        back (free); the mean lies in the box and each variance is at most
+        the squared half-width. ``cov_steps``, ``mean_steps``,
+        ``range_share`` and ``mean_share`` are not used. Excludes
+        ``mean_bound``, ``cov_bounds``, ``initial_center="subsample"`` and
+        ``X_public``.
     cov_steps : int, default=4
         CoinPress covariance steps, the final release included (at most 20:
         each step can stretch a direction the data do not fill, and on
@@ -209,6 +218,18 @@ class PrivateGaussianEstimator(
       charge whatever was chosen;
     * ``second_moment``: the rows' second moment around the released mean, in
       the frame, clipped at a public radius (``sqrt(2) r^2 / n``).
+
+    With ``bounds`` the releases are instead those of
+    :mod:`dpgauss.releases._box_gaussian`, of rows mapped into the unit box
+    (each a function of its own row and the public box): ``box_moments``
+    (per-coordinate means and second moments over 2/3, l1 sensitivity
+    ``8 d / (3 n)``, l2 ``2 sqrt(d) / n``), or ``second_moment`` (GaussCov of
+    the rows augmented by the constant ``sqrt(d)``, radius ``sqrt(2 d)``), or
+    ``box_mean`` (with ``box_center`` and ``box_spread`` when it adapts its
+    windows; :mod:`dpgauss.releases._box_mean`) then ``trace`` and GaussCov
+    or SeparateCov about the released mean at radius ``sqrt(d)``. The plan
+    and the split read n, d and the cost only; the map back, the projection
+    into the box and the cap of the variances are post-processing.
 
     Each radius and frame is a function of earlier releases and public values,
     and each clipped row lies in its ball in floating point whatever the row
@@ -532,29 +553,6 @@ class PrivateGaussianEstimator(
             mean_=fitted["location_"].copy(), frame_=np.diag(1.0 / half), mean_steps_=1
         )
         return fitted
-
-
-def from_box(mean, values, vectors, floor, center, half):
-    """The Gaussian in box units mapped back to the data's units
-    (post-processing of released values and the public box).
-
-    The mean is projected into the box (``|m_j| <= 1``). The covariance
-    ``C = V diag(max(values, floor)) V^T`` gets each variance capped at 1 (a
-    variable in [-1, 1] has variance at most 1) by ``D C D`` with ``D_jj =
-    min(1, C_jj^(-1/2))``, which keeps it positive definite, then maps back
-    to ``diag(h) D C D diag(h)``; its eigenvalues are at least ``floor
-    min(h D)^2``, the floor returned.
-    """
-    mean = np.clip(np.nan_to_num(mean, nan=0.0), -1.0, 1.0)
-    location = np.clip(center + half * mean, center - half, center + half)
-    values = np.maximum(values, floor)
-    C = (vectors * values) @ vectors.T
-    cap = np.minimum(1.0, 1.0 / np.sqrt(np.maximum(np.diag(C), 1e-300)))
-    scale = half * cap
-    C = scale[:, None] * C * scale[None, :]
-    new_values, new_vectors = np.linalg.eigh(0.5 * (C + C.T))
-    new_floor = max(float(floor) * float(np.min(scale)) ** 2, np.finfo(float).tiny)
-    return location, np.maximum(new_values, new_floor), new_vectors, new_floor
 
 
 def center_fewest(cost, d):

@@ -103,6 +103,7 @@ __all__ = [
     "BoxGaussPrediction",
     "box_gaussian_plan",
     "box_gaussian_predict",
+    "from_box",
     "release_box_gaussian",
 ]
 
@@ -278,3 +279,26 @@ def _release_augmented(Z, plan, rng):
     values, vectors, sd = gauss_spectrum(mech, 0.5 * (C + C.T), float(d))
     values, vectors = cap_box_spectrum(values, vectors)
     return mean, values, vectors, eigenvalue_floor(values, sd, float(d))
+
+
+def from_box(mean, values, vectors, floor, center, half):
+    """The Gaussian in box units mapped back to the data's units
+    (post-processing of released values and the public box).
+
+    The mean is projected into the box (``|m_j| <= 1``). The covariance
+    ``C = V diag(max(values, floor)) V^T`` gets each variance capped at 1 (a
+    variable in [-1, 1] has variance at most 1) by ``D C D`` with ``D_jj =
+    min(1, C_jj^(-1/2))``, which keeps it positive definite, then maps back
+    to ``diag(h) D C D diag(h)``; its eigenvalues are at least ``floor
+    min(h D)^2``, the floor returned.
+    """
+    mean = np.clip(np.nan_to_num(mean, nan=0.0), -1.0, 1.0)
+    location = np.clip(center + half * mean, center - half, center + half)
+    values = np.maximum(values, floor)
+    C = (vectors * values) @ vectors.T
+    cap = np.minimum(1.0, 1.0 / np.sqrt(np.maximum(np.diag(C), 1e-300)))
+    scale = half * cap
+    C = scale[:, None] * C * scale[None, :]
+    new_values, new_vectors = np.linalg.eigh(0.5 * (C + C.T))
+    new_floor = max(float(floor) * float(np.min(scale)) ** 2, np.finfo(float).tiny)
+    return location, np.maximum(new_values, new_floor), new_vectors, new_floor
