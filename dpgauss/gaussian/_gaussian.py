@@ -20,7 +20,7 @@ from dpgauss.density import GaussianDensityMixin
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.releases._box import check_bounds, public_box
 from dpgauss.releases._box_gaussian import (
-    MEAN_LOSS,
+    box_gaussian_messages,
     box_gaussian_plan,
     box_gaussian_predict,
     from_box,
@@ -421,31 +421,16 @@ class PrivateGaussianEstimator(
         return box_gaussian_predict(plan.total, data.n, data.d, mechanisms)
 
     def _check_box_utility(self, plan, data):
-        """Refuse (or warn) when the mean is predicted above MEAN_LOSS times the
-        per-coordinate baseline or the covariance no better than its baseline
-        (public values only)."""
-        mean, cov = data.prediction.mean, data.prediction.covariance
-        reasons = []
-        if mean.error > MEAN_LOSS * mean.baseline:
-            reasons.append(
-                f"the mean is predicted at {mean.error:.3g} against "
-                f"{mean.baseline:.3g} for the per-coordinate clipped mean"
-            )
-        if cov.loses:
-            reasons.append(
-                f"the covariance is predicted at {cov.error:.3g} against "
-                f"{cov.baseline:.3g} for the better of the zero matrix and the "
-                "private per-coordinate variances"
-            )
-        if reasons:
-            report_useless(
-                self,
-                f"{type(self).__name__}: with n={data.n}, d={data.d} and "
-                f"{plan.total}, {' and '.join(reasons)} (box units, data "
-                "filling the box; each baseline at the whole budget). Give a "
-                "larger budget or more rows, or fit PrivateMean or "
-                "PrivateCovariance alone.",
-            )
+        """Refuse (or warn) when the mean or the covariance is predicted to
+        lose to its baseline; warn when either is predicted far beyond the
+        non-private error (public values only)."""
+        useless, astray = box_gaussian_messages(
+            type(self).__name__, data.prediction, plan.total, data.n, data.d
+        )
+        if useless is not None:
+            report_useless(self, useless)
+        elif astray is not None:
+            warnings.warn(astray, UtilityWarning, stacklevel=4)
 
     def _subsample_start(self, X, frame, plan, rng):
         """The released center (in X's coordinates) and the first mean step's

@@ -1,5 +1,7 @@
 """PrivateGaussianEstimator(bounds=...): the box as the whole public hint."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -112,3 +114,19 @@ def test_the_augmented_plan_gives_the_baselines_mean_and_a_full_covariance():
     est = PrivateGaussianEstimator(bounds=(-1, 1), rho=0.5, random_state=0).fit(X)
     assert np.all(np.abs(est.mean_ - X.mean(0)) < 4e-3)
     assert abs(est.covariance_[0, 1] - np.cov(X.T)[0, 1]) < 3e-3
+
+
+def test_a_fit_predicted_far_from_the_rows_warns_and_a_close_one_does_not():
+    # d = 8, n = 4000, epsilon = 1: the moments plan's covariance leaves the
+    # reference correlations out, 0.3 * 0.1 * sqrt(56) ~ 0.22 box units, many
+    # times the sampling error ~ 0.006 at variance 0.1 / 3: a warning. At
+    # rho = 50 and d = 4 the augmented plan's noise is below the sampling
+    # error: none.
+    rng = np.random.default_rng(0)
+    far = PrivateGaussianEstimator(bounds=(-1, 1), epsilon=1.0, random_state=0)
+    with pytest.warns(UtilityWarning, match="non-private sampling error"):
+        far.fit(rng.normal(0, 0.3, size=(4000, 8)))
+    close = PrivateGaussianEstimator(bounds=(-1, 1), rho=50.0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UtilityWarning)
+        close.fit(rng.normal(0, 0.3, size=(5000, 4)))
