@@ -117,16 +117,26 @@ def test_the_augmented_plan_gives_the_baselines_mean_and_a_full_covariance():
 
 
 def test_a_fit_predicted_far_from_the_rows_warns_and_a_close_one_does_not():
-    # d = 8, n = 4000, epsilon = 1: the moments plan's covariance leaves the
-    # reference correlations out, 0.3 * 0.1 * sqrt(56) ~ 0.22 box units, many
-    # times the sampling error ~ 0.006 at variance 0.1 / 3: a warning. At
-    # rho = 50 and d = 4 the augmented plan's noise is below the sampling
+    # d = 8, n = 300, rho = 0.5: the moments plan's covariance leaves the
+    # reference correlations out, 0.3 * 0.1 * sqrt(56) ~ 0.22 box units, more
+    # than 10 times the sampling error ~ 0.017 at variance 0.1 / 3: a warning.
+    # At rho = 50 and d = 4 the augmented plan's noise is below the sampling
     # error: none.
     rng = np.random.default_rng(0)
-    far = PrivateGaussianEstimator(bounds=(-1, 1), epsilon=1.0, random_state=0)
+    far = PrivateGaussianEstimator(bounds=(-1, 1), rho=0.5, random_state=0)
     with pytest.warns(UtilityWarning, match="non-private sampling error"):
-        far.fit(rng.normal(0, 0.3, size=(4000, 8)))
+        far.fit(rng.normal(0, 0.3, size=(300, 8)))
     close = PrivateGaussianEstimator(bounds=(-1, 1), rho=50.0, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error", UtilityWarning)
         close.fit(rng.normal(0, 0.3, size=(5000, 4)))
+
+
+def test_pure_dp_refuses_where_the_mean_would_lose_to_its_baseline():
+    # Under pure DP the moments release's means carry 4/3 of the baseline's
+    # noise and a split one 1/s of it: with n = 4000 and d = 8 no plan's mean
+    # is predicted within the baseline's (MEAN_EXACT), so the fit refuses.
+    X = np.random.default_rng(0).normal(0, 0.3, size=(4000, 8))
+    est = PrivateGaussianEstimator(bounds=(-1, 1), epsilon=1.0, random_state=0)
+    with pytest.raises(UselessFitError, match="the mean is predicted"):
+        est.fit(X)
