@@ -42,36 +42,10 @@ The noise is the exact lattice Gaussian (zCDP) or Laplace (pure DP) of
 
 **The joint release.** With ``with_std`` the two statistics are one release,
 ``moments = (m, 2 s)`` (2d entries), at the whole cost (the mean alone, with
-``with_std=False``, is the ``mean`` release above). One coordinate of the
-replaced row moves from a to b, both in [-1, 1]; with ``t = |b - a|`` and
-``s = |a + b|``, ``s + t = 2 max(|a|, |b|) <= 2``, and the coordinate's pair
-of entries of ``n (m, 2 s)`` moves by ``(b - a, 2 (b^2 - a^2))``, of size
-``(t, 2 t s)`` in exact arithmetic:
-
-* l2: ``t^2 (1 + 4 s^2) <= g(s) = (2 - s)^2 (1 + 4 s^2)``, and ``g'(s) =
-  -2 (2 - s)(8 s^2 - 8 s + 1)``, so on [0, 2] the maximum is at ``s = (2 +
-  sqrt(2)) / 4``: ``g = (71 + 8 sqrt(2)) / 16``, a root of 2.26823...
-  (``MOMENTS_L2`` = 2.2683 above it);
-* l1: ``t (1 + 2 s) <= (2 - s)(1 + 2 s)``, largest at ``s = 3/4``: 25/8.
-
-Both are reached (tests/preprocessing/test_scaler.py). In floating point
-``fl(z^2)`` is within ``u`` of ``z^2`` and ``fl(fl(z^2) - 1/2)`` within
-``u / 2`` of that, so each computed ``2 v`` is within ``3 u`` of ``2 (z^2 -
-1/2)`` and a coordinate's entry of ``2 v`` moves by at most ``2 t s + 8 u``
-(triangle inequality: ``+ 8 u`` per coordinate in l2 and l1); the chunked
-means of m and of s are within ``e sqrt(d)`` and ``e sqrt(d) / 2`` of the
-exact ones (l2), so the computed ``(m, 2 s)`` is within ``e sqrt(2 d)`` (l1:
-``2 e d``) and neighbours' differ by at most ``2 e sqrt(2 d)`` (``4 e d``)
-more: :func:`moments_mechanism` adds all of it. Doubling s is exact.
-
-Why joint: two releases at half the cost each put noise of sd ``2 sqrt(2)
-k`` on m and ``sqrt(2) k`` on s (``k = sqrt(d) / (n sqrt(2 rho))``; Laplace:
-scales ``4 d / (n epsilon)`` and ``2 d / (n epsilon)``); the joint release
-puts ``2.27 k`` and ``1.13 k`` (Laplace: ``3.125`` and ``1.5625`` times ``d /
-(n epsilon)``), about 20% less on both, because one row cannot move both
-statistics by their largest amounts at once (t = 2 forces s = 0). On
-statsmodels' and scikit-learn's tables it cut the error by 10-45% against
-the two releases' baseline.
+``with_std=False``, is the ``mean`` release above): l2 sensitivity ``2.2683
+sqrt(d) / n``, l1 ``25 d / (8 n)``, about 20% less noise on both than two
+releases at half the cost each. The proof, with its floating-point argument,
+is in :mod:`dpgauss.releases._moments`.
 
 **Post-processing** (free): ``m`` and ``s + 1/2`` are clipped to [-1, 1] and
 [0, 1]; the variance in box units, ``s + 1/2 - m^2``, is clipped to
@@ -91,35 +65,26 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dpgauss.accounting import ZCDP
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.exceptions import UtilityWarning
-from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
 from dpgauss.mechanisms._releases import mean_mechanism
-from dpgauss.releases._box import box_frame, box_offsets, check_bounds
+from dpgauss.releases._box import box_frame, check_bounds
+from dpgauss.releases._moments import (
+    SECOND_WEIGHT,
+    box_moments,
+    moments_mechanism,
+)
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._leak import caller_stacklevel
 from dpgauss.utils._sklearn_compat import _fit_context
 from dpgauss.utils._sums import (
-    _over_blocks,
-    iter_chunks,
     n_partial_sums,
-    summation_error,
 )
 
 __all__ = ["PrivateStandardScaler"]
 
-#: Weight of the second statistic in the joint ``moments`` release: the
-#: vector ``(m, 2 s)``. With it the noise of both halves is about 20% below
-#: that of two separate releases at half the cost each (module docstring).
-SECOND_WEIGHT = 2.0
-#: Per-coordinate l2 and l1 sensitivities (times n) of ``(z, 2 v)``:
-#: ``max sqrt((2 - s)^2 (1 + 4 s^2)) = sqrt(71 + 8 sqrt(2)) / 4 = 2.26823...``
-#: (rounded up) and ``max (2 - s)(1 + 2 s) = 25 / 8`` over ``s`` in [0, 2].
-MOMENTS_L2 = 2.2683
-MOMENTS_L1 = 3.125
 #: Released variances (box units) are floored at this fraction of the second
 #: moment's noise scale: a variance the noise swamps is better read as small
 #: than as the noise level. Measured error of scale_ relative to the rows' sd
@@ -128,57 +93,9 @@ MOMENTS_L1 = 3.125
 #: half; a quarter gains a little more there but loses in the log scale
 #: factor of breast cancer at rho = 0.1 (benchmarks/bench_scaler.py).
 FLOOR_FRACTION = 0.5
-_U = 2.0**-53
 #: Smallest variance in box units (h^2): with h in [1e-140, 1e140], ``var_``
 #: stays a normal positive float64.
 MIN_BOX_VARIANCE = 2.0**-80
-
-
-def _block_moments(block, center, half_width, second):
-    d = block.shape[1]
-    first, squares = np.zeros(d), np.zeros(d) if second else None
-    for chunk in iter_chunks(block):
-        z = box_offsets(chunk, center, half_width)
-        first += z.sum(axis=0)
-        if second:
-            # fl(fl(z^2) - 1/2) is in [-1/2, 1/2] exactly (module docstring).
-            squares += (z * z - 0.5).sum(axis=0)
-    return first, squares
-
-
-def box_moments(X, center, half_width, second=True):
-    """The clipped statistics the scaler releases, before noise.
-
-    Parameters
-    ----------
-    X : ndarray, memory-mapped or dask array of shape (n_samples, n_features)
-        The rows (read in chunks, not modified).
-    center, half_width : ndarray of shape (n_features,)
-        The public box.
-    second : bool, default=True
-        Also compute the second statistic.
-
-    Returns
-    -------
-    mean : ndarray of shape (n_features,)
-        ``(1/n) sum_i z_i``, z the rows in the unit box (:func:`box_offsets`).
-    second_moment : ndarray of shape (n_features,) or None
-        ``(1/n) sum_i (z_i^2 - 1/2)`` (None when ``second`` is False).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from dpgauss.preprocessing._scaler import box_moments
-    >>> X = np.array([[1.0], [3.0], [1e12]])
-    >>> box_moments(X, np.array([2.0]), np.array([2.0]))
-    (array([0.33333333]), array([0.]))
-    """
-    n = X.shape[0]
-    with np.errstate(all="ignore"):
-        parts = _over_blocks(X, _block_moments, center, half_width, second)
-        first = np.sum([p[0] for p in parts], axis=0) / n
-        squares = np.sum([p[1] for p in parts], axis=0) / n if second else None
-    return first, squares
 
 
 def _moment_factory(n, d, name):
@@ -193,45 +110,6 @@ def _moment_factory(n, d, name):
         return moment_mechanism(cost, n, d, name, n_partials)
 
     return make
-
-
-def moments_mechanism(cost, n, d, n_partials=None):
-    """The mechanism of the joint ``moments`` release ``(m, 2 s)`` (2d entries).
-
-    Per coordinate a replaced row moves ``(z, 2 v)`` by at most ``MOMENTS_L2``
-    in l2 and ``MOMENTS_L1`` in l1, plus ``8 u`` for the rounding of ``v``;
-    the chunked means add ``2 e sqrt(2 d)`` (l2) or ``4 e d`` (l1) between
-    neighbours. See the module docstring.
-
-    Parameters
-    ----------
-    cost : ZCDP or PureDP
-        Gaussian noise for zCDP (l2), Laplace for pure DP (l1).
-    n, d : int
-        Rows and features (public).
-    n_partials : int, default=None
-        Chunk sums added (see :func:`~dpgauss.utils._sums.n_partial_sums`).
-
-    Returns
-    -------
-    GaussianMechanism or LaplaceMechanism
-
-    Examples
-    --------
-    >>> from dpgauss.accounting import PureDP
-    >>> from dpgauss.preprocessing._scaler import moments_mechanism
-    >>> round(moments_mechanism(PureDP(1.0), n=100, d=4).sensitivity, 6)
-    0.125
-    """
-    e = summation_error(n, n_partials)
-    # sqrt(d) and sqrt(2 d) rounded up: at least the real roots.
-    root = float(np.nextafter(math.sqrt(d), math.inf))
-    root2 = float(np.nextafter(math.sqrt(2.0 * d), math.inf))
-    if isinstance(cost, ZCDP):
-        l2 = root * (MOMENTS_L2 + 8.0 * _U) / n + 2.0 * e * root2
-        return GaussianMechanism(sensitivity=l2, rho=cost.rho)
-    l1 = d * (MOMENTS_L1 + 8.0 * _U) / n + 4.0 * e * d
-    return LaplaceMechanism(sensitivity=l1, epsilon=cost.epsilon)
 
 
 def moment_mechanism(cost, n, d, name, n_partials=None):

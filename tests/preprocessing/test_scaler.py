@@ -29,12 +29,11 @@ from dpgauss.exceptions import UtilityWarning
 from dpgauss.preprocessing._scaler import (
     MIN_BOX_VARIANCE,
     box_frame,
-    box_moments,
-    box_offsets,
     check_bounds,
     moment_mechanism,
-    moments_mechanism,
 )
+from dpgauss.releases._box import box_offsets
+from dpgauss.releases._moments import box_moments, moments_mechanism
 from dpgauss.utils._sums import CHUNK_ROWS, summation_error
 
 
