@@ -37,31 +37,21 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
-from dpgauss.releases._center import covariance_plan_entries, whitening_floor
-from dpgauss.releases._diagonal import (
-    diagonal_entries,
-    diagonal_prediction,
-    entry_mechanisms,
-    full_prediction,
-    is_diagonal,
+from dpgauss.decomposition._axes import (
+    axes_entries,
+    axes_noise,
+    full_wins_for_components,
+    is_axes,
+    release_axes,
 )
+from dpgauss.releases._center import whitening_floor
+from dpgauss.releases._diagonal import diagonal_entries, is_diagonal
+from dpgauss.releases._prediction import Prediction
 from dpgauss.releases._spectrum import SpectrumReleaseMixin
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, _fit_context
 
 __all__ = ["PrivatePCA"]
-
-#: With a box, PCA keeps the full covariance release only where its predicted
-#: Frobenius error on the reference data is at most this fraction of the
-#: diagonal release's (the covariance estimators' choice takes it at any
-#: fraction below 1). The components need less than the covariance does (the
-#: axes of the largest private variances lose only the off-diagonal
-#: structure), and near the tie the full release lost: on bench_real's
-#: far-mean and Student-t tables (n = 2000, d = 5, epsilon = 1, predicted
-#: ratio 0.86) it captured 1.5 and 0.58 times the baseline's missed variance
-#: where the diagonal release captured 0.63 and 0.23; at ratio 0.66 (fair,
-#: n = 4775, d = 8, epsilon = 1) and below the full release won by 10x or more.
-FULL_MARGIN = 0.75
 
 
 def flip_signs(components):
@@ -94,18 +84,6 @@ def flip_signs(components):
     signs = np.sign(components[np.arange(components.shape[0]), top])
     signs[signs == 0] = 1.0
     return components * signs[:, np.newaxis]
-
-
-def _full_wins_for_components(total, n, d, centered):
-    """Whether the full release's predicted Frobenius error (GaussCov at the
-    box's radius, on the reference data of
-    :func:`~dpgauss.releases._diagonal.reference_norm`) is at most
-    :data:`FULL_MARGIN` times the diagonal release's. Public values only."""
-    entries = covariance_plan_entries(total, d, "gauss", centered, n, math.sqrt(d))
-    full = full_prediction(entry_mechanisms(total, entries), "gauss", d)
-    built = entry_mechanisms(total, diagonal_entries(total, d, centered, n))
-    diagonal = diagonal_prediction(built["diagonal"], d, centered)
-    return full is not None and full.error <= FULL_MARGIN * diagonal.error
 
 
 def select_n_components(n_components, ratio, d):
@@ -202,8 +180,11 @@ default="tail"
           budget on a choice whose answer for the components is known (see
           the user guide's benchmark).
         - ``"diagonal"``: with ``bounds`` only, the per-coordinate variances
-          (:class:`~dpgauss.covariance.PrivateCovariance`'s ``"diagonal"``):
-          the components are the coordinate axes ordered by their private
+          (the ``axes`` release, the joint mean and second moment ``(m, 2
+          s)`` of the box rows, which puts less noise on the variances than
+          :class:`~dpgauss.covariance.PrivateCovariance`'s ``"diagonal"``;
+          with ``center=False`` that release of the second moments): the
+          components are the coordinate axes ordered by their private
           variances, PCA's simplest private answer. Refused before the spend
           when the noise of one variance is at least the largest variance a
           box coordinate can have (no better than a random subspace).
@@ -312,11 +293,16 @@ default="tail"
     arithmetic; the other noise is drawn exactly on a lattice.
     With ``bounds`` the releases are those of the rows mapped into the unit
     box (a function of each row and the public box) with ``data_norm =
-    sqrt(d)``, or the diagonal release (l1 sensitivity 9d/(4n), l2 2
-    sqrt(d)/n; see :mod:`dpgauss.releases._diagonal`); the choice between
-    them (the full release only where its predicted error is at most 0.75
-    times the diagonal one's) reads n, d and the cost only, and the map back
-    by ``diag(h)`` is post-processing.
+    sqrt(d)``, or the per-coordinate release: ``axes``, the joint
+    ``(m, 2 s)`` of the box rows' means and centred squares (l1 sensitivity
+    25d/(8n), l2 2.2683 sqrt(d)/n; proof in :mod:`dpgauss.releases._moments`),
+    or with ``center=False`` the diagonal release of the second moments (l1
+    d/n, l2 sqrt(d)/n; :mod:`dpgauss.releases._diagonal`). The choice between
+    the full and the per-coordinate release (the full one only where its
+    predicted error is at most 0.75 times the diagonal release's) reads n, d
+    and the cost only; the variances ``s + 1/2 - m^2`` projected onto [0, 1]
+    and shrunk towards a public prior, their order and the map back by
+    ``diag(h)`` are post-processing.
     Everything after the releases (for ``"tail"`` also the choice between
     centering and pairs, the search's end and GaussCov or SeparateCov) uses
     released and public values only.
@@ -480,12 +466,31 @@ default="tail"
             and self.method in ("auto", "tail")
             and data.n is not None
             and not is_diagonal(plan)
-            and not _full_wins_for_components(total, data.n, d, self.center)
+            and not full_wins_for_components(total, data.n, d, self.center)
         ):
             # Public values only (n, d, the cost), before the spend; the
-            # diagonal release costs the same total.
-            return ReleasePlan(total, diagonal_entries(total, d, self.center, data.n))
+            # per-coordinate release costs the same total.
+            plan = ReleasePlan(total, diagonal_entries(total, d, self.center, data.n))
+        if is_diagonal(plan) and self.center:
+            # The axes need the variances, not the means: the joint (m, 2 s)
+            # puts 1.77 times less noise on them than the diagonal release's
+            # (m, s) at the same cost (0.57 of its noise sd in box units).
+            return ReleasePlan(total, axes_entries(total, data.n, d))
         return plan
+
+    def _predict_error(self, plan, data, mechanisms):
+        if is_axes(plan):
+            # The axes beat a random subspace while one released variance's
+            # noise sd is below 1, the largest variance a box coordinate can
+            # have (as for the diagonal release). Public values only.
+            noise = axes_noise(mechanisms["axes"], data.d)
+            return Prediction(math.sqrt(noise), 1.0, "variance sd")
+        return super()._predict_error(plan, data, mechanisms)
+
+    def _release_spectrum(self, X, plan, rng):
+        if not is_axes(plan):
+            return super()._release_spectrum(X, plan, rng)
+        return release_axes(X, self._box(X.shape[1]), plan, rng)
 
     # -- the fit --------------------------------------------------------------------
     def _fit_releases(self, data, plan, rng):
