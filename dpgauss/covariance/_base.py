@@ -12,7 +12,8 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from dpgauss.base import GaussianDensityMixin, PrivateEstimatorMixin
+from dpgauss.base import PrivateEstimatorMixin
+from dpgauss.density import GaussianDensityMixin
 from dpgauss.releases._center import (
     MEAN_SHARE,
     eigenvalue_floor,
