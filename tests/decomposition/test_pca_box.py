@@ -92,6 +92,24 @@ def test_outputs_finite_and_capped_for_any_draw(seed):
     assert np.all(np.isfinite(white.transform(X[3:])))
 
 
+@pytest.mark.parametrize("seed", [0, 7, 123])
+@pytest.mark.parametrize("privacy", [{"epsilon": 1e-5}, {"rho": 1e-9}])
+def test_axes_outputs_finite_and_in_the_box_for_any_draw(seed, privacy):
+    # The axes release at tiny budgets with rows 1e12 box widths away: the
+    # mean stays in the box, the variances within h^2 (times n / (n - 1)),
+    # the components a permutation of the coordinate axes.
+    X, (lo, hi) = _data(30, seed)
+    X[:3] = 1e12
+    h = (hi - lo) / 2
+    pca = PrivatePCA(bounds=(lo, hi), method="diagonal", on_useless="warn", **privacy)
+    with pytest.warns(UtilityWarning):
+        pca.set_params(random_state=seed).fit(X)
+    assert np.all(np.isfinite(pca.explained_variance_))
+    assert np.all(pca.explained_variance_ <= np.sum(h * h) * 30 / 29 * (1 + 1e-9))
+    assert np.all((pca.mean_ >= lo) & (pca.mean_ <= hi))
+    np.testing.assert_array_equal(np.sort(np.abs(pca.components_), axis=1)[:, -1], 1)
+
+
 def test_whitener_with_a_box_whitens_mixed_units():
     X, box = _data(20000)
     white = PrivateWhitener(bounds=box, rho=2.0, random_state=0).fit(X)
