@@ -359,6 +359,14 @@ ESTIMATORS = {
         ALL_FORMS,
         NUMPY,
     ),
+    "PrivateGaussianEstimator-bounds": (
+        lambda **p: PrivateGaussianEstimator(
+            bounds=([0.0, -10.0], [20.0, 0.0]), random_state=0, on_useless="warn", **p
+        ),
+        "bounded",
+        ALL_FORMS,
+        NUMPY,
+    ),
 }
 
 # A fresh budget is given to the numpy fit under every privacy form of these.
