@@ -20,6 +20,7 @@ from dpgauss.releases._center import (
     release_mean,
     release_trace,
 )
+from dpgauss.releases._diagonal import cap_box_spectrum
 from dpgauss.utils._sklearn_compat import Interval
 from dpgauss.utils.validation import check_data_norm
 
@@ -97,3 +98,21 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
             fitted["precision_"] = fitted["precision_"] / outer
             fitted["_model"] = (*fitted["_model"], np.asarray(scale, dtype=float))
         return fitted
+
+    def _box_model(self, box, center, values, vectors, noise_sd):
+        """The fitted model from a spectrum released in box units.
+
+        ``box`` is the public ``(c, h)``. The box-unit covariance is capped
+        so that no variance exceeds 1 (every box coordinate's variance is at
+        most 1: :func:`~dpgauss.releases._diagonal.cap_box_spectrum`), the
+        location is projected into the box, and both are mapped back by
+        ``c + h m`` and ``diag(h) C diag(h)``: post-processing of released
+        values and public ones, so every variance comes back at most
+        ``h_j^2`` and the location inside the box whatever the noise drew.
+        """
+        c, h = box
+        values, vectors = cap_box_spectrum(values, vectors)
+        location = c + h * np.clip(center, -1.0, 1.0)
+        return self._model_attributes(
+            location, values, vectors, noise_sd, float(len(h)), scale=h
+        )

@@ -31,7 +31,6 @@ from dpgauss.releases._diagonal import (
     box_plan_entries,
     box_rows,
     box_useless_message,
-    cap_box_spectrum,
     diagonal_entries,
     diagonal_prediction,
     full_prediction,
@@ -358,12 +357,7 @@ default="auto"
             radius = float(self.data_norm)
             cap = radius * radius if cap is None else cap
             return self._model_attributes(center, values, vectors, noise_sd, cap)
-        c, h = box
-        values, vectors = cap_box_spectrum(values, vectors)
-        location = c + h * np.clip(center, -1.0, 1.0)
-        return self._model_attributes(
-            location, values, vectors, noise_sd, float(len(h)), scale=h
-        )
+        return self._box_model(box, center, values, vectors, noise_sd)
 
     @property
     def _steps(self):
