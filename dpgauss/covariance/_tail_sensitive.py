@@ -12,11 +12,14 @@ from the released spectrum.
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 
+from dpgauss.accounting import PureDP
 from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.covariance._base import BasePrivateCovariance
+from dpgauss.exceptions import UtilityWarning
 from dpgauss.releases._adaptive import release_adaptive
 from dpgauss.releases._adaptive_plan import DEFAULT_SPLIT, adaptive_plan
 from dpgauss.releases._box import check_bounds
@@ -32,6 +35,7 @@ from dpgauss.releases._diagonal import (
     reference_norm,
     release_diagonal,
 )
+from dpgauss.releases._measured import confine
 from dpgauss.releases._prediction import Prediction, report_useless
 from dpgauss.releases._threshold_search import predicted_noise
 from dpgauss.utils._docstring import fill_doc
@@ -45,6 +49,13 @@ __all__ = ["TailSensitiveCovariance"]
 #: and 1), fits whose raw noise was up to 1.6 times the zero matrix's error
 #: still beat it in the median; from about 3 times they did not.
 DENOISED = 2.0
+
+#: The squared clipping threshold the search is taken to end at, in units of
+#: the rows' trace (the prediction without a box): the threshold search stops
+#: where clipping bias overtakes the noise, at the largest norms of the bulk,
+#: 2 to 3 times the trace for Gaussian rows (``E||x||^2 = tr C``) and more
+#: for heavier tails. It steers the refusal only.
+TAIL = 3.0
 
 
 @fill_doc
@@ -337,9 +348,12 @@ _diagonal.diagonal_prediction`) or :meth:`_box_tail_prediction`, whichever
         clipping radius tau^2: the final release's noise at a threshold tau is
         proportional to tau^2
         (:func:`~dpgauss.releases._threshold_search.predicted_noise`), and so
-        is the zero matrix's error for rows filling the ball of that radius
-        evenly (``||C||_F = tau^2 / sqrt(d)``): their ratio depends on n, d
-        and the costs alone. With ``center=True`` the better of the two centerings,
+        is the zero matrix's error for rows whose trace is ``tau^2 / TAIL``
+        (the threshold search stops at the largest norms of the bulk, about
+        TAIL times the trace) spread evenly over the d directions
+        (``||C||_F = tau^2 / (TAIL sqrt(d))``, the smallest Frobenius norm a
+        covariance of that trace has): their ratio depends on n, d and the
+        costs alone. With ``center=True`` the better of the two centerings,
         the mean's error left out (around the mean: n rows; pairs: m = n // 2
         rows, twice the noise of ``z``, whose covariance is half). The
         spectral denoiser and the projection remove part of the raw noise: it
@@ -350,7 +364,7 @@ _diagonal.diagonal_prediction`) or :meth:`_box_tail_prediction`, whichever
             return diagonal_prediction(mechanisms["diagonal"], d, self.center)
         if self.bounds is not None:
             return self._box_tail_prediction(plan, n, d)
-        trace = 1.0
+        trace = 1.0 / TAIL
         error = predicted_noise(plan, n, d, 1.0, trace)
         if self.center and n // 2 >= 1:
             error = min(error, 2.0 * predicted_noise(plan, n // 2, d, 1.0, trace / 2))
@@ -371,9 +385,9 @@ _diagonal.diagonal_prediction`) or :meth:`_box_tail_prediction`, whichever
                 f"{plan.total}, the final release's noise is predicted to "
                 "exceed the zero matrix's error at every clipping radius "
                 f"({prediction.error:.3g} against {prediction.baseline:.3g} per "
-                "unit of the squared radius, even for rows filling the ball "
-                "evenly). More rows, a larger budget or a box (bounds) would "
-                "help."
+                "unit of the squared radius, for rows whose trace is a third "
+                "of it, spread evenly). More rows, a larger budget or a box "
+                "(bounds) would help."
             )
         report_useless(self, message)
 
@@ -399,7 +413,7 @@ _diagonal.diagonal_prediction`) or :meth:`_box_tail_prediction`, whichever
         if box is not None:
             fitted = self._box_model(box, *args)
         else:
-            fitted = self._model_attributes(*args, release.cap)
+            fitted = self._confined_model(release, isinstance(plan.total, PureDP))
         fitted.update(
             method_=release.method,
             radius_=release.radius,
@@ -407,3 +421,71 @@ _diagonal.diagonal_prediction`) or :meth:`_box_tail_prediction`, whichever
             centering_=release.centering,
         )
         return fitted
+
+    def _confined_model(self, release, pure):
+        """The model of a release without a box, confined by its own diagonal.
+
+        The final release's noise is the same on every entry whatever each
+        column's scale, so a column whose variance is below it would come out
+        as noise (1e15 times the zero matrix's error in the columns' own
+        units on columns in scales 1e-3 to 1e6).
+        :func:`~dpgauss.releases._measured.confine` caps each coordinate's
+        variance at its bound from the released diagonal and sets the rows
+        and columns of those within the noise while others are far above it
+        to 0, the zero matrix's answer (post-processing); a warning names
+        every coordinate within the noise.
+        """
+        confined = confine(release.values, release.vectors, release.measured, pure)
+        if confined is None:  # pragma: no cover - the noise sd is positive
+            return self._model_attributes(
+                release.center,
+                release.values,
+                release.vectors,
+                release.noise_sd,
+                release.cap,
+            )
+        d = confined.values.shape[0]
+        fitted = self._model_attributes(
+            release.center,
+            confined.values,
+            confined.vectors,
+            confined.noise_sd,
+            float(d),
+            scale=confined.scale,
+        )
+        zeroed = _names(confined.unmeasured)
+        uncertain = _names(confined.uncertain)
+        if zeroed or uncertain:
+            said = []
+            if zeroed:
+                said.append(
+                    f"feature(s) {zeroed} are set to 0 (rows and columns, up "
+                    "to a floor: the zero matrix's answer), the release "
+                    "showing other columns far above them"
+                )
+            if uncertain:
+                said.append(
+                    f"feature(s) {uncertain} keep the release's pooled "
+                    "estimate, which may be off by many times their own "
+                    "variance if they are far smaller than the others"
+                )
+            warnings.warn(
+                f"{type(self).__name__}: the released variance of some "
+                "features is within the noise of the release, whose size is "
+                "set by the clipping radius, not by each column's own scale: "
+                + "; ".join(said)
+                + ". Columns in different units need bounds=(lower, upper); "
+                "more rows or a larger budget also help.",
+                UtilityWarning,
+                stacklevel=4,
+            )
+        return fitted
+
+
+def _names(mask):
+    """The indices of ``mask``, at most ten, as text ("" for none)."""
+    index = np.flatnonzero(mask)
+    if not index.size:
+        return ""
+    shown = ", ".join(str(j) for j in index[:10])
+    return shown + (f" (and {index.size - 10} more)" if index.size > 10 else "")

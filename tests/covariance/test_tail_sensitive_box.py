@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dpgauss import PrivacyBudget, TailSensitiveCovariance
-from dpgauss.exceptions import UselessFitError
+from dpgauss.exceptions import UselessFitError, UtilityWarning
 
 
 def _mixed_units(n=3000, seed=0):
@@ -41,15 +41,22 @@ def test_mixed_units_cost_nothing():
     assert np.all(np.abs(est.location_ - X.mean(0)) <= 0.05 * (box[1] - box[0]))
 
 
-def test_without_the_box_the_small_columns_are_lost():
-    # The same rows with only a norm bound: the noise is isotropic in the raw
-    # units, so the columns at 1e-3 and 1 are noise: the box is what fixes it.
+def test_without_the_box_the_small_columns_are_zero_and_named():
+    # The same rows with only a norm bound: the final release's noise is the
+    # same on every entry (set by the radius, about 1e6 here), so the columns
+    # at 1e-3, 1 and 1e3 are within it. They come out 0 (the zero matrix's
+    # answer for them, not noise 1e15 times their variance) and a warning
+    # names them; the box is what estimates them.
     X, box = _mixed_units()
     center = (box[0] + box[1]) / 2
     radius = float(np.linalg.norm((box[1] - box[0]) / 2))
     est = TailSensitiveCovariance(rho=1.0, data_norm=radius, random_state=0)
-    est.fit(X - center)
-    assert _relative_error(est.covariance_, X) > 1.0
+    with pytest.warns(UtilityWarning, match=r"feature\(s\) 0, 1, 2 are set to 0"):
+        est.fit(X - center)
+    error = _relative_error(est.covariance_, X)
+    assert error <= 1.0
+    boxed = TailSensitiveCovariance(bounds=box, rho=1.0, random_state=0).fit(X)
+    assert _relative_error(boxed.covariance_, X) < 0.2 * error
 
 
 def test_pure_dp_small_n_takes_the_diagonal_release():
