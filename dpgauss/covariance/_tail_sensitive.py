@@ -436,23 +436,27 @@ _diagonal.diagonal_prediction`) or :meth:`_box_tail_prediction`, whichever
         every coordinate within the noise.
         """
         confined = confine(release.values, release.vectors, release.measured, pure)
-        if confined is None:  # pragma: no cover - the noise sd is positive
-            return self._model_attributes(
+        if confined is None or not confined.changed:
+            # Nothing set to 0 and no variance capped: the released spectrum
+            # as it is (the same model as the estimators sharing the release).
+            fitted = self._model_attributes(
                 release.center,
                 release.values,
                 release.vectors,
                 release.noise_sd,
                 release.cap,
             )
-        d = confined.values.shape[0]
-        fitted = self._model_attributes(
-            release.center,
-            confined.values,
-            confined.vectors,
-            confined.noise_sd,
-            float(d),
-            scale=confined.scale,
-        )
+            if confined is None:  # pragma: no cover - the noise sd is positive
+                return fitted
+        else:
+            fitted = self._model_attributes(
+                release.center,
+                confined.values,
+                confined.vectors,
+                confined.noise_sd,
+                float(confined.values.shape[0]),
+                scale=confined.scale,
+            )
         zeroed = _names(confined.unmeasured)
         uncertain = _names(confined.uncertain)
         if zeroed or uncertain:

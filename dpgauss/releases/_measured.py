@@ -101,6 +101,10 @@ class Confined:
         The coordinates whose row and column were set to 0.
     uncertain : ndarray of shape (d,), dtype bool
         The unmeasured coordinates that were kept (pooled, capped).
+    changed : bool
+        Whether any row and column was set to 0 or any variance capped (when
+        not, the estimate is the given spectrum's, and callers may keep it
+        as released).
     """
 
     values: np.ndarray
@@ -109,6 +113,7 @@ class Confined:
     noise_sd: float
     unmeasured: np.ndarray
     uncertain: np.ndarray
+    changed: bool
 
 
 def confine(values, vectors, measured, pure, beta=BETA):
@@ -178,4 +183,7 @@ def confine(values, vectors, measured, pure, beta=BETA):
     out_values, out_vectors = eigh_descending(0.5 * (frame + frame.T))
     out_values = np.clip(out_values, 0.0, float(d))
     noise = max(sd / float(np.max(upper)), np.finfo(np.float64).tiny)
-    return Confined(out_values, out_vectors, scale, noise, ~kept, low_level & kept)
+    changed = bool(np.any(~kept) or np.any(shrink < 1.0))
+    return Confined(
+        out_values, out_vectors, scale, noise, ~kept, low_level & kept, changed
+    )
