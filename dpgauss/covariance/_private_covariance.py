@@ -376,8 +376,17 @@ default="auto"
         if self.method == "coinpress":
             return self._coinpress(X, center, plan, rng, shift, box)
         spectrum = release_spectrum(X, center, shift, radius, self.method, plan, rng)
-        fitted = self._in_data_units(
-            box, center, spectrum.values, spectrum.vectors, spectrum.noise_sd
+        # Confined by the release's own diagonal (post-processing; see
+        # BasePrivateCovariance._confined_model).
+        fitted = self._confined_model(
+            center,
+            spectrum.values,
+            spectrum.vectors,
+            spectrum.noise_sd,
+            radius * radius,
+            spectrum.measured,
+            isinstance(plan.total, PureDP),
+            box,
         )
         fitted["method_"] = spectrum.method
         return fitted

@@ -12,14 +12,12 @@ from the released spectrum.
 
 import math
 import numbers
-import warnings
 
 import numpy as np
 
 from dpgauss.accounting import PureDP
 from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.covariance._base import BasePrivateCovariance
-from dpgauss.exceptions import UtilityWarning
 from dpgauss.releases._adaptive import release_adaptive
 from dpgauss.releases._adaptive_plan import DEFAULT_SPLIT, adaptive_plan
 from dpgauss.releases._box import check_bounds
@@ -35,7 +33,6 @@ from dpgauss.releases._diagonal import (
     reference_norm,
     release_diagonal,
 )
-from dpgauss.releases._measured import confine
 from dpgauss.releases._prediction import Prediction, report_useless
 from dpgauss.releases._threshold_search import predicted_noise
 from dpgauss.utils._docstring import fill_doc
@@ -111,16 +108,23 @@ class TailSensitiveCovariance(BoxMixin, BasePrivateCovariance):
     ----------
     covariance_ : ndarray of shape (n_features, n_features)
         The private covariance: symmetric positive definite, the released
-        eigenvalues floored at ``eigenvalue_floor_``.
+        eigenvalues floored at ``eigenvalue_floor_``, confined by the final
+        release's own diagonal (each variance at most the released diagonal
+        plus a high quantile of its noise; a feature within the noise while
+        another is far above it 0 but for the floor, with a
+        ``UtilityWarning``; see Notes).
     location_ : ndarray of shape (n_features,)
         The private mean, shrunk towards ``location`` by its noise (positive-part
         James-Stein, post-processing; ``center=True``), or ``location``.
     precision_ : ndarray of shape (n_features, n_features)
         The inverse of ``covariance_``.
     eigenvalue_floor_ : float
-        The smallest eigenvalue of ``covariance_``: the smaller of the sd of one
-        noise entry of the final release and the mean released eigenvalue
-        (``2^-52 tau^2 / d`` if all are 0).
+        The smallest eigenvalue of the released spectrum: the smaller of the sd
+        of one noise entry of the final release and the mean released
+        eigenvalue (``2^-52 tau^2 / d`` if all are 0). With ``bounds``, or when
+        the confinement changed the estimate, it is in the units of the frame
+        the model is kept in (box units, or the released per-feature bounds),
+        so a feature set to 0 gets a variance far below the others' noise.
     radius_ : float
         The privately found radius (for pairs, of ``(x - x') / sqrt(2)``, whose
         second moment is the covariance); in box units with ``bounds``, where
@@ -190,6 +194,18 @@ class TailSensitiveCovariance(BoxMixin, BasePrivateCovariance):
     2 sqrt(d)/n). The cap of the box-unit variances at 1, the map back by
     ``diag(h)`` and the projection of the location into the box are
     post-processing.
+
+    **Confined by the released diagonal.** The final release's noise is the
+    same on every entry whatever each column's scale. The diagonal of its
+    noisy matrix (GaussCov's release, SeparateCov's noisy copy) measures each
+    feature's second moment with public noise sd s: each variance of the
+    estimate is capped at that diagonal plus K s (K the ``1 - 0.001 / d``
+    quantile of one noise draw), and a feature whose released diagonal is
+    below K s while the largest is at least 4 K s above it has its row and
+    column set to 0, the zero matrix's answer (no positive value is within a
+    bounded factor of a variance that may be 0). A ``UtilityWarning`` names
+    every feature within the noise. Post-processing of released values
+    (:mod:`dpgauss.releases._measured`).
 
     **Pairs** (``center=True``). The rows are paired by a random permutation
     drawn from the fit's generator, independently of the data, and
@@ -409,7 +425,16 @@ _diagonal.diagonal_prediction`) or :meth:`_box_tail_prediction`, whichever
             return fitted
         location = np.zeros(d) if box is not None else self._location(d)
         release = release_adaptive(X, location, self._radius(d), self.center, plan, rng)
-        fitted = self._confined_model(release, isinstance(plan.total, PureDP), box)
+        fitted = self._confined_model(
+            release.center,
+            release.values,
+            release.vectors,
+            release.noise_sd,
+            release.cap,
+            release.measured,
+            isinstance(plan.total, PureDP),
+            box,
+        )
         fitted.update(
             method_=release.method,
             radius_=release.radius,
@@ -417,84 +442,3 @@ _diagonal.diagonal_prediction`) or :meth:`_box_tail_prediction`, whichever
             centering_=release.centering,
         )
         return fitted
-
-    def _confined_model(self, release, pure, box=None):
-        """The model of a release, confined by its own diagonal.
-
-        The final release's noise is the same on every entry whatever each
-        column's scale, so a column whose variance is below it would come out
-        as noise (1e15 times the zero matrix's error in the columns' own
-        units on columns in scales 1e-3 to 1e6 without a box; 6 times on
-        star98 at rho 0.5 in its box, whose columns fill it very unevenly).
-        With ``box`` the release is in box units, every bound at most 1 (a
-        box coordinate's variance), and the model is mapped back by
-        ``diag(h)``.
-        :func:`~dpgauss.releases._measured.confine` caps each coordinate's
-        variance at its bound from the released diagonal and sets the rows
-        and columns of those within the noise while others are far above it
-        to 0, the zero matrix's answer (post-processing); a warning names
-        every coordinate within the noise.
-        """
-        ceiling = None if box is None else 1.0  # a box coordinate's variance
-        confined = confine(
-            release.values, release.vectors, release.measured, pure, ceiling=ceiling
-        )
-        if confined is None or not confined.changed:
-            # Nothing set to 0 and no variance capped: the released spectrum
-            # as it is (the same model as the estimators sharing the release).
-            args = (release.center, release.values, release.vectors)
-            if box is not None:
-                fitted = self._box_model(box, *args, release.noise_sd)
-            else:
-                fitted = self._model_attributes(*args, release.noise_sd, release.cap)
-            if confined is None:  # pragma: no cover - the noise sd is positive
-                return fitted
-        else:
-            center, scale = release.center, confined.scale
-            if box is not None:  # box units to data units (post-processing)
-                c, h = box
-                center, scale = c + h * np.clip(center, -1.0, 1.0), h * scale
-            fitted = self._model_attributes(
-                center,
-                confined.values,
-                confined.vectors,
-                confined.noise_sd,
-                float(confined.values.shape[0]),
-                scale=scale,
-            )
-        zeroed = _names(confined.unmeasured)
-        uncertain = _names(confined.uncertain)
-        if zeroed or uncertain:
-            said = []
-            if zeroed:
-                said.append(
-                    f"feature(s) {zeroed} are set to 0 (rows and columns, up "
-                    "to a floor: the zero matrix's answer), the release "
-                    "showing other columns far above them"
-                )
-            if uncertain:
-                said.append(
-                    f"feature(s) {uncertain} keep the release's pooled "
-                    "estimate, which may be off by many times their own "
-                    "variance if they are far smaller than the others"
-                )
-            warnings.warn(
-                f"{type(self).__name__}: the released variance of some "
-                "features is within the noise of the release, whose size is "
-                "set by the clipping radius, not by each column's own scale: "
-                + "; ".join(said)
-                + ". Columns in different units need bounds=(lower, upper); "
-                "more rows or a larger budget also help.",
-                UtilityWarning,
-                stacklevel=4,
-            )
-        return fitted
-
-
-def _names(mask):
-    """The indices of ``mask``, at most ten, as text ("" for none)."""
-    index = np.flatnonzero(mask)
-    if not index.size:
-        return ""
-    shown = ", ".join(str(j) for j in index[:10])
-    return shown + (f" (and {index.size - 10} more)" if index.size > 10 else "")

@@ -536,7 +536,14 @@ def test_utility_warning_only_when_predicted_useless(n, rho, norm, warns):
         PrivateCovariance(
             rho=rho, data_norm=norm, random_state=0, on_useless="warn"
         ).fit(X)
-    assert any(issubclass(w.category, UtilityWarning) for w in caught) == warns
+    # The prediction's warning, before the spend (the fit may also warn after
+    # it of features whose released variance is within the noise).
+    predicted = [
+        w
+        for w in caught
+        if issubclass(w.category, UtilityWarning) and "predicted" in str(w.message)
+    ]
+    assert bool(predicted) == warns
 
 
 @pytest.mark.parametrize(

@@ -113,7 +113,7 @@ def test_tail_ledger_and_release_are_tail_sensitive_covariances(
     # (confined by the released diagonal: dpgauss.releases._measured) is
     # left out.
     monkeypatch.setattr(
-        "dpgauss.covariance._tail_sensitive.confine", lambda *args, **kwargs: None
+        "dpgauss.covariance._base.confine", lambda *args, **kwargs: None
     )
     X = _rows(2000, seed=1)
     ledgers = []
