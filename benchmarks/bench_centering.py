@@ -44,7 +44,11 @@ def run(n, d, mean_norm, rho, method, reps):
     for rep in range(reps):
         X = rng.multivariate_normal(mean, cov, size=n)
         est = PrivateCovariance(
-            method=method, rho=rho, data_norm=radius, random_state=rep
+            method=method,
+            rho=rho,
+            data_norm=radius,
+            random_state=rep,
+            on_useless="warn",
         )
         errors["mean"].append(np.linalg.norm(est.fit(X).covariance_ - cov))
         est.set_params(center=False, data_norm=radius)

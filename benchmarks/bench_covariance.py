@@ -26,7 +26,9 @@ def _best_time(func, repeat):
 def speed(n, d, repeat=3):
     """Return (seconds for numpy.cov, seconds for a fit, ratio)."""
     X = np.random.default_rng(0).normal(size=(n, d))
-    est = PrivateCovariance(rho=1.0, data_norm=2 * math.sqrt(d), random_state=0)
+    est = PrivateCovariance(
+        rho=1.0, data_norm=2 * math.sqrt(d), random_state=0, on_useless="warn"
+    )
     base = _best_time(lambda: np.cov(X, rowvar=False), repeat)
     fit = _best_time(lambda: est.fit(X), repeat)
     return base, fit, fit / base
@@ -40,7 +42,9 @@ def accuracy(n, d, rho, reps=20):
     exact = np.cov(X, rowvar=False, bias=True)
     errors = [
         np.linalg.norm(
-            PrivateCovariance(rho=rho, data_norm=3.0 * math.sqrt(d), random_state=s)
+            PrivateCovariance(
+                rho=rho, data_norm=3.0 * math.sqrt(d), random_state=s, on_useless="warn"
+            )
             .fit(X)
             .covariance_
             - exact

@@ -92,13 +92,16 @@ def private_cancer(rho, seed):
     bounds = (0.0, np.ceil(X.max(axis=0) * 150) / 100)
     budget = PrivacyBudget(rho=rho)
     return make_pipeline(
-        PrivateStandardScaler(bounds, rho=rho / 4, budget=budget, random_state=seed),
+        PrivateStandardScaler(
+            bounds, rho=rho / 4, budget=budget, random_state=seed, on_useless="warn"
+        ),
         PrivateEllipticEnvelope(
             contamination=0.1,
             rho=3 * rho / 4,
             data_norm=2 * math.sqrt(X.shape[1]),
             budget=budget,
             random_state=seed,
+            on_useless="warn",
         ),
     )
 
@@ -110,6 +113,7 @@ def private_synthetic(rho, seed, contamination=0.05):
         rho=rho,
         data_norm=2 * math.sqrt(np.trace(cov)),
         random_state=seed,
+        on_useless="warn",
     )
 
 

@@ -115,7 +115,11 @@ def run(config, seeds):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     est = PublicPrivateGMM(
-                        k, rho=0.5, refine_steps=steps, random_state=seed
+                        k,
+                        rho=0.5,
+                        refine_steps=steps,
+                        random_state=seed,
+                        on_useless="warn",
                     )
                     est.fit(X, X_public=public)
                 took = time.perf_counter() - start

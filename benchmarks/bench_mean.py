@@ -271,7 +271,11 @@ def _mean_trial(key, trial):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est = PrivateMean(
-            rho=rho, covariance=np.eye(d), mean_bound=R, random_state=trial
+            rho=rho,
+            covariance=np.eye(d),
+            mean_bound=R,
+            random_state=trial,
+            on_useless="warn",
         ).fit(X)
     err = float(np.linalg.norm(est.mean_ - mu))
     return (key, trial), (_finite(err), float(np.linalg.norm(X.mean(axis=0) - mu)))
@@ -308,6 +312,7 @@ def _cov_trial(key, trial, steps):
                 center=False,
                 coinpress_steps=t,
                 random_state=trial,
+                on_useless="warn",
             ).fit(X)
         out[t] = _finite(error(est.covariance_))
     return key, out
@@ -322,7 +327,9 @@ def _plan_trial(d, trial):
     for name, bound in (("hint", 50.0 * d * d), ("none", None)):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            est = PrivateMean(rho=0.125, mean_bound=bound, random_state=trial).fit(X)
+            est = PrivateMean(
+                rho=0.125, mean_bound=bound, random_state=trial, on_useless="warn"
+            ).fit(X)
         with np.errstate(over="ignore"):
             out[name] = _finite(float(np.linalg.norm(est.mean_ - mu)))
         out[name + "_method"] = est.method_
@@ -341,7 +348,7 @@ def _free_trial(key, trial):
     root = Q @ np.diag(1.0 / np.sqrt(values)) @ Q.T
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est = PrivateMean(rho=rho, random_state=trial).fit(X)
+        est = PrivateMean(rho=rho, random_state=trial, on_useless="warn").fit(X)
     with np.errstate(over="ignore"):
         err = _finite(float(np.linalg.norm(root @ (est.mean_ - mu))))
     err0 = float(np.linalg.norm(root @ (X.mean(axis=0) - mu)))

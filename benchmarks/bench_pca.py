@@ -104,10 +104,14 @@ def fit(X, norm, method, rho, seed):
     """The components (orthonormal rows, by decreasing released eigenvalue) and
     the method used."""
     if method != "cov-auto":
-        pca = PrivatePCA(data_norm=norm, method=method, rho=rho, random_state=seed)
+        pca = PrivatePCA(
+            data_norm=norm, method=method, rho=rho, random_state=seed, on_useless="warn"
+        )
         pca.fit(X)
         return pca.components_, pca.method_
-    cov = PrivateCovariance(data_norm=norm, method="auto", rho=rho, random_state=seed)
+    cov = PrivateCovariance(
+        data_norm=norm, method="auto", rho=rho, random_state=seed, on_useless="warn"
+    )
     values, vectors = cov.fit(X)._model  # the released spectrum (internal)
     order = np.argsort(-values, kind="stable")
     return vectors[:, order].T, cov.method_
@@ -164,7 +168,11 @@ def run(seeds, quick):
                     )
                 for method in WHITEN_METHODS:
                     white = PrivateWhitener(
-                        data_norm=norm, method=method, rho=rho, random_state=seed
+                        data_norm=norm,
+                        method=method,
+                        rho=rho,
+                        random_state=seed,
+                        on_useless="warn",
                     )
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore", UtilityWarning)

@@ -59,8 +59,14 @@ def crash_rate(n_fits):
     X = rng.normal(size=(40, 3)) * 0.01  # tiny rows: the noisy trace is often <= 0
     out = {}
     for name, make in [
-        ("PrivateCovariance(epsilon=1)", lambda: PrivateCovariance(epsilon=1.0)),
-        ("TailSensitiveCovariance(rho=1)", lambda: TailSensitiveCovariance(rho=1.0)),
+        (
+            "PrivateCovariance(epsilon=1)",
+            lambda: PrivateCovariance(epsilon=1.0, on_useless="warn"),
+        ),
+        (
+            "TailSensitiveCovariance(rho=1)",
+            lambda: TailSensitiveCovariance(rho=1.0, on_useless="warn"),
+        ),
     ]:
         crashes = 0
         for seed in range(n_fits):
@@ -86,6 +92,7 @@ def clone_noise():
         center=False,
         budget=budget,
         random_state=0,
+        on_useless="warn",
     )
     folds = list(KFold(2).split(X))
     with warnings.catch_warnings():
@@ -125,7 +132,9 @@ def cancellation():
 def events_before_refusal():
     budget = PrivacyBudget(rho=10.0)
     X = np.random.default_rng(0).normal(size=(100, 3))
-    est = PrivateCovariance(rho=1.0, data_norm=5.0, budget=budget, method="gaus")
+    est = PrivateCovariance(
+        rho=1.0, data_norm=5.0, budget=budget, method="gaus", on_useless="warn"
+    )
     with config_context(skip_parameter_validation=True):
         try:
             est.fit(X)
@@ -137,7 +146,9 @@ def events_before_refusal():
 def pure_on_zcdp():
     budget = PrivacyBudget(rho=0.45)
     X = np.random.default_rng(0).normal(size=(100, 3))
-    est = PrivateCovariance(method="gauss", epsilon=1.0, data_norm=5.0, budget=budget)
+    est = PrivateCovariance(
+        method="gauss", epsilon=1.0, data_norm=5.0, budget=budget, on_useless="warn"
+    )
     try:
         est.fit(X)
     except Exception as exc:
@@ -151,7 +162,9 @@ def row_warnings():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            PrivateCovariance(rho=1.0, data_norm=5.0, random_state=0).fit(X)
+            PrivateCovariance(
+                rho=1.0, data_norm=5.0, random_state=0, on_useless="warn"
+            ).fit(X)
         except Exception:
             pass
     return len([w for w in caught if issubclass(w.category, RuntimeWarning)])
@@ -161,7 +174,9 @@ def chi2_flagged(rho):
     from scipy import stats
 
     X = np.random.default_rng(0).normal(size=(400, 3))
-    est = PrivateCovariance(rho=rho, data_norm=5.0, random_state=0).fit(X)
+    est = PrivateCovariance(
+        rho=rho, data_norm=5.0, random_state=0, on_useless="warn"
+    ).fit(X)
     draws = est.sample(20_000, random_state=1)
     return float(np.mean(est.mahalanobis(draws) > stats.chi2.ppf(0.99, 3)))
 

@@ -80,7 +80,9 @@ def run(seeds):
             rng = np.random.default_rng(seed)
             p = draw(rng)
             X = rng.random((N, D)) < p
-            ours = PrivateProductDistribution(rho=RHO, random_state=seed).fit(X)
+            ours = PrivateProductDistribution(
+                rho=RHO, random_state=seed, on_useless="warn"
+            ).fit(X)
             h = {
                 "ours": hellinger(p, ours.probabilities_),
                 "non-private": hellinger(p, X.mean(axis=0)),

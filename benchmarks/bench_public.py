@@ -151,13 +151,25 @@ def _mean_trial(n, trial):
     radius = FAR * np.sqrt(d)
     eye = np.eye(d)
     fits = {
-        M_PUBLIC: (PrivateMean(rho=RHO, covariance=eye, random_state=trial), public),
+        M_PUBLIC: (
+            PrivateMean(rho=RHO, covariance=eye, random_state=trial, on_useless="warn"),
+            public,
+        ),
         M_RADIUS: (
-            PrivateMean(rho=RHO, covariance=eye, mean_bound=radius, random_state=trial),
+            PrivateMean(
+                rho=RHO,
+                covariance=eye,
+                mean_bound=radius,
+                random_state=trial,
+                on_useless="warn",
+            ),
             None,
         ),
-        M_FREE_PUBLIC: (PrivateMean(rho=RHO, random_state=trial), public),
-        M_FREE: (PrivateMean(rho=RHO, random_state=trial), None),
+        M_FREE_PUBLIC: (
+            PrivateMean(rho=RHO, random_state=trial, on_useless="warn"),
+            public,
+        ),
+        M_FREE: (PrivateMean(rho=RHO, random_state=trial, on_useless="warn"), None),
     }
     out = {M_EMPIRICAL: (float(np.linalg.norm(X.mean(0) - mu)), "", False)}
     for name, (est, pub) in fits.items():
@@ -261,7 +273,9 @@ def _errors(model, mean, cov):
 
 
 def _gauss(model, X, public, seed, **params):
-    est = PrivateGaussianEstimator(rho=RHO, random_state=seed, **params)
+    est = PrivateGaussianEstimator(
+        rho=RHO, random_state=seed, **params, on_useless="warn"
+    )
     est, warned = _fit(est, X, public)
     return (*_errors(model, est.mean_, est.covariance_), warned)
 

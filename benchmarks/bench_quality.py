@@ -66,12 +66,18 @@ def _mean_error(make, X, reps):
 
 def _estimators(rho, norm):
     return {
-        "default": lambda: PrivateCovariance(rho=rho, data_norm=norm),
-        "gauss": lambda: PrivateCovariance(method="gauss", rho=rho, data_norm=norm),
-        "separate": lambda: PrivateCovariance(
-            method="separate", rho=rho, data_norm=norm
+        "default": lambda: PrivateCovariance(
+            rho=rho, data_norm=norm, on_useless="warn"
         ),
-        "tail": lambda: TailSensitiveCovariance(rho=rho, data_norm=norm),
+        "gauss": lambda: PrivateCovariance(
+            method="gauss", rho=rho, data_norm=norm, on_useless="warn"
+        ),
+        "separate": lambda: PrivateCovariance(
+            method="separate", rho=rho, data_norm=norm, on_useless="warn"
+        ),
+        "tail": lambda: TailSensitiveCovariance(
+            rho=rho, data_norm=norm, on_useless="warn"
+        ),
     }
 
 
@@ -168,13 +174,21 @@ def small_n(reps):
     norm = 2.0 * np.sqrt(X.shape[1])
     known = _mean_error(
         lambda: TailSensitiveCovariance(
-            rho=0.1, data_norm=norm, location=far.mean(axis=0), center=False
+            rho=0.1,
+            data_norm=norm,
+            location=far.mean(axis=0),
+            center=False,
+            on_useless="warn",
         ),
         far,
         reps,
     )
     private = _mean_error(
-        lambda: TailSensitiveCovariance(rho=0.1, data_norm=11.0 * norm), far, reps
+        lambda: TailSensitiveCovariance(
+            rho=0.1, data_norm=11.0 * norm, on_useless="warn"
+        ),
+        far,
+        reps,
     )
     rows.append(
         {

@@ -58,17 +58,24 @@ def speed(n=1_000_000, d=100):
     for name, est in [
         (
             "PrivateCovariance(method='auto')",
-            PrivateCovariance(rho=1.0, data_norm=15.0),
+            PrivateCovariance(rho=1.0, data_norm=15.0, on_useless="warn"),
         ),
         (
             "PrivateCovariance(method='gauss')",
-            PrivateCovariance(method="gauss", rho=1.0, data_norm=15.0),
+            PrivateCovariance(
+                method="gauss", rho=1.0, data_norm=15.0, on_useless="warn"
+            ),
         ),
         (
             "PrivateCovariance(method='separate')",
-            PrivateCovariance(method="separate", rho=1.0, data_norm=15.0),
+            PrivateCovariance(
+                method="separate", rho=1.0, data_norm=15.0, on_useless="warn"
+            ),
         ),
-        ("TailSensitiveCovariance", TailSensitiveCovariance(rho=1.0, data_norm=15.0)),
+        (
+            "TailSensitiveCovariance",
+            TailSensitiveCovariance(rho=1.0, data_norm=15.0, on_useless="warn"),
+        ),
     ]:
         fit = _best(lambda est=est: est.fit(X))
         lines.append(f"| {name} | {fit:.2f} | {fit / base:.2f} |")
@@ -87,8 +94,11 @@ def gaussian_speed(n=1_000_000, d=50):
         "|---|---|---|---|",
     ]
     for name, est in [
-        ("PrivateGaussianEstimator(rho=0.5)", PrivateGaussianEstimator(rho=0.5)),
-        ("PrivateMean(rho=0.5)", PrivateMean(rho=0.5)),
+        (
+            "PrivateGaussianEstimator(rho=0.5)",
+            PrivateGaussianEstimator(rho=0.5, on_useless="warn"),
+        ),
+        ("PrivateMean(rho=0.5)", PrivateMean(rho=0.5, on_useless="warn")),
     ]:
         fit = _best(lambda est=est: est.fit(X))
         verdict = "met" if fit / base < 5 else "MISSED"
@@ -141,17 +151,22 @@ def exact_cost(n=1_000_000, d=100):
     for name, est in [
         (
             "PrivateCovariance(method='auto')",
-            PrivateCovariance(rho=1.0, data_norm=15.0),
+            PrivateCovariance(rho=1.0, data_norm=15.0, on_useless="warn"),
         ),
         (
             "PrivateCovariance(method='gauss')",
-            PrivateCovariance(method="gauss", rho=1.0, data_norm=15.0),
+            PrivateCovariance(
+                method="gauss", rho=1.0, data_norm=15.0, on_useless="warn"
+            ),
         ),
         (
             "PrivateCovariance(epsilon=1)",
-            PrivateCovariance(epsilon=1.0, data_norm=15.0),
+            PrivateCovariance(epsilon=1.0, data_norm=15.0, on_useless="warn"),
         ),
-        ("TailSensitiveCovariance", TailSensitiveCovariance(rho=1.0, data_norm=15.0)),
+        (
+            "TailSensitiveCovariance",
+            TailSensitiveCovariance(rho=1.0, data_norm=15.0, on_useless="warn"),
+        ),
     ]:
         with _float_noise():
             slow = _best(lambda est=est: est.fit(X))
@@ -162,7 +177,7 @@ def exact_cost(n=1_000_000, d=100):
 
 def eigen(d=100, n=10_000):
     X = np.random.default_rng(0).normal(size=(n, d))
-    est = PrivateCovariance(method="eigen", rho=1.0, data_norm=15.0)
+    est = PrivateCovariance(method="eigen", rho=1.0, data_norm=15.0, on_useless="warn")
     fit = _best(lambda: est.fit(X))
     return [f"EMCov (method='eigen') fit at n={n}, d={d}: {fit:.2f} s (target < 2 s)"]
 
@@ -234,8 +249,10 @@ def dask_check(n=200_000, d=20):
     X = np.random.default_rng(0).normal(size=(n, d))
     lines = []
     for est in [
-        PrivateCovariance(rho=1.0, data_norm=8.0, random_state=0),
-        TailSensitiveCovariance(rho=1.0, data_norm=80.0, random_state=0),
+        PrivateCovariance(rho=1.0, data_norm=8.0, random_state=0, on_useless="warn"),
+        TailSensitiveCovariance(
+            rho=1.0, data_norm=80.0, random_state=0, on_useless="warn"
+        ),
     ]:
         a = est.fit(X).covariance_
         b = est.fit(da.from_array(X, chunks=(25_000, d))).covariance_

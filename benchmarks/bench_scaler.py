@@ -46,7 +46,9 @@ def datasets():
 
 
 def errors(X, bounds, rho, seed):
-    est = PrivateStandardScaler(bounds, rho=rho, random_state=seed).fit(X)
+    est = PrivateStandardScaler(
+        bounds, rho=rho, random_state=seed, on_useless="warn"
+    ).fit(X)
     sd = X.std(axis=0)
     mean_err = np.median(np.abs(est.mean_ - X.mean(axis=0)) / sd)
     factor = np.median(np.exp(np.abs(np.log(est.scale_ / sd))))
@@ -81,7 +83,11 @@ def main(argv=None):
             if y is not None:
                 runs = [
                     accuracy(
-                        X, y, PrivateStandardScaler(bounds, rho=rho, random_state=s)
+                        X,
+                        y,
+                        PrivateStandardScaler(
+                            bounds, rho=rho, random_state=s, on_useless="warn"
+                        ),
                     )
                     for s in range(min(seeds, 5))
                 ]

@@ -81,7 +81,11 @@ def main():
             for seed in range(args.seeds):
                 train, test, norm = splits(name, seed)
                 w = PrivateWhitener(
-                    data_norm=norm, method=args.method, rho=rho, random_state=seed
+                    data_norm=norm,
+                    method=args.method,
+                    rho=rho,
+                    random_state=seed,
+                    on_useless="warn",
                 ).fit(train)
                 private.append(whiteness(w.transform(test)))
                 mean, W = zca(train)

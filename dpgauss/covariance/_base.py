@@ -13,7 +13,8 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from dpgauss.base import GaussianDensityMixin, PrivateEstimatorMixin
+from dpgauss.base import PrivateEstimatorMixin
+from dpgauss.density import GaussianDensityMixin
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.releases._center import (
     MEAN_SHARE,

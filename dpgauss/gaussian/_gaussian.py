@@ -16,7 +16,8 @@ from sklearn.base import BaseEstimator
 from dpgauss.accounting import split_cost
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
-from dpgauss.base import GaussianDensityMixin, PrivateEstimatorMixin
+from dpgauss.base import PrivateEstimatorMixin
+from dpgauss.density import GaussianDensityMixin
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.releases._box import box_offsets, check_bounds, public_box
 from dpgauss.releases._center import eigenvalue_floor
