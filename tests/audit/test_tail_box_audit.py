@@ -9,10 +9,11 @@ from, so the fit is rho-zCDP whatever the far row is. The canary maps the
 rows into the box without the clip and releases the final second moment of
 the unclipped rows: the far row then moves it by 1e24 / n.
 
-At d = 1 the choice before the spend always takes the diagonal release
-(audited in ``test_box_covariance_audit.py``); both audits here force the
-tail-sensitive plan by predicting it perfect. The choice reads public values
-only, so forcing it changes which releases run, not their privacy.
+At d = 1 the choice before the spend may take the diagonal release (at
+d = 2 it does: audited last here); the first two audits force the tail plan
+by predicting it perfect (the ``tail_plan`` fixture). The choice reads
+public values only, so forcing it changes which releases run, not their
+privacy.
 """
 
 import numpy as np
@@ -57,8 +58,8 @@ def _audit(n):
     return audit(*runs, n_samples=n, n_select=n // 2, delta=DELTA, random_state=9)
 
 
-@pytest.fixture(autouse=True)
-def _tail_plan(monkeypatch):
+@pytest.fixture
+def tail_plan(monkeypatch):
     def perfect(self, plan, n, d):
         return Prediction(0.0, 1.0, "frobenius")
 
@@ -76,6 +77,7 @@ def _unclipped_sums(X, center, radius, with_outer=True, trace_bits=None):
 
 
 @pytest.mark.filterwarnings("ignore::dpgauss.exceptions.UtilityWarning")
+@pytest.mark.usefixtures("tail_plan")
 def test_tail_release_in_box_units_keeps_its_claim_with_a_far_row():
     est = TailSensitiveCovariance(
         rho=RHO, bounds=(-1.0, 1.0), center=False, on_useless="warn"
@@ -86,8 +88,59 @@ def test_tail_release_in_box_units_keeps_its_claim_with_a_far_row():
 
 
 @pytest.mark.filterwarnings("ignore::dpgauss.exceptions.UtilityWarning")
+@pytest.mark.usefixtures("tail_plan")
 def test_canary_an_unclipped_box_is_caught_by_the_tail_audit(monkeypatch):
     monkeypatch.setattr("dpgauss.covariance._tail_sensitive.box_rows", _unclipped)
     monkeypatch.setattr("dpgauss.releases._adaptive.clipped_sums", _unclipped_sums)
     result = _audit(600)
     assert result.epsilon_lower > CLAIM, result
+
+
+# -- the diagonal release the box path falls back to (pure DP) -------------------
+# At d = 2 and n = 50 the choice takes it: the same audit as
+# PrivateCovariance's diagonal release, through TailSensitiveCovariance. The
+# first row's first coordinate moves from -1e12 (z = -1) to 1e12 (z = 1): the
+# mean moves by 2/n, against the release's l1 sensitivity 9 d/(4n).
+EPSILON = 1.0
+
+
+def _rows2(first):
+    X = np.full((N, 2), 0.5)
+    X[: N // 2] = -0.5
+    X[0, 0] = first
+    return X
+
+
+def _diagonal_runner(X):
+    est = TailSensitiveCovariance(
+        epsilon=EPSILON, bounds=(-1.0, 1.0), on_useless="warn"
+    )
+
+    def run(n, rng):
+        return np.array(
+            [est.set_params(random_state=rng).fit(X).location_[0] for _ in range(n)]
+        )
+
+    return run
+
+
+def _diagonal_audit(n):
+    runs = [_diagonal_runner(_rows2(first)) for first in (-1e12, 1e12)]
+    return audit(*runs, n_samples=n, n_select=n // 2, random_state=10)
+
+
+@pytest.mark.filterwarnings("ignore::dpgauss.exceptions.UtilityWarning")
+def test_diagonal_fallback_keeps_its_claim_with_a_far_row():
+    est = TailSensitiveCovariance(epsilon=EPSILON, bounds=(-1.0, 1.0))
+    assert est.set_params(on_useless="warn").fit(_rows2(1e12)).method_ == "diagonal"
+    result = _diagonal_audit(2000)
+    assert result.epsilon_lower <= EPSILON, result
+
+
+@pytest.mark.filterwarnings("ignore::dpgauss.exceptions.UtilityWarning")
+def test_canary_an_unclipped_box_is_caught_by_the_diagonal_fallback_audit(
+    monkeypatch,
+):
+    monkeypatch.setattr("dpgauss.covariance._tail_sensitive.box_rows", _unclipped)
+    result = _diagonal_audit(600)
+    assert result.epsilon_lower > EPSILON, result
