@@ -80,6 +80,32 @@ from dpgauss.utils._sklearn_compat import HasMethods, Interval, StrOptions
 __all__ = ["SubsampleAggregate"]
 
 
+_MAX_FLOAT = float(np.finfo(np.float64).max)
+#: The default public bound on a Euclidean statistic's entries: far above a
+#: fitted model's coefficients or a mean in the units data are usually kept in,
+#: far below where a search gone astray lands.
+DEFAULT_BOUND = 1e6
+
+
+def bounded_statistic(value, bound, psd=False):
+    """``value`` within the public ``bound``: post-processing of a release.
+
+    Euclidean: the entrywise projection onto ``[-bound, bound]`` (NaN, which a
+    release never gives, to 0). PSD: the matrix times ``min(1, bound / max|v|)``,
+    a positive multiple, so it stays symmetric positive semi-definite. Either
+    reads only the released value and the public bound, so the output is as
+    private as the release, and it lies within ``bound`` for every noise draw.
+    """
+    value = np.nan_to_num(np.asarray(value, dtype=np.float64), nan=0.0)
+    if not psd:
+        return np.clip(value, -bound, bound)
+    value = np.clip(value, -_MAX_FLOAT, _MAX_FLOAT)
+    top = float(np.max(np.abs(value), initial=0.0))
+    if top <= bound:
+        return value
+    return value * (bound / top)
+
+
 class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
     """A differentially private version of any estimator, by subsample and aggregate.
 
@@ -118,6 +144,15 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         neighbour radius tau, or "auto" for sparse vector over a geometric grid
         (for "psd", tau is relative: neighbours satisfy
         ``A / (1 + tau) <= B <= (1 + tau) A``).
+    bound : float or None, default=None
+        A public bound on the statistic's entries; None: 1e6 for "euclidean",
+        1e140 for "psd" (whose aggregate is scale-free). The released aggregate (and
+        the released median ``center_``) is projected into ``[-bound, bound]``
+        entrywise ("euclidean"), or scaled down to entries within it ("psd":
+        a positive multiple stays positive semi-definite). Post-processing of
+        the release, so it costs nothing; it keeps every noise draw (a search
+        gone astray, a tiny budget) within a public scale. Statistics that
+        are legitimately larger need a larger bound (at most 1e140).
     output_shape : tuple of int or None, default=None
         The shape of ``statistic`` (public). None: read from a fit on a public
         probe (standard normal rows; for a classifier, two classes, or
@@ -246,6 +281,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
             Interval(numbers.Real, 0, None, closed="neither"),
             StrOptions({"auto"}),
         ],
+        "bound": [Interval(numbers.Real, 0, MAX_RADIUS, closed="right"), None],
         "output_shape": [tuple, None],
         "classes": ["array-like", None],
     }
@@ -259,6 +295,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         space="euclidean",
         n_groups="auto",
         radius="auto",
+        bound=None,
         output_shape=None,
         classes=None,
         rho=None,
@@ -274,6 +311,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         self.space = space
         self.n_groups = n_groups
         self.radius = radius
+        self.bound = bound
         self.output_shape = output_shape
         self.classes = classes
         self.rho = rho
@@ -439,6 +477,10 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         finally:
             if collecting:
                 gc.enable()
+        bound = self._bound()
+        value = bounded_statistic(value, bound, self.space == "psd")
+        if center is not None:
+            center = bounded_statistic(center, bound, False)
         out = {
             "statistic_": np.asarray(value).reshape(shape),
             "estimator_": assemble(
@@ -457,6 +499,12 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
             "sensitivity_": float(sens),
         }
         return out
+
+    def _bound(self):
+        """The public bound on the released entries (see ``bound``)."""
+        if self.bound is not None:
+            return float(self.bound)
+        return MAX_RADIUS if self.space == "psd" else DEFAULT_BOUND
 
     # -- aggregators ------------------------------------------------------------------
     def _winsorized(self, Y, k, plan, rng):
