@@ -48,8 +48,10 @@ from dpgauss.accounting import ApproxDP
 from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.ensemble._group_fits import (
+    DEFAULT_BOUND,
     assemble,
     attribute_names,
+    bounded_statistic,
     call_released,
     group_candidates,
     probe_shape,
@@ -65,6 +67,7 @@ from dpgauss.ensemble._psd_aggregate import (
     matrix_size,
     psd_entries,
     psd_populous_mean,
+    psd_useless_reason,
 )
 from dpgauss.mechanisms._checks import (
     MAX_RADIUS,
@@ -78,32 +81,6 @@ from dpgauss.releases._winsorized import (
 from dpgauss.utils._sklearn_compat import HasMethods, Interval, StrOptions
 
 __all__ = ["SubsampleAggregate"]
-
-
-_MAX_FLOAT = float(np.finfo(np.float64).max)
-#: The default public bound on a Euclidean statistic's entries: far above a
-#: fitted model's coefficients or a mean in the units data are usually kept in,
-#: far below where a search gone astray lands.
-DEFAULT_BOUND = 1e6
-
-
-def bounded_statistic(value, bound, psd=False):
-    """``value`` within the public ``bound``: post-processing of a release.
-
-    Euclidean: the entrywise projection onto ``[-bound, bound]`` (NaN, which a
-    release never gives, to 0). PSD: the matrix times ``min(1, bound / max|v|)``,
-    a positive multiple, so it stays symmetric positive semi-definite. Either
-    reads only the released value and the public bound, so the output is as
-    private as the release, and it lies within ``bound`` for every noise draw.
-    """
-    value = np.nan_to_num(np.asarray(value, dtype=np.float64), nan=0.0)
-    if not psd:
-        return np.clip(value, -bound, bound)
-    value = np.clip(value, -_MAX_FLOAT, _MAX_FLOAT)
-    top = float(np.max(np.abs(value), initial=0.0))
-    if top <= bound:
-        return value
-    return value * (bound / top)
 
 
 class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
@@ -368,11 +345,17 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
     def _check_utility(self, plan, data):
         """Refuse (or warn, per ``on_useless``) when the groups are predicted
         too small or too few (:func:`~dpgauss.ensemble._group_plan.useless_reason`).
+        With ``space="psd"``, also when the test is predicted to fail on
+        public probe groups
+        (:func:`~dpgauss.ensemble._psd_aggregate.psd_useless_reason`).
 
         Computed from public values only (n, d, k, the plan's costs, the
         statistic's shape), before anything is spent: not a release.
         """
-        reason = useless_reason(self, plan, data, self._groups(data, plan.total))
+        k = self._groups(data, plan.total)
+        reason = useless_reason(self, plan, data, k)
+        if reason is None and self.space == "psd":
+            reason = psd_useless_reason(self, plan, data, k)
         if reason is not None:
             report_useless(self, reason)
 

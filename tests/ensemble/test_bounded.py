@@ -9,8 +9,10 @@ from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.naive_bayes import GaussianNB
 from sklearn.svm import LinearSVC
 
+from dpgauss import PrivacyBudget
 from dpgauss.ensemble import SubsampleAggregate
-from dpgauss.ensemble._subsample import DEFAULT_BOUND, bounded_statistic
+from dpgauss.ensemble._group_fits import DEFAULT_BOUND, bounded_statistic
+from dpgauss.exceptions import UselessFitError
 
 
 def _fit(est, X, y):
@@ -107,3 +109,24 @@ def test_a_wrapped_classifier_predicts_with_its_public_classes(estimator, statis
     pred = est.predict(X)
     assert set(np.unique(pred)) <= {0, 1}
     assert (pred == y).mean() > 0.8
+
+
+def test_psd_auto_radius_predicted_to_fail_is_refused_before_the_spend():
+    # 800 groups of 100 rows in 2 dimensions at epsilon 4: the largest useful
+    # radius (0.354) holds about 60% of pairs of clean group covariances, the
+    # test needs 90%; it failed after the charge in every fit.
+    X = np.random.default_rng(0).standard_normal((80_000, 2))
+    budget = PrivacyBudget(epsilon=10.0, delta=1e-2)
+    est = SubsampleAggregate(
+        EmpiricalCovariance(),
+        statistic="covariance_",
+        aggregator="populous",
+        space="psd",
+        epsilon=4.0,
+        delta=1e-6,
+        n_groups=800,
+        budget=budget,
+    )
+    with pytest.raises(UselessFitError, match="neighbours"):
+        est.fit(X)
+    assert budget.ledger() == []
