@@ -24,7 +24,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpgauss.discriminant_analysis._base import DiscriminantMixin
 from dpgauss.mechanisms._releases import second_moment_mechanism
-from dpgauss.releases._classes import class_covariance
+from dpgauss.releases._classes import class_covariance, class_variances
 from dpgauss.utils._docstring import fill_doc
 
 __all__ = ["PrivateLinearDiscriminantAnalysis"]
@@ -157,14 +157,19 @@ class PrivateLinearDiscriminantAnalysis(
     ZCDP(rho=1.0)
     """
 
-    _RELEASES = ("class_counts", "class_sums", "second_moment")
-    _SHARES = (0.05, 0.55, 0.4)
+    _RELEASES = {
+        "full": ("class_counts", "class_sums", "second_moment"),
+        "diag": ("class_counts", "class_sums", "pooled_squares"),
+    }
+    _SHARES = {"full": (0.05, 0.55, 0.4), "diag": (0.1, 0.6, 0.3)}
 
     def __init__(
         self,
         classes=None,
         *,
         data_norm=None,
+        bounds=None,
+        covariance_type="auto",
         location=None,
         clipping="adaptive",
         priors=None,
@@ -178,6 +183,8 @@ class PrivateLinearDiscriminantAnalysis(
     ):
         self.classes = classes
         self.data_norm = data_norm
+        self.bounds = bounds
+        self.covariance_type = covariance_type
         self.location = location
         self.clipping = clipping
         self.priors = priors
@@ -196,19 +203,30 @@ class PrivateLinearDiscriminantAnalysis(
         return {"second_moment": second_moment}
 
     def _fit_releases(self, data, plan, rng):
-        X = data.X
-        n = X.shape[0]
-        parts = self._release_classes(data, plan, rng, outer="pooled")
+        n, d = data.n, data.d
+        diag = self._moment_name(plan) == "pooled_squares"
+        outer = "pooled_squares" if diag else "pooled"
+        parts = self._release_classes(data, plan, rng, outer=outer)
         radius = parts["radius"]
-        mech = plan.calibrate("second_moment", radius=radius)
-        released = mech.randomise(parts["moments"] / n, rng)
         offsets = parts["offsets"]
         weights = parts["sizes"] / float(n)
         weights = weights / max(1.0, float(np.sum(weights)))
-        between = (offsets.T * weights) @ offsets
-        values, vectors = class_covariance(
-            mech, released, radius * radius, 1.0, between, self.shrinkage
-        )
+        if diag:
+            mech = plan.calibrate("pooled_squares", radius=radius)
+            released = mech.randomise(parts["moments"] / n, rng)
+            between = weights @ (offsets * offsets)
+            values = class_variances(
+                released, 1.0, between, mech.sd(d), radius * radius, self.shrinkage
+            )
+            vectors = np.eye(d)
+        else:
+            mech = plan.calibrate("second_moment", radius=radius)
+            released = mech.randomise(parts["moments"] / n, rng)
+            between = (offsets.T * weights) @ offsets
+            values, vectors = class_covariance(
+                mech, released, radius * radius, 1.0, between, self.shrinkage
+            )
+        values, vectors = self._box_spectrum(values, vectors)
         covariance = (vectors * values) @ vectors.T
         # Sigma^-1 m_k from the eigendecomposition (values > 0 for every draw).
         solved = ((offsets @ vectors) / values) @ vectors.T
@@ -219,6 +237,11 @@ class PrivateLinearDiscriminantAnalysis(
             + np.log(parts["priors"])
             - coef @ location
         )
+        box = self._box(d)
+        if box is not None:  # z = (x - c) / h: the same rule on x (free)
+            coef = coef / box[1]
+            intercept = intercept - coef @ box[0]
+            covariance = covariance * np.outer(box[1], box[1])
         if parts["classes"].size == 2:
             coef = coef[1:] - coef[:1]
             intercept = intercept[1:] - intercept[:1]

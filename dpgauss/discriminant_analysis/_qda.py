@@ -21,7 +21,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpgauss.discriminant_analysis._base import DiscriminantMixin
-from dpgauss.releases._classes import class_covariance
+from dpgauss.releases._classes import class_covariance, class_variances
 from dpgauss.releases._groups import labelled_moment_mechanism
 from dpgauss.utils._docstring import fill_doc
 
@@ -148,14 +148,19 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
     ZCDP(rho=1.0)
     """
 
-    _RELEASES = ("class_counts", "class_sums", "class_second_moments")
-    _SHARES = (0.05, 0.45, 0.5)
+    _RELEASES = {
+        "full": ("class_counts", "class_sums", "class_second_moments"),
+        "diag": ("class_counts", "class_sums", "class_squares"),
+    }
+    _SHARES = {"full": (0.05, 0.45, 0.5), "diag": (0.1, 0.5, 0.4)}
 
     def __init__(
         self,
         classes=None,
         *,
         data_norm=None,
+        bounds=None,
+        covariance_type="auto",
         location=None,
         clipping="adaptive",
         priors=None,
@@ -169,6 +174,8 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
     ):
         self.classes = classes
         self.data_norm = data_norm
+        self.bounds = bounds
+        self.covariance_type = covariance_type
         self.location = location
         self.clipping = clipping
         self.priors = priors
@@ -187,27 +194,46 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
         return {"class_second_moments": class_second_moments}
 
     def _fit_releases(self, data, plan, rng):
-        X = data.X
-        n = X.shape[0]
-        parts = self._release_classes(data, plan, rng, outer="per_class")
+        n, d = data.n, data.d
+        diag = self._moment_name(plan) == "class_squares"
+        outer = "squares" if diag else "per_class"
+        parts = self._release_classes(data, plan, rng, outer=outer)
         radius = parts["radius"]
         K = parts["classes"].size
-        mech = plan.calibrate("class_second_moments", radius=radius)
-        # The diagonal blocks of the block-diagonal release, drawn without
-        # forming the (K d) x (K d) matrix (randomise_blocks).
-        released = mech.randomise_blocks(parts["moments"] / n, rng)
+        if diag:
+            mech = plan.calibrate("class_squares", radius=radius)
+            flat = mech.randomise((parts["moments"] / n).ravel(), rng)
+            released = np.asarray(flat).reshape(K, d)
+            sd = mech.sd(K * d)
+        else:
+            mech = plan.calibrate("class_second_moments", radius=radius)
+            # The diagonal blocks of the block-diagonal release, drawn without
+            # forming the (K d) x (K d) matrix (randomise_blocks).
+            released = mech.randomise_blocks(parts["moments"] / n, rng)
+        box = self._box(d)
         covariances, rotations, scalings = [], [], []
         for k in range(K):
             m = parts["offsets"][k]
-            values, vectors = class_covariance(
-                mech,
-                released[k],
-                radius * radius,
-                n / parts["sizes"][k],
-                np.outer(m, m),
-                self.shrinkage,
-            )
-            covariances.append((vectors * values) @ vectors.T)
+            scale = n / parts["sizes"][k]
+            if diag:
+                values = class_variances(
+                    released[k], scale, m * m, sd, radius * radius, self.shrinkage
+                )
+                vectors = np.eye(d)
+            else:
+                values, vectors = class_covariance(
+                    mech,
+                    released[k],
+                    radius * radius,
+                    scale,
+                    np.outer(m, m),
+                    self.shrinkage,
+                )
+            values, vectors = self._box_spectrum(values, vectors)
+            covariance = (vectors * values) @ vectors.T
+            if box is not None:  # the public map back (post-processing)
+                covariance = covariance * np.outer(box[1], box[1])
+            covariances.append(covariance)
             rotations.append(vectors)
             scalings.append(values)
         return {
@@ -221,9 +247,18 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         d = X.shape[1]
+        means = self.means_
+        box = self._box(d)
+        if box is not None:
+            # The rotations and scalings are in box units: the densities of
+            # z = (x - c) / h differ from those of x by the same factor for
+            # every class, so the posteriors are the same.
+            with np.errstate(all="ignore"):
+                X = (X - box[0]) / box[1]
+                means = (means - box[0]) / box[1]
         scores = []
         for k in range(self.classes_.size):
-            offsets = (X - self.means_[k]) @ self.rotations_[k]
+            offsets = (X - means[k]) @ self.rotations_[k]
             distances = np.sum(offsets * offsets / self.scalings_[k], axis=1)
             logdet = float(np.sum(np.log(self.scalings_[k])))
             scores.append(
