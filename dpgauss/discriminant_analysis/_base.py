@@ -44,6 +44,7 @@ from dpgauss.releases._classes import (
     project_ball,
     reference_error,
     reference_radius,
+    shrink_means,
 )
 from dpgauss.releases._groups import (
     count_mechanism,
@@ -329,7 +330,6 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
             "class_counts": K,
             "class_sums": K * d,
             "class_second_moments": K * d,
-            "class_squares": K * d,
         }
         for name, cost in zip(self._release_names(structure), costs, strict=True):
             if name == "radius":  # exponential mechanism: pure, at the same rho
@@ -370,7 +370,6 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
             "class_counts": count_mechanism,
             "class_sums": class_sums,
             "pooled_squares": squares(1),
-            "class_squares": squares(K),
         }
         factories.update(self._moment_factories(n, d, K, data_norm, partials))
         return factories
@@ -496,6 +495,7 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
             # Every box row lies in [-1, 1]^d, and so does every class mean:
             # the means are projected into the box (post-processing).
             offsets = np.clip(center + offsets, -1.0, 1.0) - center
+        offsets = shrink_means(offsets, sizes, mech.sd(K * d) * n / sizes)
         self._warn_if_clipped_away(
             noisy_sums.sum(axis=0), radius, mech.sd() * math.sqrt(K * d)
         )

@@ -150,9 +150,9 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
 
     _RELEASES = {
         "full": ("class_counts", "class_sums", "class_second_moments"),
-        "diag": ("class_counts", "class_sums", "class_squares"),
+        "diag": ("class_counts", "class_sums", "pooled_squares"),
     }
-    _SHARES = {"full": (0.05, 0.45, 0.5), "diag": (0.1, 0.5, 0.4)}
+    _SHARES = {"full": (0.05, 0.45, 0.5), "diag": (0.1, 0.6, 0.3)}
 
     def __init__(
         self,
@@ -195,16 +195,27 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
 
     def _fit_releases(self, data, plan, rng):
         n, d = data.n, data.d
-        diag = self._moment_name(plan) == "class_squares"
-        outer = "squares" if diag else "per_class"
+        diag = self._moment_name(plan) == "pooled_squares"
+        outer = "pooled_squares" if diag else "per_class"
         parts = self._release_classes(data, plan, rng, outer=outer)
         radius = parts["radius"]
         K = parts["classes"].size
         if diag:
-            mech = plan.calibrate("class_squares", radius=radius)
-            flat = mech.randomise((parts["moments"] / n).ravel(), rng)
-            released = np.asarray(flat).reshape(K, d)
-            sd = mech.sd(K * d)
+            # One pooled diagonal covariance for every class (per-class
+            # variances carry n / n_k times the noise).
+            mech = plan.calibrate("pooled_squares", radius=radius)
+            released = mech.randomise(parts["moments"] / n, rng)
+            offsets = parts["offsets"]
+            weights = parts["sizes"] / float(n)
+            weights = weights / max(1.0, float(np.sum(weights)))
+            pooled = class_variances(
+                released,
+                1.0,
+                weights @ (offsets * offsets),
+                mech.sd(d),
+                radius * radius,
+                self.shrinkage,
+            )
         else:
             mech = plan.calibrate("class_second_moments", radius=radius)
             # The diagonal blocks of the block-diagonal release, drawn without
@@ -216,10 +227,7 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
             m = parts["offsets"][k]
             scale = n / parts["sizes"][k]
             if diag:
-                values = class_variances(
-                    released[k], scale, m * m, sd, radius * radius, self.shrinkage
-                )
-                vectors = np.eye(d)
+                values, vectors = pooled, np.eye(d)
             else:
                 values, vectors = class_covariance(
                     mech,

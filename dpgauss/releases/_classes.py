@@ -90,6 +90,15 @@ REFERENCE_MAJORITY = 0.6
 USEFUL_SHARE = 0.9
 #: The 90% quantile of a standard normal (the reference rows' radius).
 _Z90 = 1.2815515655446004
+#: The share of the James-Stein shrinkage the class means get
+#: (:func:`shrink_means`). Full James-Stein minimises the means' squared
+#: error, but a classifier reads the deviations' directions, which keep signal
+#: below that threshold: on the real-data benchmark (LDA and QDA, pure epsilon
+#: 0.5-2 and rho 0.125 at n = 150-708) a quarter kept every median at or below
+#: the majority class's, as full James-Stein did, while keeping the accuracy
+#: the unshrunk means had where they beat it (anes96 at n = 708, epsilon 1:
+#: 0.11 against 0.12 with full shrinkage and 0.43 for the majority class).
+MEAN_SHRINKAGE = 0.25
 
 __all__ = [
     "REFERENCE_MAJORITY",
@@ -101,6 +110,7 @@ __all__ = [
     "covariance_error",
     "reference_error",
     "reference_radius",
+    "shrink_means",
     "encode_labels",
     "project_ball",
     "shrink_spectrum",
@@ -362,3 +372,41 @@ def reference_error(mean_sd, variance_share, d, n_classes):
         miss_b = float(ndtr((shift - half) / spread))
     error = (p * miss_a + q * miss_b) / (p + q)
     return Prediction(error, q / (p + q), "error rate")
+
+
+def shrink_means(offsets, sizes, noise_sd):
+    """Released class means shrunk towards their weighted average (free).
+
+    Each class's deviation ``u_k = m_k - m`` from the average ``m = sum_k w_k
+    m_k`` (weights the released sizes) is multiplied by a positive-part
+    James-Stein factor ``max(0, 1 - a (d - 2) s_k^2 / ||u_k||^2)``, ``a`` =
+    :data:`MEAN_SHRINKAGE`, ``s_k`` the public noise sd of one coordinate of
+    ``m_k`` (for d <= 2 the factor's ``d - 2`` is taken as 1/2, a milder
+    shrinkage). A deviation the
+    noise explains is pulled to the average, so the classifier falls back on
+    the priors (the majority class) where the means carry no signal, and a
+    deviation far above the noise is kept (factor near 1). Released and
+    public values only: post-processing.
+
+    Parameters
+    ----------
+    offsets : ndarray of shape (K, d)
+        The released class means (offsets from the clipping center).
+    sizes : ndarray of shape (K,)
+        The released class sizes (positive).
+    noise_sd : ndarray of shape (K,)
+        Each class mean's noise sd per coordinate.
+
+    Returns
+    -------
+    ndarray of shape (K, d)
+    """
+    d = offsets.shape[1]
+    weights = sizes / np.sum(sizes)
+    average = weights @ offsets
+    deviations = offsets - average
+    with np.errstate(all="ignore"):
+        norms = np.sum(deviations * deviations, axis=1)
+        factor = 1.0 - MEAN_SHRINKAGE * max(d - 2.0, 0.5) * noise_sd**2 / np.maximum(norms, 1e-300)
+    factor = np.clip(np.nan_to_num(factor, nan=0.0), 0.0, 1.0)
+    return average + factor[:, None] * deviations

@@ -125,18 +125,18 @@ def labelled_statistics(X, codes, n_groups, location, radius, outer):
         The public center c.
     radius : float
         The public radius B.
-    outer : {"pooled", "per_class", "squares", "pooled_squares", None}
+    outer : {"pooled", "per_class", "pooled_squares", None}
         Which second moments to sum: over every row, per group, their
-        diagonals per group or over every row, or none.
+        diagonal over every row, or none.
 
     Returns
     -------
     counts : ndarray of int64 of shape (K,)
     sums : ndarray of shape (K, d)
         Sums of the clipped offsets ``clip(x - c, B)`` of each group.
-    moments : ndarray of shape (d, d), (K, d, d), (K, d), (d,) or None
+    moments : ndarray of shape (d, d), (K, d, d), (d,) or None
         Sums of their outer products (pooled or per group), exactly symmetric,
-        or of their squares entry by entry (per group or pooled).
+        or of their squares entry by entry (pooled).
 
     Notes
     -----
@@ -184,8 +184,6 @@ def _block_labelled_statistics(X, codes, n_groups, location, radius, outer):
         moments = np.zeros((d, d))
     elif outer == "per_class":
         moments = np.zeros((n_groups, d, d))
-    elif outer == "squares":
-        moments = np.zeros((n_groups, d))
     elif outer == "pooled_squares":
         moments = np.zeros(d)
     else:
@@ -203,8 +201,6 @@ def _block_labelled_statistics(X, codes, n_groups, location, radius, outer):
                     sums[k] += rows.sum(axis=0)
                     if outer == "per_class":
                         moments[k] += rows.T @ rows
-                    elif outer == "squares":
-                        moments[k] += (rows * rows).sum(axis=0)
             if outer == "pooled":
                 moments += y.T @ y
             elif outer == "pooled_squares":
