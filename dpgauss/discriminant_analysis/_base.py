@@ -23,27 +23,22 @@ from dpgauss.accounting import split_cost
 from dpgauss.accounting._costs import as_pure, kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
+from dpgauss.discriminant_analysis._choice import PlanChoiceMixin
 from dpgauss.exceptions import UtilityWarning
-from dpgauss.releases._box import box_offsets, check_bounds, public_box
-from dpgauss.releases._diagonal import BOX_FILL
 from dpgauss.mechanisms._checks import (
     MIN_RADIUS,
     check_radius,
     check_release,
 )
 from dpgauss.mechanisms._releases import mean_mechanism
+from dpgauss.releases._box import box_offsets, check_bounds, public_box
 from dpgauss.releases._classes import (
     RADIUS_GRID,
     RADIUS_QUANTILE,
-    REFERENCE_MAJORITY,
-    USEFUL_SHARE,
     _radius_mechanism,
     check_classes,
-    covariance_error,
     encode_labels,
     project_ball,
-    reference_error,
-    reference_radius,
     shrink_means,
 )
 from dpgauss.releases._groups import (
@@ -52,7 +47,6 @@ from dpgauss.releases._groups import (
     labelled_statistics,
     labelled_sum_mechanism,
 )
-from dpgauss.releases._prediction import report_useless
 from dpgauss.utils._leak import caller_stacklevel, warn_if_scored_in_search
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from dpgauss.utils._sums import (
@@ -73,7 +67,7 @@ ADAPTIVE_SHARE = 0.05
 __all__ = ["DiscriminantMixin"]
 
 
-class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
+class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin):
     """Shared parameters, validation, the count and sum releases, and prediction.
 
     Subclasses set ``_RELEASES`` and ``_SHARES`` (each covariance type's
@@ -210,96 +204,6 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
     def _release_names(self, structure="full"):
         adaptive = ("center", "radius") if self.clipping == "adaptive" else ()
         return (*adaptive, *self._RELEASES[structure])
-
-    def _build_plan(self, total, data):
-        self._location(data.d)
-        return self._plan(total, data, self._structure(total, data))
-
-    def _structure(self, total, data):
-        """``"full"`` or ``"diag"``: ``covariance_type``, or for ``"auto"``
-        the one whose within-class covariance is predicted the smaller
-        Frobenius error on the reference rows
-        (:func:`~dpgauss.releases._classes.covariance_error`, mechanisms at
-        the reference radius). Public values only, before the spend; priced
-        without n, the full plan."""
-        if self.covariance_type != "auto":
-            return self.covariance_type
-        if data.n is None:
-            return "full"
-        errors = {}
-        for structure in ("full", "diag"):
-            plan = self._plan(total, data, structure)
-            errors[structure] = self._covariance_error(plan, data.d)[0]
-        return "diag" if errors["diag"] <= errors["full"] else "full"
-
-    def _reference(self, plan, d):
-        """The reference radius and each class release built at it."""
-        radius = reference_radius(self._norm(d), d, self.clipping == "adaptive")
-        built = {}
-        for release in plan.releases():
-            if release.name in self._class_release_names(plan):
-                built[release.name] = release.build(radius=radius)
-        return radius, built
-
-    @staticmethod
-    def _class_release_names(plan):
-        return [
-            r.name
-            for r in plan.releases()
-            if r.name not in ("center", "radius", "class_counts")
-        ]
-
-    def _moment_name(self, plan):
-        return self._class_release_names(plan)[-1]
-
-    def _covariance_error(self, plan, d):
-        """Predicted Frobenius error of the plan's within-class covariance on
-        the reference rows (its noisiest class for per-class releases), and
-        the reference covariance's norm."""
-        radius, built = self._reference(plan, d)
-        name = self._moment_name(plan)
-        kind = "diag" if name.endswith("squares") else "full"
-        K = check_classes(self.classes, type(self).__name__).size
-        share = 1.0
-        if name not in ("second_moment", "pooled_squares"):  # its smaller class
-            share = 1.0 - REFERENCE_MAJORITY if K == 2 else 1.0 / K
-        return covariance_error(built[name], d, self._norm(d), kind, share)
-
-    def _predict_error(self, plan, data, mechanisms):
-        """The reference problem's predicted error and the majority class's
-        (:func:`~dpgauss.releases._classes.reference_error`), from the plan's
-        mechanisms at the reference radius. Public values only."""
-        if data.n is None:
-            return None
-        d = data.d
-        K = check_classes(self.classes, type(self).__name__).size
-        radius, built = self._reference(plan, d)
-        spread = math.sqrt(BOX_FILL) * self._norm(d) / math.sqrt(d)
-        mean_sd = built["class_sums"].sd(K * d) / spread
-        error, norm = self._covariance_error(plan, d)
-        return reference_error(mean_sd, error / norm, d, K)
-
-    def _check_utility(self, plan, data):
-        """Refuse (or warn, per ``on_useless``) before the spend when the
-        reference problem's predicted error is above USEFUL_SHARE of the
-        majority class's."""
-        prediction = data.prediction
-        if prediction is None or prediction.error <= USEFUL_SHARE * prediction.baseline:
-            return
-        owner = type(self).__name__
-        report_useless(
-            self,
-            f"{owner}: with n={data.n}, d={data.d}, {len(self._classes_or())} "
-            f"classes and {plan.total}, the released class means are predicted "
-            "too noisy to beat the majority class (on a reference problem whose "
-            "classes lie 2 within-class standard deviations apart: error "
-            f"{prediction.error:.3g} against {prediction.baseline:.3g}). Use a "
-            "larger budget, more rows, fewer features, tighter bounds or "
-            "data_norm, or covariance_type='diag'.",
-        )
-
-    def _classes_or(self):
-        return check_classes(self.classes, type(self).__name__)
 
     def _plan(self, total, data, structure):
         n, d = data.n, data.d

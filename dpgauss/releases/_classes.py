@@ -108,11 +108,11 @@ __all__ = [
     "class_covariance",
     "class_variances",
     "covariance_error",
+    "encode_labels",
+    "project_ball",
     "reference_error",
     "reference_radius",
     "shrink_means",
-    "encode_labels",
-    "project_ball",
     "shrink_spectrum",
 ]
 
@@ -407,6 +407,7 @@ def shrink_means(offsets, sizes, noise_sd):
     deviations = offsets - average
     with np.errstate(all="ignore"):
         norms = np.sum(deviations * deviations, axis=1)
-        factor = 1.0 - MEAN_SHRINKAGE * max(d - 2.0, 0.5) * noise_sd**2 / np.maximum(norms, 1e-300)
+        noise = MEAN_SHRINKAGE * max(d - 2.0, 0.5) * noise_sd**2
+        factor = 1.0 - noise / np.maximum(norms, 1e-300)
     factor = np.clip(np.nan_to_num(factor, nan=0.0), 0.0, 1.0)
     return average + factor[:, None] * deviations

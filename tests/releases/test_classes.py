@@ -4,7 +4,6 @@ the released class statistics."""
 
 import numpy as np
 import pytest
-
 from scipy.stats import norm
 
 from dpgauss.accounting import ZCDP, PureDP
