@@ -50,8 +50,21 @@ class PrivateLinearDiscriminantAnalysis(
         labels.
     data_norm : float, default=None
         Public bound on the l2 norm of ``x - location``; rows are clipped to
-        it. Required, from domain knowledge (for pixels in [0, 1], ``sqrt(d)``;
-        for standardised features, a few times ``sqrt(d)``).
+        it. Give it or ``bounds``, from domain knowledge (for pixels in [0, 1],
+        ``sqrt(d)``; for standardised features, a few times ``sqrt(d)``).
+    bounds : pair (lower, upper) of float or array-like, default=None
+        A public box, one pair per feature or scalars (instead of
+        ``data_norm`` and ``location``): rows are mapped to the unit box,
+        ``clip((x - c) / h, -1, 1)`` with the box's center c and half-widths
+        h, released in those units (clipping ball of radius ``sqrt(d)``) and
+        mapped back for free; the means are projected into the box and the
+        variances capped by it.
+    covariance_type : {"auto", "full", "diag"}, default="auto"
+        "full" releases a second moment (the full covariance); "diag" the
+        pooled squares, for one shared diagonal covariance (much less noise
+        per entry under pure DP). "auto" takes the one predicted the smaller
+        covariance error before the spend, from n, d, the budget and the
+        bound (public values).
     location : array-like of shape (n_features,) or float, default=None
         Public center of the clipping ball (None: the origin).
     clipping : {"adaptive", "fixed"}, default="adaptive"
@@ -115,7 +128,7 @@ class PrivateLinearDiscriminantAnalysis(
     **Privacy.** rho-zCDP (or pure epsilon-DP with ``epsilon`` alone; or
     (epsilon, delta)-DP through the largest rho that implies it) with respect
     to replacing one row, its label included: a changed row may leave one
-    class and join another. Public: ``classes``, ``data_norm``,
+    class and join another. Public: ``classes``, ``data_norm``, ``bounds``,
     ``location``, ``priors``, n, d and every other parameter. Rows become
     ``clip(x - location, B)``. The releases are planned and charged before any data are
     read. With ``clipping="adaptive"`` two come first (5% of the cost
@@ -131,9 +144,18 @@ class PrivateLinearDiscriminantAnalysis(
       ``2B/n`` (l1 ``2 sqrt(d) B / n``);
     * ``second_moment``, ``(1/n) sum_i y_i y_i^T`` over every class: Frobenius
       ``sqrt(2) B^2 / n``;
+    * or, in the diagonal plan (10%, 60% and 30%), ``pooled_squares``, the
+      d-vector ``(1/n) sum_i y_i o y_i``: l1 ``2 B^2 / n``, l2 ``sqrt(2) B^2
+      / n``;
 
     each with the summation's rounding term (proofs in
-    :mod:`dpgauss.discriminant_analysis._base`). The means, priors,
+    :mod:`dpgauss.releases._groups`). With ``bounds`` the rows are first
+    mapped into the unit box (each from its own row and the public box), B is
+    ``sqrt(d)`` and ``location`` the box's center. The plan
+    (``covariance_type="auto"``) and the refusal before the spend (a fit
+    predicted no better than the majority class on a public reference problem
+    raises :class:`~dpgauss.exceptions.UselessFitError` with
+    ``on_useless="raise"``) read public values only. The means, priors,
     covariance and classifier are post-processing, and so are ``predict``,
     ``predict_proba`` and ``decision_function`` (applied to private rows,
     their outputs are of course not private); ``score`` reads its rows and is
@@ -155,6 +177,20 @@ class PrivateLinearDiscriminantAnalysis(
     0.93
     >>> clf.privacy_spent_
     ZCDP(rho=1.0)
+
+    With a public box under pure DP, and one pooled diagonal covariance:
+
+    >>> clf = PrivateLinearDiscriminantAnalysis(
+    ...     classes=[0, 1],
+    ...     bounds=(-5.0, 5.0),
+    ...     covariance_type="diag",
+    ...     epsilon=1.0,
+    ...     random_state=0,
+    ... ).fit(X, y)
+    >>> bool(np.all(clf.covariance_ == np.diag(np.diag(clf.covariance_))))
+    True
+    >>> round(clf.score(X, y), 2)
+    0.93
     """
 
     _RELEASES = {

@@ -48,7 +48,20 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
         labels.
     data_norm : float, default=None
         Public bound B on the l2 norm of ``x - location``; rows are clipped to
-        it. Required, from domain knowledge.
+        it. Give it or ``bounds``, from domain knowledge.
+    bounds : pair (lower, upper) of float or array-like, default=None
+        A public box, one pair per feature or scalars (instead of
+        ``data_norm`` and ``location``): rows are mapped to the unit box,
+        ``clip((x - c) / h, -1, 1)`` with the box's center c and half-widths
+        h, released in those units (clipping ball of radius ``sqrt(d)``) and
+        mapped back for free; the means are projected into the box and the
+        variances capped by it.
+    covariance_type : {"auto", "full", "diag"}, default="auto"
+        "full" releases a second moment (the full covariance); "diag" the
+        pooled squares, for one shared diagonal covariance (much less noise
+        per entry under pure DP). "auto" takes the one predicted the smaller
+        covariance error before the spend, from n, d, the budget and the
+        bound (public values).
     location : array-like of shape (n_features,) or float, default=None
         Public center of the clipping ball (None: the origin).
     clipping : {"adaptive", "fixed"}, default="adaptive"
@@ -90,7 +103,9 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
     covariance_ : ndarray of shape (n_classes, n_features, n_features)
         Released class covariances (positive definite).
     rotations_ : list of ndarray of shape (n_features, n_features)
-        Eigenvectors of each class covariance.
+        Eigenvectors of each class covariance (with ``bounds``, of the
+        covariance in box units, ``covariance_[k] / outer(h, h)``: the
+        posteriors are the same and need no data-unit decomposition).
     scalings_ : list of ndarray of shape (n_features,)
         Its eigenvalues (positive).
     n_features_in_ : int
@@ -110,7 +125,8 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
     **Privacy.** rho-zCDP (or pure epsilon-DP with ``epsilon`` alone; or
     (epsilon, delta)-DP through the largest rho that implies it) with respect
     to replacing one row, its label included. Public: ``classes``,
-    ``data_norm``, ``location``, ``priors``, n, d and every other parameter.
+    ``data_norm``, ``bounds``, ``location``, ``priors``, n, d and every other
+    parameter.
     With ``clipping="adaptive"`` two releases come first (5% of the cost
     each): ``center``, the mean of the rows clipped to ``data_norm`` (l2
     sensitivity ``2 data_norm / n``), and ``radius``, a quantile of the rows'
@@ -124,9 +140,18 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
     * ``class_second_moments``, the K blocks ``(1/n) sum_{i in k} y_i
       y_i^T`` as one block-diagonal matrix: Frobenius ``sqrt(2) B^2 / n`` (l1
       over the upper triangle ``(d + 1) B^2 / n``);
+    * or, in the diagonal plan (10%, 60% and 30%), ``pooled_squares``, the
+      d-vector ``(1/n) sum_i y_i o y_i``: l1 ``2 B^2 / n``, l2 ``sqrt(2) B^2
+      / n`` (one shared diagonal covariance for every class);
 
     each with the summation's rounding term (proofs in
-    :mod:`dpgauss.discriminant_analysis._base`). Everything after is
+    :mod:`dpgauss.releases._groups`). With ``bounds`` the rows are first
+    mapped into the unit box (each from its own row and the public box), B is
+    ``sqrt(d)`` and ``location`` the box's center. The plan
+    (``covariance_type="auto"``) and the refusal before the spend (a fit
+    predicted no better than the majority class on a public reference problem
+    raises :class:`~dpgauss.exceptions.UselessFitError` with
+    ``on_useless="raise"``) read public values only. Everything after is
     post-processing; ``predict`` and ``predict_proba`` on private rows are not
     private outputs, and ``score`` reads its rows (it warns inside a search).
 

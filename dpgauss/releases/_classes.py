@@ -48,6 +48,15 @@ classes are public, ``e`` is the summation's relative rounding bound
   diagonal blocks' noise is drawn (``randomise_blocks``), the marginal of
   the full release: post-processing.
 
+* ``pooled_squares`` (the diagonal plan of both): the d-vector ``(1/n)
+  sum_i y_i o y_i``: l1 ``2 B^2 / n``, l2 ``sqrt(2) B^2 / n`` plus the
+  rounding (:func:`~dpgauss.releases._groups.labelled_square_mechanism`,
+  one group).
+
+With a public box the rows are first mapped into the unit box
+(:func:`~dpgauss.releases._box.box_offsets`, each from its own row), and B is
+``sqrt(d)`` (rounded up) around the box's center: the same bounds hold.
+
 Noise is the exact lattice Gaussian (zCDP) or Laplace (pure DP) of
 :mod:`dpgauss.mechanisms`; the costs are split once, in the plan. Everything
 after the releases (priors, means, covariances, the classifier) is
