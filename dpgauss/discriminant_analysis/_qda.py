@@ -21,7 +21,11 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpgauss.discriminant_analysis._base import DiscriminantMixin
-from dpgauss.releases._classes import class_covariance, class_variances
+from dpgauss.releases._classes import (
+    class_covariance,
+    class_variances,
+    pool_spectra,
+)
 from dpgauss.releases._groups import labelled_moment_mechanism
 from dpgauss.utils._docstring import fill_doc
 
@@ -247,21 +251,28 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
             # forming the (K d) x (K d) matrix (randomise_blocks).
             released = mech.randomise_blocks(parts["moments"] / n, rng)
         box = self._box(d)
-        covariances, rotations, scalings = [], [], []
+        spectra = []
         for k in range(K):
             m = parts["offsets"][k]
             scale = n / parts["sizes"][k]
             if diag:
-                values, vectors = pooled, np.eye(d)
+                spectra.append((pooled, np.eye(d)))
             else:
-                values, vectors = class_covariance(
-                    mech,
-                    released[k],
-                    radius * radius,
-                    scale,
-                    np.outer(m, m),
-                    self.shrinkage,
+                spectra.append(
+                    class_covariance(
+                        mech,
+                        released[k],
+                        radius * radius,
+                        scale,
+                        np.outer(m, m),
+                        self.shrinkage,
+                    )
                 )
+        if not diag and self.shrinkage == "auto":
+            noise = [math.sqrt(d) * mech.sd() * n / size for size in parts["sizes"]]
+            spectra = pool_spectra(spectra, parts["sizes"], noise)
+        covariances, rotations, scalings = [], [], []
+        for values, vectors in spectra:
             values, vectors = self._box_spectrum(values, vectors)
             covariance = (vectors * values) @ vectors.T
             if box is not None:  # the public map back (post-processing)

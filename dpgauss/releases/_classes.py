@@ -118,6 +118,7 @@ __all__ = [
     "class_variances",
     "covariance_error",
     "encode_labels",
+    "pool_spectra",
     "project_ball",
     "reference_error",
     "reference_radius",
@@ -420,3 +421,47 @@ def shrink_means(offsets, sizes, noise_sd):
         factor = 1.0 - noise / np.maximum(norms, 1e-300)
     factor = np.clip(np.nan_to_num(factor, nan=0.0), 0.0, 1.0)
     return average + factor[:, None] * deviations
+
+
+def pool_spectra(spectra, sizes, noise):
+    """Class covariances shrunk towards their pooled covariance (free).
+
+    Each class covariance ``C_k`` (its spectrum) becomes ``(1 - a_k) C_k + a_k
+    C``, ``C = sum_k w_k C_k`` with the released sizes as weights, and ``a_k
+    = eta_k / (eta_k + mean eigenvalue of C_k)``, ``eta_k`` the public
+    spectral noise level of class k's release (``sqrt(d)`` times its entry
+    sd, scaled by ``n / n_k``): a class whose covariance the noise swamps
+    takes the pooled one (the linear discriminant's), one with a clear
+    covariance keeps its own. A class covariance inflated by noise would
+    otherwise claim every row far from all means. Released and public values
+    only; positive definite in, positive definite out.
+
+    Parameters
+    ----------
+    spectra : list of (ndarray of shape (d,), ndarray of shape (d, d))
+        Each class covariance's positive eigenvalues and eigenvectors.
+    sizes : ndarray of shape (K,)
+        The released class sizes (positive).
+    noise : sequence of float
+        Each class's spectral noise level ``eta_k``.
+
+    Returns
+    -------
+    list of (ndarray, ndarray)
+        The shrunk spectra, eigenvalues positive.
+    """
+    weights = np.asarray(sizes, dtype=np.float64) / float(np.sum(sizes))
+    covs = [(vectors * values) @ vectors.T for values, vectors in spectra]
+    pooled = sum(w * c for w, c in zip(weights, covs, strict=True))
+    out = []
+    for (values, _), cov, eta in zip(spectra, covs, noise, strict=True):
+        share = eta / (eta + float(np.mean(values)))
+        mixed = (1.0 - share) * cov + share * pooled
+        new_values, new_vectors = np.linalg.eigh(0.5 * (mixed + mixed.T))
+        # A convex mix of positive definite matrices: its smallest eigenvalue
+        # is at least the mix of theirs (floored at that, for rounding).
+        floor = (1.0 - share) * float(np.min(values)) + share * min(
+            float(np.min(v)) for v, _ in spectra
+        )
+        out.append((np.maximum(new_values, floor), new_vectors))
+    return out

@@ -155,3 +155,16 @@ def test_shrink_means_keeps_clear_signal_and_pulls_noise_to_the_average():
     np.testing.assert_allclose(sizes @ noisy / sizes.sum(), average, atol=1e-15)
     huge = shrink_means(np.array([[1e300, 0.0], [-1e300, 1.0]]), sizes, np.ones(2))
     assert np.all(np.isfinite(huge))
+
+
+def test_pool_spectra_moves_noisy_classes_to_the_pooled_covariance():
+    from dpgauss.releases._classes import pool_spectra
+
+    a = (np.array([1.0, 4.0]), np.eye(2))
+    b = (np.array([9.0, 9.0]), np.eye(2))
+    quiet = pool_spectra([a, b], np.array([50.0, 50.0]), [1e-12, 1e-12])
+    np.testing.assert_allclose(np.sort(quiet[0][0]), [1.0, 4.0])
+    loud = pool_spectra([a, b], np.array([50.0, 50.0]), [1e12, 1e12])
+    np.testing.assert_allclose(np.sort(loud[0][0]), [5.0, 6.5], rtol=1e-9)
+    for values, _ in loud:
+        assert np.all(values > 0)
