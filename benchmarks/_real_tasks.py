@@ -7,7 +7,11 @@ Errors are "lower is better" in every task:
 
 * ``mean``: ``||(m - xbar) / s||_2``, s the rows' standard deviations (the
   box's half-width for a constant column). Non-private error: the sampling
-  error ``sqrt(sum_j var_j / s_j**2 / n)``.
+  error ``sqrt(sum_j var_j / s_j**2 / n)``. The baseline is the clipped mean
+  at the whole budget, or, for PrivateGaussianEstimator (a mean and a
+  covariance from one budget), the mean of the diagonal Gaussian
+  (``box_moments``, half the budget), whose variances are its covariance
+  baseline.
 * ``cov``: ``||D (C - S) D||_F / ||D S D||_F`` with ``D = diag(1 / s)`` (the
   zero matrix scores 1), so mixed units weigh alike. The baseline is the
   better of the zero matrix and the private diagonal on the same rows.
@@ -58,12 +62,18 @@ def _finite(*arrays):
 # -- references: what is needed to score, plus baseline and non-private errors
 
 
-def ref_mean(X, lower, upper, privacy, seed):
+def ref_mean(X, lower, upper, privacy, seed, gaussian=False):
+    """The mean task's reference; ``gaussian``: for an estimator that releases a
+    mean and a covariance from one budget, whose simplest private answer is
+    the diagonal Gaussian (``box_moments``: the mean at half the budget)."""
     c, h = B.box_frame(lower, upper)
     s = _sd(X, h)
     xbar = X.mean(axis=0)
     rng = np.random.default_rng([seed, 31])
-    base = B.box_mean(X, lower, upper, privacy, rng)
+    if gaussian:
+        base = B.box_moments(X, lower, upper, privacy, rng)[0]
+    else:
+        base = B.box_mean(X, lower, upper, privacy, rng)
     ref = {"xbar": xbar, "s": s, "c": c, "R": np.linalg.norm(h)}
     ref["np_err"] = np.sqrt(np.sum(X.var(axis=0) / s**2) / X.shape[0])
     ref["base_err"] = score_mean({"mean": base}, ref)[0]

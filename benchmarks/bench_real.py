@@ -204,6 +204,9 @@ def _contexts(table, n, privacy, seed, row_seed):
     Xn = X[pool][rows]
     base = {"lower": lower, "upper": upper}
     ctxs["mean"] = dict(base, X=Xn, ref=T.ref_mean(Xn, lower, upper, privacy, seed))
+    ctxs["mean:PrivateGaussianEstimator"] = dict(
+        base, X=Xn, ref=T.ref_mean(Xn, lower, upper, privacy, seed, gaussian=True)
+    )
     ctxs["cov"] = dict(base, X=Xn, ref=T.ref_cov(Xn, lower, upper, privacy, seed))
     ctxs["scaler"] = dict(base, X=Xn, ref=T.ref_scaler(Xn, lower, upper, privacy, seed))
     Zn = T.B.to_box(Xn, lower, upper)

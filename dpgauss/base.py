@@ -6,16 +6,17 @@
   fit data, build the plan from public values, check every planned mechanism
   and predict the error, charge the budget, derive the fit's own noise stream,
   release, check the plan was followed, set the fitted attributes together).
-* :class:`GaussianDensityMixin`: one Gaussian model N(``location_``,
-  ``covariance_``) stored as one eigendecomposition, behind ``covariance_``,
-  ``precision_``, ``score_samples``, ``score``, ``mahalanobis`` and ``sample``.
+* :class:`FitData`: the public values and rows one fit carries through it.
+
+The fitted Gaussian model the covariance family and the Gaussian estimator share
+(:class:`~dpgauss.density.GaussianDensityMixin`) lives in
+:mod:`dpgauss.density`, beside this module.
 
 A family imports this module and the layers below it (:mod:`dpgauss.releases`,
 :mod:`dpgauss.mechanisms`, :mod:`dpgauss.accounting`, :mod:`dpgauss.utils`) and
 other families' public estimators only; ``tests/test_layers.py`` enforces it.
 """
 
-import math
 import numbers
 import warnings
 from collections.abc import Mapping
@@ -23,27 +24,22 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 import numpy as np
-from scipy import linalg
-from sklearn.base import DensityMixin
-from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+from sklearn.utils.validation import check_array, validate_data
 
 from dpgauss.accounting import PrivacyBudget, resolve_privacy
 from dpgauss.mechanisms._checks import check_plan
 from dpgauss.utils import _sklearn_compat as compat
 from dpgauss.utils._leak import (
     warn_if_fitted_after_leaky_step,
-    warn_if_scored_in_search,
 )
-from dpgauss.utils._linalg import model_parts
 from dpgauss.utils._random import (
-    check_generator,
     check_random_state_param,
     fit_generator,
 )
 from dpgauss.utils._sums import all_finite, file_backed, is_dask_array, n_partial_sums
 from dpgauss.utils.validation import validate_dask_rows
 
-__all__ = ["FitData", "GaussianDensityMixin", "PrivateEstimatorMixin"]
+__all__ = ["FitData", "PrivateEstimatorMixin"]
 
 _RANDOM_STATE = [
     compat.Interval(numbers.Integral, 0, None, closed="left"),
@@ -352,11 +348,7 @@ class PrivateEstimatorMixin:
                 data = self._prepare_fit(data)
             else:  # derived already, from the same public values
                 data = replace(data, public=early.public)
-            plan = self._build_plan(total, data)
-            mechanisms = self._check_calibration(plan, data)
-            prediction = self._predict_error(plan, data, mechanisms)
-            data = replace(data, prediction=prediction)
-            self._check_utility(plan, data)
+            plan, data = self._pre_spend(total, data)
             events = []
             if self.budget is not None:
                 events = self.budget.spend_many(
@@ -374,6 +366,47 @@ class PrivateEstimatorMixin:
         for name, value in fitted.items():
             setattr(self, name, value)
         return self
+
+    def _pre_spend(self, total, data):
+        """Every step between the prepared data and the charge, on public values.
+
+        Builds the plan, checks each planned mechanism at its worst public case,
+        predicts the fit's error and checks its utility (which refuses, per
+        ``on_useless``, a fit predicted to lose to its baseline). Reads n, d,
+        the parameters and public rows in ``data``, never its private rows, so
+        it can also answer before a fit whether one would be refused
+        (:meth:`_predicted_refusal`).
+
+        Returns
+        -------
+        plan : ReleasePlan
+        data : FitData
+            ``data`` with its ``prediction``.
+        """
+        plan = self._build_plan(total, data)
+        mechanisms = self._check_calibration(plan, data)
+        prediction = self._predict_error(plan, data, mechanisms)
+        data = replace(data, prediction=prediction)
+        self._check_utility(plan, data)
+        return plan, data
+
+    def _predicted_refusal(self, n, d, X_public=None):
+        """Why a fit on n rows of d features would be refused before its spend,
+        or None: :meth:`_pre_spend` on public values only (no row is read), for
+        an estimator deciding whether to fit this one (a mixture's component).
+        A plan that cannot run counts as a refusal."""
+        data = FitData(
+            n=int(n),
+            d=int(d),
+            X_public=X_public,
+            n_public=0 if X_public is None else X_public.shape[0],
+        )
+        try:
+            self._validate_all_params()
+            self._pre_spend(self._privacy_total(), self._prepare_fit(data))
+        except ValueError as error:  # UselessFitError, or a plan that cannot run
+            return str(error).split(" Nothing was spent")[0]
+        return None
 
     def _refuse_early(self, total, X, y, public):
         """Refuse a budget that cannot pay, before reading the data.
@@ -419,182 +452,3 @@ class PrivateEstimatorMixin:
         tags = super().__sklearn_tags__()
         tags.non_deterministic = True
         return tags
-
-
-def sampling_generator(estimator, n_samples, random_state):
-    """The Generator a fitted model's ``sample`` draws from, after checking
-    that it is fitted and that ``n_samples`` is a positive int."""
-    check_is_fitted(estimator)
-    if not isinstance(n_samples, numbers.Integral) or n_samples < 1:
-        raise ValueError(f"n_samples must be a positive int, got {n_samples!r}.")
-    return check_generator(random_state)
-
-
-class GaussianDensityMixin(DensityMixin):
-    """One fitted Gaussian N(``location_``, ``covariance_``) behind every method.
-
-    The model is stored once, as an eigendecomposition whose eigenvalues are at
-    least ``eigenvalue_floor_``: ``covariance_`` is that matrix, ``precision_``
-    its inverse, and ``score_samples``, ``mahalanobis`` and ``sample`` use the
-    same eigenvalues, so all of them describe the same distribution.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from dpgauss import PrivateCovariance
-    >>> X = np.random.default_rng(0).normal(size=(1000, 2))
-    >>> est = PrivateCovariance(rho=1.0, data_norm=4.0, random_state=0).fit(X)
-    >>> bool(np.allclose(est.covariance_ @ est.precision_, np.eye(2)))
-    True
-    """
-
-    @staticmethod
-    def _gaussian_attributes(location, eigenvalues, eigenvectors, floor):
-        """The fitted attributes of N(location, V diag(max(values, floor)) V^T)."""
-        values = np.maximum(np.asarray(eigenvalues, dtype=np.float64), floor)
-        vectors = np.asarray(eigenvectors, dtype=np.float64)
-        covariance = (vectors * values) @ vectors.T
-        precision = (vectors / values) @ vectors.T
-        return {
-            "location_": np.asarray(location, dtype=np.float64),
-            "covariance_": 0.5 * (covariance + covariance.T),
-            "precision_": 0.5 * (precision + precision.T),
-            "eigenvalue_floor_": float(floor),
-            "_model": (values, vectors),
-        }
-
-    def get_precision(self):
-        """Return the precision matrix, the inverse of ``covariance_``.
-
-        Returns
-        -------
-        ndarray of shape (n_features, n_features)
-            ``precision_``.
-        """
-        check_is_fitted(self)
-        return self.precision_
-
-    def mahalanobis(self, X):
-        """Return the squared Mahalanobis distances of ``X`` to the fitted model.
-
-        Applied to private rows the result is not private (it reads them).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Observations.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            ``(x - location_)^T precision_ (x - location_)``.
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        values, vectors, scale = model_parts(self._model)
-        whitened = (((X - self.location_) / scale) @ vectors) / np.sqrt(values)
-        return np.einsum("ij,ij->i", whitened, whitened)
-
-    def score_samples(self, X):
-        """Return the log-density of each sample under the fitted Gaussian.
-
-        Applied to private rows the result is not private (it reads them); see
-        :mod:`dpgauss.model_selection` for a private score.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Observations.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-            Log-density of N(``location_``, ``covariance_``) at each row.
-        """
-        distances = self.mahalanobis(X)
-        values, _, scale = model_parts(self._model)
-        logdet = float(np.sum(np.log(values)) + 2.0 * np.sum(np.log(scale)))
-        return -0.5 * (values.shape[0] * math.log(2.0 * math.pi) + logdet + distances)
-
-    def score(self, X, y=None):
-        """Return the mean per-sample log-likelihood of ``X`` (not private).
-
-        This reads ``X``: on private data (a cross-validation test fold, say) the
-        score is not differentially private. Use
-        :func:`dpgauss.model_selection.make_private_scorer` to score privately.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Test observations.
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        float
-            Mean of :meth:`score_samples`.
-
-        Warns
-        -----
-        PrivacyLeakWarning
-            When called by scikit-learn's cross-validation or search on a test
-            fold (the score is published without noise and without a charge).
-        """
-        warn_if_scored_in_search(self)
-        return float(np.mean(self.score_samples(X)))
-
-    def error_norm(self, comp_cov, norm="frobenius", scaling=True, squared=True):
-        """Return the error between ``comp_cov`` and ``covariance_``.
-
-        Same convention as :meth:`sklearn.covariance.EmpiricalCovariance.error_norm`.
-
-        Parameters
-        ----------
-        comp_cov : array-like of shape (n_features, n_features)
-            The covariance to compare with.
-        norm : {"frobenius", "spectral"}, default="frobenius"
-            The norm of ``comp_cov - covariance_``.
-        scaling : bool, default=True
-            Divide the squared norm by n_features.
-        squared : bool, default=True
-            Return the squared norm.
-
-        Returns
-        -------
-        float
-            The error.
-        """
-        check_is_fitted(self)
-        error = np.asarray(comp_cov, dtype=np.float64) - self.covariance_
-        if norm == "frobenius":
-            squared_norm = float(np.sum(error**2))
-        elif norm == "spectral":
-            squared_norm = float(np.max(linalg.svdvals(error @ error.T)))
-        else:
-            raise NotImplementedError(
-                "Only spectral and frobenius norms are implemented"
-            )
-        if scaling:
-            squared_norm /= error.shape[0]
-        return squared_norm if squared else math.sqrt(squared_norm)
-
-    def sample(self, n_samples=1, random_state=None):
-        """Draw samples from N(``location_``, ``covariance_``) (post-processing, free).
-
-        Parameters
-        ----------
-        n_samples : int, default=1
-            Number of samples.
-        random_state : None, int or Generator, default=None
-            Source of randomness (independent of the fit's).
-
-        Returns
-        -------
-        ndarray of shape (n_samples, n_features)
-            The samples.
-        """
-        rng = sampling_generator(self, n_samples, random_state)
-        values, vectors, scale = model_parts(self._model)
-        z = rng.standard_normal((int(n_samples), self.location_.shape[0]))
-        return self.location_ + scale * ((z * np.sqrt(values)) @ vectors.T)

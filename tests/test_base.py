@@ -330,3 +330,17 @@ def test_a_refused_fit_spends_nothing_and_is_not_fitted():
     # The same refusal for every dataset of that shape: public values only.
     with pytest.raises(UselessFitError):
         est.fit(np.zeros_like(X))
+
+
+def test_a_refusal_is_predicted_from_the_shape_alone():
+    # _predicted_refusal runs the fit's own pre-spend steps on n and d: it
+    # names the refusal fit() would raise, and None where fit() would spend.
+    est = PrivateCovariance(rho=1e-6, data_norm=1.0)
+    why = est._predicted_refusal(*X.shape)
+    with pytest.raises(UselessFitError) as raised:
+        est.fit(X)
+    assert why is not None
+    assert str(raised.value).startswith(why)
+    assert (
+        PrivateCovariance(rho=1.0, data_norm=1.0)._predicted_refusal(10**6, 2) is None
+    )

@@ -339,9 +339,29 @@ ESTIMATORS = {
         )
         for m in ("auto", "tail", "gauss", "separate", "eigen")
     },
+    "PrivatePCA-box-diagonal": (
+        lambda **p: PrivatePCA(
+            2,
+            bounds=([0.0, -10.0], [20.0, 0.0]),
+            method="diagonal",
+            random_state=0,
+            **p,
+        ),
+        "bounded",
+        ALL_FORMS,
+        NUMPY,
+    ),
     "PrivateStandardScaler": (
         lambda **p: PrivateStandardScaler(
             bounds=([0.0, -10.0], [20.0, 0.0]), random_state=0, **p
+        ),
+        "bounded",
+        ALL_FORMS,
+        NUMPY,
+    ),
+    "PrivateGaussianEstimator-bounds": (
+        lambda **p: PrivateGaussianEstimator(
+            bounds=([0.0, -10.0], [20.0, 0.0]), random_state=0, on_useless="warn", **p
         ),
         "bounded",
         ALL_FORMS,

@@ -8,11 +8,14 @@ its own plan and releases.
 """
 
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from dpgauss.base import GaussianDensityMixin, PrivateEstimatorMixin
+from dpgauss.base import PrivateEstimatorMixin
+from dpgauss.density import GaussianDensityMixin
+from dpgauss.exceptions import UtilityWarning
 from dpgauss.releases._center import (
     MEAN_SHARE,
     eigenvalue_floor,
@@ -20,6 +23,8 @@ from dpgauss.releases._center import (
     release_mean,
     release_trace,
 )
+from dpgauss.releases._diagonal import cap_box_spectrum
+from dpgauss.releases._measured import confine
 from dpgauss.utils._sklearn_compat import Interval
 from dpgauss.utils.validation import check_data_norm
 
@@ -97,3 +102,109 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
             fitted["precision_"] = fitted["precision_"] / outer
             fitted["_model"] = (*fitted["_model"], np.asarray(scale, dtype=float))
         return fitted
+
+    def _box_model(self, box, center, values, vectors, noise_sd):
+        """The fitted model from a spectrum released in box units.
+
+        ``box`` is the public ``(c, h)``. The box-unit covariance is capped
+        so that no variance exceeds 1 (every box coordinate's variance is at
+        most 1: :func:`~dpgauss.releases._diagonal.cap_box_spectrum`), the
+        location is projected into the box, and both are mapped back by
+        ``c + h m`` and ``diag(h) C diag(h)``: post-processing of released
+        values and public ones, so every variance comes back at most
+        ``h_j^2`` and the location inside the box whatever the noise drew.
+        """
+        c, h = box
+        values, vectors = cap_box_spectrum(values, vectors)
+        location = c + h * np.clip(center, -1.0, 1.0)
+        return self._model_attributes(
+            location, values, vectors, noise_sd, float(len(h)), scale=h
+        )
+
+    def _confined_model(
+        self, center, values, vectors, noise_sd, cap, measured, pure, box=None
+    ):
+        """The model of a released spectrum, confined by the release's diagonal.
+
+        ``measured`` is the final release's
+        :class:`~dpgauss.releases._covariance.MeasuredDiagonal` (None: the
+        spectrum as released), ``pure`` whether its noise is Laplace, ``cap``
+        the trace bound it was projected under.
+
+        The final release's noise is the same on every entry whatever each
+        column's scale, so a column whose variance is below it would come out
+        as noise (1e15 times the zero matrix's error in the columns' own
+        units on columns in scales 1e-3 to 1e6 without a box; 6 times on
+        star98 at rho 0.5 in its box, whose columns fill it very unevenly).
+        With ``box`` the release is in box units, every bound at most 1 (a
+        box coordinate's variance), and the model is mapped back by
+        ``diag(h)``.
+        :func:`~dpgauss.releases._measured.confine` caps each coordinate's
+        variance at its bound from the released diagonal and sets the rows
+        and columns of those within the noise while others are far above it
+        to 0, the zero matrix's answer (post-processing); a warning names
+        every coordinate within the noise.
+        """
+        ceiling = None if box is None else 1.0  # a box coordinate's variance
+        confined = None
+        if measured is not None:
+            confined = confine(values, vectors, measured, pure, ceiling=ceiling)
+        if confined is None or not confined.changed:
+            # Nothing set to 0 and no variance capped: the released spectrum
+            # as it is (the same model as the estimators sharing the release).
+            if box is not None:
+                fitted = self._box_model(box, center, values, vectors, noise_sd)
+            else:
+                fitted = self._model_attributes(center, values, vectors, noise_sd, cap)
+            if confined is None:
+                return fitted
+        else:
+            scale = confined.scale
+            if box is not None:  # box units to data units (post-processing)
+                c, h = box
+                center, scale = c + h * np.clip(center, -1.0, 1.0), h * scale
+            fitted = self._model_attributes(
+                center,
+                confined.values,
+                confined.vectors,
+                confined.noise_sd,
+                float(confined.values.shape[0]),
+                scale=scale,
+            )
+        zeroed = _names(confined.unmeasured)
+        uncertain = _names(confined.uncertain)
+        if zeroed or uncertain:
+            said = []
+            if zeroed:
+                said.append(
+                    f"feature(s) {zeroed} are set to 0 (rows and columns, up "
+                    "to a floor: the zero matrix's answer), the release "
+                    "showing other columns far above them"
+                )
+            if uncertain:
+                said.append(
+                    f"feature(s) {uncertain} keep the release's pooled "
+                    "estimate, which may be off by many times their own "
+                    "variance if they are far smaller than the others"
+                )
+            warnings.warn(
+                f"{type(self).__name__}: the released variance of some "
+                "features is within the noise of the release, whose size is "
+                "set by the clipping radius, not by each column's own scale: "
+                + "; ".join(said)
+                + ". Columns in different units need bounds=(lower, upper) "
+                "(with a box: tighter bounds); more rows or a larger budget "
+                "also help.",
+                UtilityWarning,
+                stacklevel=4,
+            )
+        return fitted
+
+
+def _names(mask):
+    """The indices of ``mask``, at most ten, as text ("" for none)."""
+    index = np.flatnonzero(mask)
+    if not index.size:
+        return ""
+    shown = ", ".join(str(j) for j in index[:10])
+    return shown + (f" (and {index.size - 10} more)" if index.size > 10 else "")

@@ -24,7 +24,7 @@ the class's Notes and ``benchmarks/bench_envelope.py``).
 
 **Finite scores.** ``precision_`` and the distances come from the fitted
 eigen-decomposition, whose eigenvalues are floored
-(:class:`~dpgauss.base.GaussianDensityMixin`), so the distance of a finite
+(:class:`~dpgauss.density.GaussianDensityMixin`), so the distance of a finite
 row is finite unless it exceeds float64's range; such a distance (far rows
 against a tiny floor) is reported as the largest float64, so
 ``score_samples`` and ``decision_function`` are finite for every noise draw

@@ -24,6 +24,7 @@ audits are those of the covariance releases (see
 :mod:`dpgauss.covariance._private_covariance` and ``tests/audit/``).
 """
 
+import math
 import numbers
 
 import numpy as np
@@ -34,8 +35,18 @@ from sklearn.base import (
 )
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
+from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
+from dpgauss.decomposition._axes import (
+    axes_entries,
+    axes_noise,
+    full_wins_for_components,
+    is_axes,
+    release_axes,
+)
 from dpgauss.releases._center import whitening_floor
+from dpgauss.releases._diagonal import diagonal_entries, is_diagonal
+from dpgauss.releases._prediction import Prediction
 from dpgauss.releases._spectrum import SpectrumReleaseMixin
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, _fit_context
@@ -169,8 +180,11 @@ default="tail"
           budget on a choice whose answer for the components is known (see
           the user guide's benchmark).
         - ``"diagonal"``: with ``bounds`` only, the per-coordinate variances
-          (:class:`~dpgauss.covariance.PrivateCovariance`'s ``"diagonal"``):
-          the components are the coordinate axes ordered by their private
+          (the ``axes`` release, the joint mean and second moment ``(m, 2
+          s)`` of the box rows, which puts less noise on the variances than
+          :class:`~dpgauss.covariance.PrivateCovariance`'s ``"diagonal"``;
+          with ``center=False`` that release of the second moments): the
+          components are the coordinate axes ordered by their private
           variances, PCA's simplest private answer. Refused before the spend
           when the noise of one variance is at least the largest variance a
           box coordinate can have (no better than a random subspace).
@@ -279,10 +293,16 @@ default="tail"
     arithmetic; the other noise is drawn exactly on a lattice.
     With ``bounds`` the releases are those of the rows mapped into the unit
     box (a function of each row and the public box) with ``data_norm =
-    sqrt(d)``, or the diagonal release (l1 sensitivity 9d/(4n), l2 2
-    sqrt(d)/n; see :mod:`dpgauss.releases._diagonal`); the choice between
-    them reads n, d and the cost only, and the map back by ``diag(h)`` is
-    post-processing.
+    sqrt(d)``, or the per-coordinate release: ``axes``, the joint
+    ``(m, 2 s)`` of the box rows' means and centred squares (l1 sensitivity
+    25d/(8n), l2 2.2683 sqrt(d)/n; proof in :mod:`dpgauss.releases._moments`),
+    or with ``center=False`` the diagonal release of the second moments (l1
+    d/n, l2 sqrt(d)/n; :mod:`dpgauss.releases._diagonal`). The choice between
+    the full and the per-coordinate release (the full one only where its
+    predicted error is at most 0.75 times the diagonal release's) reads n, d
+    and the cost only; the variances ``s + 1/2 - m^2`` projected onto [0, 1]
+    and shrunk towards a public prior, their order and the map back by
+    ``diag(h)`` are post-processing.
     Everything after the releases (for ``"tail"`` also the choice between
     centering and pairs, the search's end and GaussCov or SeparateCov) uses
     released and public values only.
@@ -440,7 +460,37 @@ default="tail"
                 f"{type(self).__name__}: n_components={k} must be between 1 and "
                 f"n_features={d}."
             )
-        return super()._build_plan(total, data)
+        plan = super()._build_plan(total, data)
+        if (
+            self.bounds is not None
+            and self.method in ("auto", "tail")
+            and data.n is not None
+            and not is_diagonal(plan)
+            and not full_wins_for_components(total, data.n, d, self.center)
+        ):
+            # Public values only (n, d, the cost), before the spend; the
+            # per-coordinate release costs the same total.
+            plan = ReleasePlan(total, diagonal_entries(total, d, self.center, data.n))
+        if is_diagonal(plan) and self.center:
+            # The axes need the variances, not the means: the joint (m, 2 s)
+            # puts 1.77 times less noise on them than the diagonal release's
+            # (m, s) at the same cost (0.57 of its noise sd in box units).
+            return ReleasePlan(total, axes_entries(total, data.n, d))
+        return plan
+
+    def _predict_error(self, plan, data, mechanisms):
+        if is_axes(plan):
+            # The axes beat a random subspace while one released variance's
+            # noise sd is below 1, the largest variance a box coordinate can
+            # have (as for the diagonal release). Public values only.
+            noise = axes_noise(mechanisms["axes"], data.d)
+            return Prediction(math.sqrt(noise), 1.0, "variance sd")
+        return super()._predict_error(plan, data, mechanisms)
+
+    def _release_spectrum(self, X, plan, rng):
+        if not is_axes(plan):
+            return super()._release_spectrum(X, plan, rng)
+        return release_axes(X, self._box(X.shape[1]), plan, rng)
 
     # -- the fit --------------------------------------------------------------------
     def _fit_releases(self, data, plan, rng):

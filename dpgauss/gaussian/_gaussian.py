@@ -8,7 +8,6 @@ Dong, Kamath and Ullman 2020), with a bound-free private range finder; see
 import math
 import numbers
 import warnings
-from dataclasses import replace
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -16,9 +15,17 @@ from sklearn.base import BaseEstimator
 from dpgauss.accounting import split_cost
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
-from dpgauss.base import GaussianDensityMixin, PrivateEstimatorMixin
+from dpgauss.base import PrivateEstimatorMixin
+from dpgauss.density import GaussianDensityMixin
 from dpgauss.exceptions import UtilityWarning
-from dpgauss.releases._box import box_offsets, check_bounds, public_box
+from dpgauss.releases._box import check_bounds, public_box
+from dpgauss.releases._box_gaussian import (
+    box_gaussian_messages,
+    box_gaussian_plan,
+    box_gaussian_predict,
+    from_box,
+    release_box_gaussian,
+)
 from dpgauss.releases._center import eigenvalue_floor
 from dpgauss.releases._coinpress import (
     STEP_BETA,
@@ -39,6 +46,7 @@ from dpgauss.releases._coinpress_mean import (
     pairs_frame,
 )
 from dpgauss.releases._hints import RangeHintsMixin
+from dpgauss.releases._prediction import report_useless
 from dpgauss.releases._range import Stages, frame_pairs
 from dpgauss.releases._winsorized import (
     RADIUS_FACTOR,
@@ -102,14 +110,22 @@ class PrivateGaussianEstimator(
         privately.
     bounds : tuple (lower, upper), default=None
         A public box, from domain knowledge, never from the data: scalars or
-        one value per feature. It replaces both hints: rows are mapped to the
-        unit box (``(x - center) / half_width``, clipped), where
-        ``||mu|| <= sqrt(d)`` and the covariance's eigenvalues are at most d,
-        so no range search runs and features in different units cost nothing.
-        The estimate is mapped back (free); the mean is projected into the
-        box and each variance capped at the squared half-width (the largest a
-        variable in the box can have). Excludes ``mean_bound``,
-        ``cov_bounds``, ``initial_center="subsample"`` and ``X_public``.
+        one value per feature. It replaces both hints and the steps below:
+        rows are mapped to the unit box (``(x - center) / half_width``,
+        clipped), so features in different units cost nothing, and the mean
+        and covariance are released there by one of three plans, chosen
+        before the spend from n, d and the cost: one release of the
+        per-coordinate means and second moments (a diagonal covariance);
+        under zCDP, one GaussCov release of the rows augmented by a constant,
+        whose last column is the mean; or the box mean of
+        :class:`~dpgauss.mean.PrivateMean` then the full covariance about
+        it. The plan taken is the one predicted best against the
+        per-coordinate baselines (see the user guide). The estimate is mapped
+        back (free); the mean lies in the box and each variance is at most
+        the squared half-width. ``cov_steps``, ``mean_steps``,
+        ``range_share`` and ``mean_share`` are not used. Excludes
+        ``mean_bound``, ``cov_bounds``, ``initial_center="subsample"`` and
+        ``X_public``.
     cov_steps : int, default=4
         CoinPress covariance steps, the final release included (at most 20:
         each step can stretch a direction the data do not fill, and on
@@ -203,6 +219,18 @@ class PrivateGaussianEstimator(
       charge whatever was chosen;
     * ``second_moment``: the rows' second moment around the released mean, in
       the frame, clipped at a public radius (``sqrt(2) r^2 / n``).
+
+    With ``bounds`` the releases are instead those of
+    :mod:`dpgauss.releases._box_gaussian`, of rows mapped into the unit box
+    (each a function of its own row and the public box): ``box_moments``
+    (per-coordinate means and second moments over 2/3, l1 sensitivity
+    ``8 d / (3 n)``, l2 ``2 sqrt(d) / n``), or ``second_moment`` (GaussCov of
+    the rows augmented by the constant ``sqrt(d)``, radius ``sqrt(2 d)``), or
+    ``box_mean`` (with ``box_center`` and ``box_spread`` when it adapts its
+    windows; :mod:`dpgauss.releases._box_mean`) then ``trace`` and GaussCov
+    or SeparateCov about the released mean at radius ``sqrt(d)``. The plan
+    and the split read n, d and the cost only; the map back, the projection
+    into the box and the cap of the variances are post-processing.
 
     Each radius and frame is a function of earlier releases and public values,
     and each clipped row lies in its ball in floating point whatever the row
@@ -316,13 +344,6 @@ class PrivateGaussianEstimator(
         """The public box's center and half-widths (``bounds``)."""
         return public_box(self.bounds, d, type(self).__name__)
 
-    def _eigen_bounds(self, d):
-        """Public bounds on the covariance's eigenvalues: ``cov_bounds``, or in
-        box units ``(0, d)`` (each variance at most 1, so the trace at most d)."""
-        if self.bounds is not None:
-            return 0.0, float(d)
-        return self._bounds()
-
     def _scale_known(self, data):
         return self.bounds is not None or super()._scale_known(data)
 
@@ -337,13 +358,6 @@ class PrivateGaussianEstimator(
 
     def _public_scale(self, data):
         return None if self.bounds is not None else super()._public_scale(data)
-
-    def _mean_radius(self, data, frame, scales, found):
-        if self.bounds is None:
-            return super()._mean_radius(data, frame, scales, found)
-        # In box units ||mu|| <= sqrt(d): ||A mu|| <= ||A|| sqrt(d).
-        with np.errstate(over="ignore"):
-            return float(np.linalg.norm(frame, ord=2)) * math.sqrt(frame.shape[1])
 
     # -- the initial center by subsample and aggregate ------------------------------
     def _subsample_asked(self, data):
@@ -393,7 +407,30 @@ class PrivateGaussianEstimator(
                 UtilityWarning,
                 stacklevel=4,
             )
+        if self.bounds is not None:
+            self._check_box_utility(plan, data)
+            return
         super()._check_utility(plan, data)
+
+    def _predict_error(self, plan, data, mechanisms):
+        """With ``bounds``: the mean's and the covariance's predicted errors
+        against their baselines (:func:`~dpgauss.releases._box_gaussian.
+        box_gaussian_predict`); otherwise none."""
+        if self.bounds is None:
+            return None
+        return box_gaussian_predict(plan.total, data.n, data.d, mechanisms)
+
+    def _check_box_utility(self, plan, data):
+        """Refuse (or warn) when the mean or the covariance is predicted to
+        lose to its baseline; warn when either is predicted far beyond the
+        non-private error (public values only)."""
+        useless, astray = box_gaussian_messages(
+            type(self).__name__, data.prediction, plan.total, data.n, data.d
+        )
+        if useless is not None:
+            report_useless(self, useless)
+        elif astray is not None:
+            warnings.warn(astray, UtilityWarning, stacklevel=4)
 
     def _subsample_start(self, X, frame, plan, rng):
         """The released center (in X's coordinates) and the first mean step's
@@ -428,11 +465,13 @@ class PrivateGaussianEstimator(
     # -- the plan -----------------------------------------------------------------
     def _build_plan(self, total, data):
         n, d = data.n, data.d
-        if self.bounds is not None and data.n_public:
-            raise ValueError(
-                f"{type(self).__name__}: bounds is the whole public hint; X_public "
-                "is not used with it, leave it unset."
-            )
+        if self.bounds is not None:
+            if data.n_public:
+                raise ValueError(
+                    f"{type(self).__name__}: bounds is the whole public hint; "
+                    "X_public is not used with it, leave it unset."
+                )
+            return ReleasePlan(total, box_gaussian_plan(total, n, d))
         entries, rest = self._range_entries(total, data)
         mean_share = float(self.mean_share)
         mean, cov = split_cost(rest, [mean_share, 1.0 - mean_share])
@@ -445,11 +484,10 @@ class PrivateGaussianEstimator(
     def _fit_releases(self, data, plan, rng):
         X = data.X
         d = X.shape[1]
-        if self.bounds is not None:  # a public map of each row (module _box)
-            X = box_offsets(X, *self._box(d))
-            data = replace(data, X=X, X_public=None, n_public=0)
+        if self.bounds is not None:
+            return self._fit_box(X, plan, rng)
         pairs = frame_pairs(X, rng)  # x/2 - x'/2: covariance C/2
-        bounds = self._eigen_bounds(d)
+        bounds = self._bounds()
         found = self._coarse_range(data, pairs, plan, rng, bounds is None)
         coarse, scale = found.center, found.scales
         top = bounds[1] if bounds is not None and found.frame is None else found.top
@@ -484,36 +522,23 @@ class PrivateGaussianEstimator(
             values = np.clip(values, bounds[0], bounds[1])
         floor = eigenvalue_floor(values, sd, cap)
         mean = self._within_hints(mean)
-        if self.bounds is not None:
-            mean, values, vectors, floor = from_box(
-                mean, values, vectors, floor, *self._box(d)
-            )
         fitted = self._gaussian_attributes(mean, values, vectors, floor)
         fitted.update(mean_=fitted["location_"].copy(), frame_=frame, mean_steps_=steps)
         return fitted
 
-
-def from_box(mean, values, vectors, floor, center, half):
-    """The Gaussian in box units mapped back to the data's units
-    (post-processing of released values and the public box).
-
-    The mean is projected into the box (``|m_j| <= 1``). The covariance
-    ``C = V diag(max(values, floor)) V^T`` gets each variance capped at 1 (a
-    variable in [-1, 1] has variance at most 1) by ``D C D`` with ``D_jj =
-    min(1, C_jj^(-1/2))``, which keeps it positive definite, then maps back
-    to ``diag(h) D C D diag(h)``; its eigenvalues are at least ``floor
-    min(h D)^2``, the floor returned.
-    """
-    mean = np.clip(np.nan_to_num(mean, nan=0.0), -1.0, 1.0)
-    location = np.clip(center + half * mean, center - half, center + half)
-    values = np.maximum(values, floor)
-    C = (vectors * values) @ vectors.T
-    cap = np.minimum(1.0, 1.0 / np.sqrt(np.maximum(np.diag(C), 1e-300)))
-    scale = half * cap
-    C = scale[:, None] * C * scale[None, :]
-    new_values, new_vectors = np.linalg.eigh(0.5 * (C + C.T))
-    new_floor = max(float(floor) * float(np.min(scale)) ** 2, np.finfo(float).tiny)
-    return location, np.maximum(new_values, new_floor), new_vectors, new_floor
+    def _fit_box(self, X, plan, rng):
+        """The releases in the box (:mod:`dpgauss.releases._box_gaussian`),
+        mapped back (post-processing)."""
+        center, half = self._box(X.shape[1])
+        mean, values, vectors, floor = release_box_gaussian(X, center, half, plan, rng)
+        mean, values, vectors, floor = from_box(
+            mean, values, vectors, floor, center, half
+        )
+        fitted = self._gaussian_attributes(mean, values, vectors, floor)
+        fitted.update(
+            mean_=fitted["location_"].copy(), frame_=np.diag(1.0 / half), mean_steps_=1
+        )
+        return fitted
 
 
 def center_fewest(cost, d):

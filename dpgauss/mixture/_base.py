@@ -12,7 +12,7 @@ from scipy.special import logsumexp
 from sklearn.base import DensityMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dpgauss.base import sampling_generator
+from dpgauss.density import sampling_generator
 from dpgauss.mixture._refine import log_densities
 from dpgauss.utils._leak import warn_if_scored_in_search
 

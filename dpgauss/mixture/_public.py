@@ -6,7 +6,6 @@ component estimators, the fitted attributes).
 
 import math
 import warnings
-from dataclasses import replace
 
 import numpy as np
 from sklearn.mixture import GaussianMixture
@@ -196,29 +195,14 @@ def _component_estimator(cost, rng):
 def component_refusal(cost, n_rows, public_rows):
     """Why a component fit at ``cost`` on ``n_rows`` rows would be refused, or None.
 
-    Runs the component estimator's own pre-spend steps (plan, calibration,
-    prediction, utility check) on public values only: the predicted row count,
-    d and the component's public rows. Reads no private row, so the mixture
-    may act on it before its spend.
+    The component estimator's own pre-spend steps
+    (:meth:`~dpgauss.base.PrivateEstimatorMixin._predicted_refusal`) on public
+    values only: the predicted row count, d and the component's public rows.
+    Reads no private row, so the mixture may act on it before its spend.
     """
     est = PrivateGaussianEstimator(**privacy_parameters(cost))
-    d = public_rows.shape[1]
     public = public_rows if public_rows.shape[0] else None
-    data = FitData(
-        n=max(int(n_rows), 2),
-        d=d,
-        X_public=public,
-        n_public=0 if public is None else public.shape[0],
-    )
-    try:
-        data = est._prepare_fit(data)
-        plan = est._build_plan(est._privacy_total(), data)
-        built = est._check_calibration(plan, data)
-        prediction = est._predict_error(plan, data, built)
-        est._check_utility(plan, replace(data, prediction=prediction))
-    except ValueError as error:  # UselessFitError, or a plan that cannot run
-        return str(error).split(" Nothing was spent")[0]
-    return None
+    return est._predicted_refusal(max(int(n_rows), 2), public_rows.shape[1], public)
 
 
 def useless_component(clusters, data, cost):

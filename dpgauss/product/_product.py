@@ -75,7 +75,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from dpgauss.accounting import split_cost
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
-from dpgauss.base import PrivateEstimatorMixin, sampling_generator
+from dpgauss.base import PrivateEstimatorMixin
+from dpgauss.density import sampling_generator
 from dpgauss.mechanisms._factory import additive
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._leak import warn_if_scored_in_search

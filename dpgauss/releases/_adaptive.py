@@ -53,7 +53,11 @@ from scipy import stats
 
 from dpgauss.releases._adaptive_plan import two_scans
 from dpgauss.releases._center import release_mean, release_trace
-from dpgauss.releases._covariance import choose_method, release_covariance
+from dpgauss.releases._covariance import (
+    MeasuredDiagonal,
+    choose_method,
+    release_covariance,
+)
 from dpgauss.releases._pairs import PairDifferences, pair_indices
 from dpgauss.releases._radius import private_radius
 from dpgauss.releases._threshold_search import (
@@ -114,6 +118,9 @@ class AdaptiveRelease:
         The privately chosen clipping threshold (at most ``radius``).
     centering : str
         ``"mean"``, ``"pairs"`` or ``"none"``.
+    measured : MeasuredDiagonal
+        The diagonal of the final release's noisy matrix and its noise sd
+        (for :func:`~dpgauss.releases._measured.confine`).
     """
 
     center: np.ndarray
@@ -125,6 +132,7 @@ class AdaptiveRelease:
     radius: float
     clip_radius: float
     centering: str
+    measured: MeasuredDiagonal
 
 
 def release_adaptive(X, location, data_norm, center, plan, rng):
@@ -178,8 +186,8 @@ def release_adaptive(X, location, data_norm, center, plan, rng):
     # The released trace is of the rows clipped at the radius: it is the
     # trace of M only when tau is the radius (otherwise it enters the cap).
     same = path.released if tau == radius else None
-    values, vectors, sd = release_covariance(
-        method, M, m, plan, case, rng, cap, trace=same, shift=path.shift
+    values, vectors, sd, measured = release_covariance(
+        method, M, m, plan, case, rng, cap, trace=same, shift=path.shift, diagonal=True
     )
     # Pairs: E[z z^T] = C / 2 for z = x/2 - x'/2, so C is twice the release
     # (post-processing); thresholds are reported for (x - x') / sqrt(2),
@@ -195,6 +203,7 @@ def release_adaptive(X, location, data_norm, center, plan, rng):
         radius=math.sqrt(scale) * radius,
         clip_radius=math.sqrt(scale) * tau,
         centering=path.centering,
+        measured=MeasuredDiagonal(scale * measured.values, scale * measured.sd),
     )
 
 

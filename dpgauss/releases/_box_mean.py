@@ -48,6 +48,7 @@ __all__ = [
     "BoxMeanMechanism",
     "box_mean_plan",
     "box_predict",
+    "box_units_mean",
     "boxed_mean",
 ]
 
@@ -221,19 +222,39 @@ def _release(z, name, plan, rng, low, high):
 def boxed_mean(X, center, half, plan, rng):
     """The private mean of X in the box ``(center, half)``, projected into it.
 
+    :func:`box_units_mean` of the rows mapped into the unit box, mapped back
+    (post-processing). Returns the mean in the data's units and the windows'
+    widths (box units).
+    """
+    mean, _, widths = box_units_mean(box_offsets(X, center, half), plan, rng)
+    return np.clip(center + half * mean, center - half, center + half), widths
+
+
+def box_units_mean(z, plan, rng):
+    """The private mean of box rows ``z`` (entries in [-1, 1]), in box units.
+
     Adaptive plan: ``box_center`` (the whole box) gives m, ``box_spread`` the
     mean absolute deviation t of z about m (values ``|z_j - m_j|`` in
     ``[0, 2]``: the window ``[m - 2, m + 2]`` shifted, width 2), both released
     and widened by :data:`WINDOW_MARGIN` noise sds; ``box_mean`` is the mean
     clipped to ``m +- K t`` within the box, combined with m by inverse noise
-    variance (post-processing). Returns the mean in the data's units and the
-    windows' widths (box units).
+    variance (post-processing). Otherwise ``box_mean`` alone on the whole box.
+
+    Returns
+    -------
+    mean : ndarray of shape (d,)
+        Projected into [-1, 1] (post-processing: every mean of box rows lies
+        there).
+    noise_sd : ndarray of shape (d,)
+        Each coordinate's noise sd (public: the mechanisms' scales and the
+        released windows), of the combination when there are two releases.
+    widths : ndarray of shape (d,)
+        The windows' widths.
     """
-    z = box_offsets(X, center, half)
     d = z.shape[1]
     full_low, full_high = np.full(d, -1.0), np.full(d, 1.0)
     if not any(r.name == "box_center" for r in plan.releases()):
-        mean, _ = _release(z, "box_mean", plan, rng, full_low, full_high)
+        mean, sd = _release(z, "box_mean", plan, rng, full_low, full_high)
         widths = full_high - full_low
     else:
         m, m_sd = _release(z, "box_center", plan, rng, full_low, full_high)
@@ -252,8 +273,10 @@ def boxed_mean(X, center, half, plan, rng):
         windowed, w_sd = _release(z, "box_mean", plan, rng, low, high)
         weight = m_sd**2 / (m_sd**2 + w_sd**2)
         mean = weight * windowed + (1.0 - weight) * m
+        # The combination's variance: m_sd^2 w_sd^2 / (m_sd^2 + w_sd^2).
+        sd = np.sqrt(weight) * w_sd
         widths = high - low
     # Projection into the box (post-processing): |mean_j| <= 1, so the way
     # back is within the public box whatever the noise.
     mean = np.clip(np.nan_to_num(mean, nan=0.0), -1.0, 1.0)
-    return np.clip(center + half * mean, center - half, center + half), widths
+    return mean, sd, widths

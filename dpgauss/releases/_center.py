@@ -295,6 +295,9 @@ class Spectrum:
         The bound on the trace used (``radius^2`` or the private upper bound).
     method : str
         The method used (``"auto"`` resolved).
+    measured : MeasuredDiagonal or None, default=None
+        The final release's noisy diagonal and its noise sd (for
+        :func:`~dpgauss.releases._measured.confine`; None for EMCov).
     """
 
     values: np.ndarray
@@ -302,6 +305,7 @@ class Spectrum:
     noise_sd: float
     cap: float
     method: str
+    measured: object = None
 
 
 def release_spectrum(X, center, shift, radius, method, plan, rng):
@@ -328,10 +332,10 @@ def release_spectrum(X, center, shift, radius, method, plan, rng):
         method = choose_method(plan, n, d, radius, estimate)
         plan.choose("covariance", method)
     case = {"rows": n, "radius": radius, "n_partials": n_partial_sums(X)}
-    values, vectors, sd = release_covariance(
-        method, M, n, plan, case, rng, cap, trace=trace, shift=shift
+    values, vectors, sd, measured = release_covariance(
+        method, M, n, plan, case, rng, cap, trace=trace, shift=shift, diagonal=True
     )
-    return Spectrum(values, vectors, float(sd), float(cap), method)
+    return Spectrum(values, vectors, float(sd), float(cap), method, measured)
 
 
 def whitening_floor(spectrum):

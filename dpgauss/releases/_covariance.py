@@ -20,7 +20,7 @@ Frobenius error.
 """
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -44,6 +44,7 @@ from dpgauss.utils._linalg import eigh_descending, project_simplex_capped
 from dpgauss.utils._sums import summation_error
 
 __all__ = [
+    "MeasuredDiagonal",
     "choose_method",
     "covariance_entries",
     "covariance_factory",
@@ -153,7 +154,18 @@ def mechanism_factory(n, d, radius, n_partials):
 
 
 def release_covariance(
-    method, M, n, plan, case, rng, cap, *, trace=None, shift=0.0, denoise=True
+    method,
+    M,
+    n,
+    plan,
+    case,
+    rng,
+    cap,
+    *,
+    trace=None,
+    shift=0.0,
+    denoise=True,
+    diagonal=False,
 ):
     """Release the covariance of ``M`` by ``method``, its costs taken from ``plan``.
 
@@ -187,6 +199,11 @@ def release_covariance(
         :func:`~dpgauss.releases._denoise.denoise_spectrum`; otherwise only
         project them onto {>= 0, sum <= cap}. SeparateCov and EMCov: project the
         noisy sorted eigenvalues onto decreasing sequences first (never worse).
+    diagonal : bool, default=False
+        Also return the diagonal of the released noisy matrix (GaussCov's
+        release, SeparateCov's noisy copy) and the public sd of its noise
+        (:class:`MeasuredDiagonal`), for per-coordinate bounds
+        (post-processing; None for EMCov).
 
     Returns
     -------
@@ -196,21 +213,47 @@ def release_covariance(
         Its eigenvectors.
     floor : float
         The standard deviation of one noise entry of the release (public).
+    measured : MeasuredDiagonal or None
+        Only with ``diagonal=True``.
     """
+    d = M.shape[0]
     if method == "gauss":
         mech = plan.calibrate("second_moment", **case)
         released = mech.randomise(M, rng)
-        return gauss_spectrum(mech, released, cap, trace, shift, denoise)
-    if method == "separate":
+        result = gauss_spectrum(mech, released, cap, trace, shift, denoise)
+    elif method == "separate":
         value_mech = plan.calibrate("eigenvalues", **case)
         noisy_values = value_mech.randomise(eigh_descending(M)[0], rng) - shift
         mech = plan.calibrate("eigenvectors", **case)
-        vectors = eigh_descending(mech.randomise(M, rng))[1]
+        released = mech.randomise(M, rng)
+        vectors = eigh_descending(released)[1]
         ordered = monotone_decreasing(noisy_values) if denoise else None
         if ordered is None:
             ordered = np.sort(noisy_values)[::-1]
-        return project_simplex_capped(ordered, cap), vectors, mech.sd()
-    return eigen_release(M, n, plan, case, rng, cap)
+        result = project_simplex_capped(ordered, cap), vectors, mech.sd()
+    else:
+        result = eigen_release(M, n, plan, case, rng, cap)
+        mech = released = None
+    if not diagonal:
+        return result
+    measured = None
+    if released is not None:
+        sd = math.sqrt(mech.entry_variances(d)[0])
+        measured = MeasuredDiagonal(np.diag(released).astype(np.float64), sd)
+    return (*result, measured)
+
+
+@dataclass(frozen=True)
+class MeasuredDiagonal:
+    """The diagonal of a released noisy second moment and its noise sd.
+
+    ``values[j]`` is ``M_jj`` plus one draw of the release's diagonal noise,
+    whose standard deviation ``sd`` is public (a function of the mechanism's
+    calibration). Everything computed from it is post-processing.
+    """
+
+    values: np.ndarray
+    sd: float
 
 
 def gauss_spectrum(mech, released, cap, trace=None, shift=0.0, denoise=True):

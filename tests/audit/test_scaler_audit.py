@@ -12,12 +12,19 @@ neighbour puts it at 1e12 (z = 1), which moves both releases by 1/n per
 coordinate. The audited output is ``var_``. The canary skips the clipping (a
 plausible bug: ``(x - c) / h`` unclipped), so the far row moves the variance
 by about 1e24 / n.
+
+Joint release (pure DP): the rows of the variance audit but the first at
+z = -1/4, moved to 1e12 (z = 1): the pair that reaches the l1 sensitivity
+25/(8n) of the ``moments`` release (m, 2 s). The audited output is
+``mean_``. The canary calibrates the release to a twentieth of its
+sensitivity.
 """
 
 import numpy as np
 import pytest
 
 import dpgauss.preprocessing._scaler as module
+import dpgauss.releases._moments as moments
 from dpgauss import PrivateStandardScaler
 from dpgauss.accounting import zcdp_to_approx
 from dpgauss.testing.audit import audit
@@ -63,6 +70,31 @@ def _variance_audit(n):
     return audit(*runs, n_samples=n, n_select=n // 2, random_state=6)
 
 
+def _joint_audit(n):
+    X, Y = _neighbours(-0.25, 1e12)
+    runs = [_runner(Z, "mean_", epsilon=EPSILON) for Z in (X, Y)]
+    return audit(*runs, n_samples=n, n_select=n // 2, random_state=7)
+
+
+def test_joint_release_keeps_its_pure_claim_at_its_worst_pair():
+    result = _joint_audit(1500)
+    assert result.epsilon_lower <= EPSILON, result
+
+
+def test_canary_joint_release_at_a_twentieth_of_the_sensitivity_is_caught(
+    monkeypatch,
+):
+    original = module.moments_mechanism
+
+    def weak(cost, n, d, n_partials=None):
+        mech = original(cost, n, d, n_partials)
+        return type(mech)(sensitivity=mech.sensitivity / 20.0, epsilon=cost.epsilon)
+
+    monkeypatch.setattr(module, "moments_mechanism", weak)
+    result = _joint_audit(300)
+    assert result.epsilon_lower > EPSILON, result
+
+
 def test_mean_keeps_its_claim_with_a_far_row():
     result = _mean_audit(2000)
     assert result.epsilon_lower <= CLAIM, result
@@ -90,7 +122,7 @@ def test_canary_without_clipping_is_caught(monkeypatch):
         with np.errstate(all="ignore"):
             return (np.asarray(x, dtype=np.float64) - center) / half_width
 
-    monkeypatch.setattr(module, "box_offsets", unclipped)
+    monkeypatch.setattr(moments, "box_offsets", unclipped)
     result = _variance_audit(300)
     assert result.epsilon_lower > EPSILON, result
 
@@ -100,4 +132,6 @@ def test_both_keep_their_claims_large():
     result = _mean_audit(30_000)
     assert result.epsilon_lower <= CLAIM, result
     result = _variance_audit(30_000)
+    assert result.epsilon_lower <= EPSILON, result
+    result = _joint_audit(30_000)
     assert result.epsilon_lower <= EPSILON, result

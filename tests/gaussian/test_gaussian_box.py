@@ -1,10 +1,13 @@
 """PrivateGaussianEstimator(bounds=...): the box as the whole public hint."""
 
+import warnings
+
 import numpy as np
 import pytest
 
-from dpgauss import PrivateGaussianEstimator
-from dpgauss.gaussian._gaussian import from_box
+from dpgauss import PrivacyBudget, PrivateGaussianEstimator
+from dpgauss.exceptions import UselessFitError, UtilityWarning
+from dpgauss.releases._box_gaussian import from_box
 
 
 def _mixed_units(n, seed=0):
@@ -53,3 +56,87 @@ def test_bounds_exclude_the_other_hints():
         PrivateGaussianEstimator(bounds=(-s, s), cov_bounds=(0, 1), rho=1).fit(X)
     with pytest.raises(ValueError, match="whole public hint"):
         PrivateGaussianEstimator(bounds=(-s, s), rho=1).fit(X, X_public=X[:10])
+
+
+def _star98_like(n, d, seed=0):
+    """Columns that fill a twentieth of their box's width (box-unit sd 0.05)."""
+    rng = np.random.default_rng(seed)
+    return rng.normal(0.0, 0.05, size=(n, d))
+
+
+def test_a_fit_predicted_to_lose_refuses_before_the_spend():
+    # n = 150, d = 22, epsilon = 1: each variance's noise (Laplace scale
+    # 8 d / (3 n) ~ 0.39 box units) swamps the reference variance 0.1, so the
+    # covariance is predicted no better than the zero matrix.
+    X = _star98_like(150, 22)
+    budget = PrivacyBudget(epsilon=2.0)
+    est = PrivateGaussianEstimator(
+        bounds=(-1, 1), epsilon=1.0, budget=budget, random_state=0
+    )
+    with pytest.raises(UselessFitError, match="Nothing was spent"):
+        est.fit(X)
+    assert budget.spent().epsilon == 0.0
+    assert not hasattr(est, "covariance_")
+    warned = PrivateGaussianEstimator(
+        bounds=(-1, 1), epsilon=1.0, random_state=0, on_useless="warn"
+    )
+    with pytest.warns(UtilityWarning, match="covariance is predicted"):
+        warned.fit(X)
+    assert np.all(np.isfinite(warned.covariance_))
+
+
+@pytest.mark.parametrize(
+    ("privacy", "n"),
+    [({"epsilon": 1.0}, 300), ({"rho": 0.5}, 300), ({"rho": 0.5}, 5000)],
+)
+def test_every_plan_stays_in_the_box_with_rows_1e12_away(privacy, n):
+    X, s = _mixed_units(n, 1)
+    X[:3] = 1e12
+    X[3] = -1e12
+    est = PrivateGaussianEstimator(
+        bounds=(-s, s), random_state=0, on_useless="warn", **privacy
+    ).fit(X)
+    assert np.all(np.abs(est.mean_) <= s)
+    assert np.all(np.isfinite(est.covariance_))
+    assert np.all(np.diag(est.covariance_) <= s**2 * (1 + 1e-12))
+    assert np.all(np.linalg.eigvalsh(est.covariance_) > 0)
+
+
+def test_the_augmented_plan_gives_the_baselines_mean_and_a_full_covariance():
+    # d = 4, n = 5000, rho = 0.5: the mean's noise is 2 sqrt(4) / (n sqrt(1))
+    # = 8e-4 box units per coordinate (sd); the covariance's entries carry
+    # GaussCov noise of about 2 sqrt(2) d / (n sqrt(2 rho)) ~ 2e-3. The true
+    # correlation 0.5 between the first two columns (box-unit covariance
+    # 0.005) is recovered within 3e-3 box units, the mean within 4e-3.
+    rng = np.random.default_rng(0)
+    cov = 0.01 * np.array([[1, 0.5, 0, 0], [0.5, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]])
+    X = rng.multivariate_normal([0.2, -0.3, 0.0, 0.1], cov, size=5000)
+    est = PrivateGaussianEstimator(bounds=(-1, 1), rho=0.5, random_state=0).fit(X)
+    assert np.all(np.abs(est.mean_ - X.mean(0)) < 4e-3)
+    assert abs(est.covariance_[0, 1] - np.cov(X.T)[0, 1]) < 3e-3
+
+
+def test_a_fit_predicted_far_from_the_rows_warns_and_a_close_one_does_not():
+    # d = 8, n = 300, rho = 0.5: the moments plan's covariance leaves the
+    # reference correlations out, 0.3 * 0.1 * sqrt(56) ~ 0.22 box units, more
+    # than 10 times the sampling error ~ 0.017 at variance 0.1 / 3: a warning.
+    # At rho = 50 and d = 4 the augmented plan's noise is below the sampling
+    # error: none.
+    rng = np.random.default_rng(0)
+    far = PrivateGaussianEstimator(bounds=(-1, 1), rho=0.5, random_state=0)
+    with pytest.warns(UtilityWarning, match="non-private sampling error"):
+        far.fit(rng.normal(0, 0.3, size=(300, 8)))
+    close = PrivateGaussianEstimator(bounds=(-1, 1), rho=50.0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UtilityWarning)
+        close.fit(rng.normal(0, 0.3, size=(5000, 4)))
+
+
+def test_pure_dp_refuses_where_the_mean_would_lose_to_its_baseline():
+    # Under pure DP the moments release's means carry 4/3 of the baseline's
+    # noise and a split one 1/s of it: with n = 4000 and d = 8 no plan's mean
+    # is predicted within the baseline's (MEAN_EXACT), so the fit refuses.
+    X = np.random.default_rng(0).normal(0, 0.3, size=(4000, 8))
+    est = PrivateGaussianEstimator(bounds=(-1, 1), epsilon=1.0, random_state=0)
+    with pytest.raises(UselessFitError, match="the mean is predicted"):
+        est.fit(X)

@@ -29,11 +29,11 @@ from dpgauss.exceptions import UtilityWarning
 from dpgauss.preprocessing._scaler import (
     MIN_BOX_VARIANCE,
     box_frame,
-    box_moments,
-    box_offsets,
     check_bounds,
     moment_mechanism,
 )
+from dpgauss.releases._box import box_offsets
+from dpgauss.releases._moments import box_moments, moments_mechanism
 from dpgauss.utils._sums import CHUNK_ROWS, summation_error
 
 
@@ -57,8 +57,8 @@ BOUNDS = ([-4.0, -5.0, -5.0], [6.0, 1.0, 15.0])
 @pytest.mark.parametrize(
     ("with_mean", "with_std", "names"),
     [
-        (True, True, ["mean", "second_moment"]),
-        (False, True, ["mean", "second_moment"]),
+        (True, True, ["moments"]),
+        (False, True, ["moments"]),
         (True, False, ["mean"]),
     ],
 )
@@ -250,6 +250,11 @@ def test_a_replaced_row_moves_the_statistics_by_at_most_the_sensitivity(
             diff = a - b
             moved = np.sum(np.abs(diff)) if pure else math.sqrt(np.sum(diff * diff))
             assert moved <= sens
+        # The joint release (m, 2 s) and its own sensitivity.
+        diff = np.concatenate([cx[0] - cy[0], 2.0 * (cx[1] - cy[1])])
+        moved = np.sum(np.abs(diff)) if pure else math.sqrt(np.sum(diff * diff))
+        cost = PureDP(1.0) if pure else ZCDP(1.0)
+        assert moved <= moments_mechanism(cost, n, d).sensitivity
 
 
 def test_the_worst_pair_reaches_the_bound():
@@ -270,6 +275,30 @@ def test_the_worst_pair_reaches_the_bound():
     ratio_square = np.linalg.norm(box_moments(W, center, half)[1] - sx) / sens_square
     assert 0.999 < ratio_mean <= 1.0
     assert 0.999 < ratio_square <= 1.0
+
+
+@pytest.mark.parametrize(
+    ("pure", "low"),
+    # The maximisers of the module's bounds: a + b = 3/4 (l1) and
+    # (2 + sqrt(2)) / 4 (l2), with b = 1.
+    [(True, -0.25), (False, (math.sqrt(2.0) - 2.0) / 4.0)],
+)
+def test_the_joint_release_s_worst_pair_reaches_its_bound(pure, low):
+    # One row moves from z = low to z = 1 in every coordinate: the joint
+    # statistic (m, 2 s) moves by the mechanism's sensitivity, up to the
+    # rounding allowances (a bound 20 times too small fails here and in the
+    # audit).
+    n, d = 100, 4
+    center, half = np.zeros(d), np.ones(d)
+    X = np.random.default_rng(0).uniform(-0.5, 0.5, size=(n, d))
+    X[0] = low
+    Y = X.copy()
+    Y[0] = 1e12
+    (mx, sx), (my, sy) = box_moments(X, center, half), box_moments(Y, center, half)
+    diff = np.concatenate([my - mx, 2.0 * (sy - sx)])
+    moved = np.sum(np.abs(diff)) if pure else np.linalg.norm(diff)
+    cost = PureDP(1.0) if pure else ZCDP(1.0)
+    assert 0.9999 < moved / moments_mechanism(cost, n, d).sensitivity <= 1.0
 
 
 def test_chunked_sums_of_far_rows_match_the_proof():
@@ -320,11 +349,10 @@ def _check_accuracy(est, X, k=5.0):
     lower, upper = check_bounds(est.bounds, d)
     center, half = box_frame(lower, upper)
     reference = StandardScaler().fit(X)
-    plan = est._pricing_plan(d)
-    s1, s2 = (
-        moment_mechanism(r.cost, n, d, r.name).effective_scale(d)
-        for r in plan.releases()
-    )
+    (release,) = est._pricing_plan(d).releases()
+    # The joint release's noise: s1 on the mean, half that on the squares.
+    s1 = moments_mechanism(release.cost, n, d).effective_scale(2 * d)
+    s2 = s1 / 2.0
     true_m1 = (reference.mean_ - center) / half
     mean_error = np.abs(est.mean_ - reference.mean_) / half
     assert np.all(mean_error <= k * s1), (mean_error / s1).max()
@@ -367,10 +395,7 @@ def test_pipeline_with_logistic_regression():
     ).fit(X, y)
     exact = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
     exact.fit(X, y)
-    assert [e.mechanism for e in budget.ledger()] == [
-        "gaussian:mean",
-        "gaussian:second_moment",
-    ]
+    assert [e.mechanism for e in budget.ledger()] == ["gaussian:moments"]
     # Training accuracy (the classifier is not private; the pipeline runs).
     assert private.score(X, y) >= exact.score(X, y) - 0.05
 

@@ -1,0 +1,393 @@
+"""A Gaussian's mean and covariance inside a public box, from the box releases.
+
+Not an estimator module. With a public box ``bounds = (lower, upper)`` every
+row becomes ``z = clip((x - c) / h, -1, 1)`` (:mod:`dpgauss.releases._box`),
+a function of its own row and public values, in ``[-1, 1]^d``. The Gaussian
+is released in these box units from releases proven elsewhere, and mapped
+back by ``c + h m`` and ``diag(h) C diag(h)`` (post-processing). One of two
+plans, chosen before the spend from public values (n, d, the cost):
+
+* **diagonal**: the weighted release of per-coordinate means and second
+  moments of :mod:`dpgauss.releases._box_moments` (``box_moments``, l1
+  sensitivity ``8 d / (3 n)``, l2 ``2 sqrt(d) / n``, proven there) at the
+  whole cost. Its means are the mean and its variances the diagonal
+  covariance. One joint release is cheaper than a mean and second moments
+  released apart: in l2 the second moments come free (a coordinate's mean
+  moves by 2 only when its square does not move), in l1 they add a third;
+  a split of the cost between two releases would cost each of them more.
+* **full**: the box mean of :mod:`dpgauss.releases._box_mean` (``box_mean``,
+  after ``box_center`` and ``box_spread`` when it adapts its windows; proven
+  there) at a share ``s`` of the cost, then the covariance release of
+  :mod:`dpgauss.releases._center` (``trace``, then GaussCov or SeparateCov,
+  ``method="auto"``) at ``1 - s``, of the rows clipped to the ball of radius
+  ``sqrt(d)`` about the released mean: the centre is a function of earlier
+  releases, so the second moment's sensitivity is that of a public centre
+  (``sqrt(2) d / n`` in Frobenius norm, for rows in a ball of radius
+  ``sqrt(d)`` about any centre), as for ``PrivateCovariance(bounds=...)``,
+  which releases its own centre with a tenth of its cost instead.
+
+* **augmented** (zCDP only): GaussCov (``second_moment``, of
+  :mod:`dpgauss.releases._center`) at the whole cost on the rows augmented
+  by the public constant ``sqrt(d)``, ``(z, sqrt(d))``, which lie in the
+  ball of radius ``sqrt(2 d)`` about 0: a second moment of rows clipped to a
+  public ball, Frobenius sensitivity ``sqrt(2) 2 d / n``, the release's own
+  proof. Its last column is ``sqrt(d)`` times the mean, with off-diagonal
+  noise of variance ``s^2 / 2``: the mean's noise is the per-coordinate
+  baseline's, ``2 sqrt(d) / (n sqrt(2 rho))`` (a coordinate's mean moves
+  most when its square moves least, so the one matrix carries both); the
+  top-left block less the released mean's outer product is the covariance,
+  at the noise of GaussCov with twice the squared radius. Under pure DP the
+  Laplace release's l1 sensitivity grows with d and the mean would carry
+  ``(d + 2) / sqrt(d)`` times the baseline's noise: not offered.
+
+**The choice and the split.** Each plan is predicted against the baselines
+with the same public knowledge and the whole cost: for the mean the
+per-coordinate clipped mean on the box (:func:`~dpgauss.releases._box_mean.
+baseline_error`, data filling the box), for the covariance the better of the
+zero matrix and the private diagonal (per-coordinate second moments at half
+the cost, the other half on the means; reference data of
+:func:`~dpgauss.releases._diagonal.reference_norm`). The plan taken (the
+diagonal one, or the full one at a share in :data:`MEAN_SHARES`) is, among
+those within both refusal limits (the mean's baseline, or :data:`MEAN_LOSS`
+times it where its prediction is a worst case; the covariance's baseline),
+the one with the smallest product of the two ratios of predicted to baseline
+error (when none is within them, the smallest product overall, and the fit
+refuses). The product weighs relative gains alike: a full covariance 20
+times better than the diagonal one is worth a mean 5% worse, which the
+worse ratio alone would not see. Every
+candidate costs the whole cost.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpgauss.accounting import ZCDP, split_cost
+from dpgauss.accounting._plan import ReleasePlan
+from dpgauss.releases._box import box_offsets
+from dpgauss.releases._box_mean import (
+    baseline_error,
+    box_mean_plan,
+    box_predict,
+    box_units_mean,
+)
+from dpgauss.releases._box_moments import (
+    moments_entries,
+    moments_error,
+    release_moments,
+)
+from dpgauss.releases._center import (
+    covariance_plan_entries,
+    eigenvalue_floor,
+    release_spectrum,
+)
+from dpgauss.releases._covariance import (
+    covariance_entries,
+    gauss_error,
+    gauss_spectrum,
+)
+from dpgauss.releases._diagonal import (
+    BOX_FILL,
+    REFERENCE_CORRELATION,
+    cap_box_spectrum,
+    diagonal_error,
+    diagonal_mechanism,
+    full_prediction,
+    reference_norm,
+)
+from dpgauss.releases._prediction import Prediction
+from dpgauss.utils._sums import clipped_sums, n_partial_sums
+
+__all__ = [
+    "MEAN_EXACT",
+    "MEAN_LOSS",
+    "MEAN_SHARES",
+    "BoxGaussPrediction",
+    "box_gaussian_messages",
+    "box_gaussian_plan",
+    "box_gaussian_predict",
+    "from_box",
+    "release_box_gaussian",
+]
+
+#: The candidate plan of the augmented release (see the module docstring).
+AUGMENTED = "augmented"
+
+#: The shares of the cost the full plan may give its mean (the rest goes to
+#: the covariance). A coarse grid: the predictions it compares are within
+#: tens of percent of the measured errors, finer steps would not be resolved.
+MEAN_SHARES = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+
+#: The fit refuses (by default) when its mean's error is predicted above
+#: this multiple of the per-coordinate baseline's where the prediction is
+#: a worst case: the box mean with adaptive windows, predicted on the whole
+#: box (data that do not fill it get narrower windows); the limit of
+#: ``PrivateMean(bounds=...)``, whose releases those are.
+MEAN_LOSS = 1.5
+#: The same limit where the prediction is the mean's actual noise (the
+#: moments and augmented releases, the box mean on the whole box): the mean
+#: must not lose to the baseline, up to the exact samplers' lattice and the
+#: rounding terms (under 1% of the noise in the tests).
+MEAN_EXACT = 1.02
+
+
+#: A fit whose mean or covariance is predicted beyond this multiple of the
+#: non-private estimate's sampling error (on the reference data) warns
+#: before the spend: the user is told when the answer will be far from what
+#: the rows hold, even where it beats the baseline.
+ASTRAY = 10.0
+#: The variance per box coordinate the non-private error of that warning is
+#: taken at: a third of the reference's, since real columns in a loose
+#: codebook box fill less of it (Student t rows in their min/max box have
+#: 0.007, star98's and breast cancer's medians are 0.04-0.06) and the private
+#: noise does not shrink with the data's spread while the non-private error
+#: does. On the quick real-data benchmark it leaves 2 of 270 scored fits
+#: beyond 10 times the non-private error unwarned (27 at the reference's
+#: 0.1, none at 0.01, where nearly every fit warned).
+ASTRAY_FILL = BOX_FILL / 3.0
+
+
+@dataclass(frozen=True)
+class BoxGaussPrediction:
+    """The predictions of a fit in a box: its mean and its covariance, each
+    against its baseline (public values only)."""
+
+    mean: Prediction
+    covariance: Prediction
+    mean_limit: float = MEAN_EXACT
+
+    @property
+    def admissible(self):
+        """Whether neither refusal limit is crossed: the mean at most
+        :attr:`mean_limit` times its baseline, the covariance below its own."""
+        mean = self.mean.error <= self.mean_limit * self.mean.baseline
+        return bool(mean and not self.covariance.loses)
+
+    @property
+    def score(self):
+        """The product of the two ratios of predicted to baseline error."""
+        mean = self.mean.error / self.mean.baseline
+        return mean * (self.covariance.error / self.covariance.baseline)
+
+
+def nonprivate_errors(n, d, fill=BOX_FILL):
+    """The sampling errors of the non-private mean (l2) and covariance
+    (Frobenius) on the reference data of
+    :func:`~dpgauss.releases._diagonal.reference_norm` (box units):
+    ``sqrt(d fill / n)`` and ``sqrt((tr(C)^2 + ||C||_F^2) / n)`` (Gaussian
+    rows: ``Var(S_ij) = (C_ij^2 + C_ii C_jj) / n``)."""
+    trace = d * fill
+    return math.sqrt(trace / n), math.hypot(trace, reference_norm(d, fill)) / math.sqrt(
+        n
+    )
+
+
+def box_gaussian_messages(owner, prediction, total, n, d):
+    """Why a fit in a box is refused (None: it is not), and why it warns that
+    it is predicted beyond :data:`ASTRAY` times the non-private error (None:
+    it does not). Public values only."""
+    mean, cov = prediction.mean, prediction.covariance
+    reasons = []
+    if mean.error > prediction.mean_limit * mean.baseline:
+        reasons.append(
+            f"the mean is predicted at {mean.error:.3g} against "
+            f"{mean.baseline:.3g} for the per-coordinate clipped mean"
+        )
+    if cov.loses:
+        reasons.append(
+            f"the covariance is predicted at {cov.error:.3g} against "
+            f"{cov.baseline:.3g} for the better of the zero matrix and the "
+            "private per-coordinate variances"
+        )
+    useless = None
+    if reasons:
+        useless = (
+            f"{owner}: with n={n}, d={d} and {total}, {' and '.join(reasons)} "
+            "(box units; each baseline at the whole budget). Give a larger "
+            "budget or more rows, or fit PrivateMean or PrivateCovariance alone."
+        )
+    np_mean, np_cov = nonprivate_errors(n, d, ASTRAY_FILL)
+    far = [
+        f"the {name} at {error:.3g} ({error / sampling:.3g} times its "
+        "non-private sampling error)"
+        for name, error, sampling in (
+            ("mean", mean.error, np_mean),
+            ("covariance", cov.error, np_cov),
+        )
+        if error > ASTRAY * sampling
+    ]
+    astray = None
+    if far:
+        astray = (
+            f"{owner}: with n={n}, d={d} and {total}, the fit is predicted to put "
+            f"{' and '.join(far)}, box units, on data with variance "
+            f"{ASTRAY_FILL:g} per coordinate and correlation "
+            f"{REFERENCE_CORRELATION} (a diagonal covariance leaves the "
+            "correlations out). A larger budget or more rows would bring it "
+            "closer."
+        )
+    return useless, astray
+
+
+def _radius(d):
+    """The clipping radius of the full covariance release: ``sqrt(d)`` rounded
+    up (box rows about the box's centre are never clipped)."""
+    return float(np.nextafter(math.sqrt(d), math.inf))
+
+
+def _augmented_radius(d):
+    """The radius of the augmented rows ``(z, sqrt(d))``: ``sqrt(2 d)``
+    rounded up (no row of the box is clipped)."""
+    return float(np.nextafter(math.sqrt(2.0 * d), math.inf))
+
+
+def _entries(total, n, d, share):
+    """The releases of one candidate plan: the diagonal one (``share`` None),
+    the augmented one (:data:`AUGMENTED`) or the full one with ``share`` of
+    the cost on the mean."""
+    if share is None:
+        return moments_entries(total, n, d)
+    if share == AUGMENTED:
+        return covariance_entries("gauss", total, d + 1, n, _augmented_radius(d))
+    mean, rest = split_cost(total, [share, 1.0 - share])
+    covariance = covariance_plan_entries(rest, d, "auto", False, n, _radius(d))
+    return [*box_mean_plan(mean, n, d), *covariance]
+
+
+def covariance_baseline(total, n, d):
+    """The covariance baseline's predicted Frobenius error (box units, the
+    reference data): the better of the zero matrix and the per-coordinate
+    second moments at half the cost (the means, at the other half, add
+    nothing at the reference data's centred means)."""
+    half = split_cost(total, [0.5, 0.5])[1]
+    diagonal = diagonal_error(diagonal_mechanism(half, n, d, False), d, False)
+    return min(reference_norm(d), diagonal)
+
+
+def box_gaussian_predict(total, n, d, mechanisms):
+    """The :class:`BoxGaussPrediction` of a plan's mechanisms (by name, each
+    at its worst public case), for the cost ``total``."""
+    cov_base = covariance_baseline(total, n, d)
+    mean_base = baseline_error(total, n, d)
+    if "box_moments" in mechanisms:
+        mean, cov = moments_error(mechanisms["box_moments"], d)
+    elif "box_mean" not in mechanisms:  # the augmented release
+        mech = mechanisms["second_moment"]
+        mean = math.sqrt(mech.entry_variances()[1])  # sqrt(d) / sqrt(d) per row
+        cov = gauss_error(mech, d, trace=d * BOX_FILL) + mean * mean
+    else:
+        # box_predict's error reads the mechanisms only (its baseline, at
+        # the cost passed, is not used).
+        mean = box_predict(total, n, d, mechanisms).error
+        # The centre's error leaves a rank-one bias of Frobenius norm about
+        # its squared error (as a released centre's does in filled_prediction).
+        cov = full_prediction(mechanisms, "auto", d).error + mean * mean
+    limit = MEAN_LOSS if "box_center" in mechanisms else MEAN_EXACT
+    return BoxGaussPrediction(
+        Prediction(mean, mean_base, "l2"),
+        Prediction(cov, cov_base, "frobenius"),
+        limit,
+    )
+
+
+def box_gaussian_plan(total, n, d):
+    """The releases of a Gaussian fit in a box (module docstring): among the
+    candidates, admissible first, the one whose :attr:`BoxGaussPrediction.score`
+    is smallest (ties: the diagonal plan, then the smaller mean share). Public
+    values only; every candidate costs ``total``. Priced without n: the
+    diagonal plan."""
+    best = _entries(total, n, d, None)
+    if n is None:
+        return best
+    best_key = _key(total, n, d, best)
+    shares = ((AUGMENTED,) if isinstance(total, ZCDP) else ()) + MEAN_SHARES
+    for share in shares:
+        entries = _entries(total, n, d, share)
+        key = _key(total, n, d, entries)
+        if key < best_key:
+            best, best_key = entries, key
+    return best
+
+
+def _key(total, n, d, entries):
+    """The order of candidates: admissible ones first, then by score."""
+    mechanisms = {r.name: r.build() for r in ReleasePlan(total, entries).releases()}
+    prediction = box_gaussian_predict(total, n, d, mechanisms)
+    return (not prediction.admissible, prediction.score)
+
+
+def release_box_gaussian(X, center, half, plan, rng):
+    """The plan's releases on the rows of ``X`` mapped into the box.
+
+    Returns
+    -------
+    mean : ndarray of shape (d,)
+        In box units, in [-1, 1].
+    values, vectors : ndarray
+        The covariance's spectrum in box units, every variance at most 1
+        (:func:`~dpgauss.releases._diagonal.cap_box_spectrum`).
+    floor : float
+        Its eigenvalue floor (:func:`~dpgauss.releases._center.eigenvalue_floor`).
+    """
+    Z = box_offsets(X, center, half)
+    d = Z.shape[1]
+    if any(r.name == "box_moments" for r in plan.releases()):
+        mean, variances, sd = release_moments(Z, plan, rng)
+        values, vectors = cap_box_spectrum(variances, np.eye(d))
+        return mean, values, vectors, eigenvalue_floor(values, sd, float(d))
+    if not any(r.name == "box_mean" for r in plan.releases()):
+        return _release_augmented(Z, plan, rng)
+    mean, sd, _ = box_units_mean(Z, plan, rng)
+    # The centre's expected rank-one bias along the identity: its squared
+    # error over d (release_spectrum divides the second moment's correction).
+    shift = float(np.sum(sd * sd)) / d
+    spectrum = release_spectrum(Z, mean, shift, _radius(d), "auto", plan, rng)
+    values, vectors = cap_box_spectrum(spectrum.values, spectrum.vectors)
+    floor = eigenvalue_floor(values, spectrum.noise_sd, spectrum.cap)
+    return mean, values, vectors, floor
+
+
+def _release_augmented(Z, plan, rng):
+    """The augmented release (module docstring) and its post-processing: the
+    mean from the last column, the covariance ``M - m m^T`` plus the mean's
+    noise variance on the diagonal (``E[m m^T]`` exceeds the mean's outer
+    product by it), then GaussCov's spectrum in box units."""
+    n, d = Z.shape
+    c = math.sqrt(d)
+    radius = _augmented_radius(d)
+    rows = np.hstack([Z, np.full((n, 1), c)])
+    _, S = clipped_sums(rows, np.zeros(d + 1), radius)
+    case = {"rows": n, "radius": radius, "n_partials": n_partial_sums(rows)}
+    mech = plan.calibrate("second_moment", **case)
+    released = np.asarray(mech.randomise(S / n, rng), dtype=np.float64)
+    released = np.nan_to_num(released, nan=0.0, posinf=0.0, neginf=0.0)
+    mean = np.clip(released[:d, d] / c, -1.0, 1.0)
+    noise = mech.entry_variances(d + 1)[1] / (c * c)
+    C = released[:d, :d] - np.outer(mean, mean) + noise * np.eye(d)
+    values, vectors, sd = gauss_spectrum(mech, 0.5 * (C + C.T), float(d))
+    values, vectors = cap_box_spectrum(values, vectors)
+    return mean, values, vectors, eigenvalue_floor(values, sd, float(d))
+
+
+def from_box(mean, values, vectors, floor, center, half):
+    """The Gaussian in box units mapped back to the data's units
+    (post-processing of released values and the public box).
+
+    The mean is projected into the box (``|m_j| <= 1``). The covariance
+    ``C = V diag(max(values, floor)) V^T`` gets each variance capped at 1 (a
+    variable in [-1, 1] has variance at most 1) by ``D C D`` with ``D_jj =
+    min(1, C_jj^(-1/2))``, which keeps it positive definite, then maps back
+    to ``diag(h) D C D diag(h)``; its eigenvalues are at least ``floor
+    min(h D)^2``, the floor returned.
+    """
+    mean = np.clip(np.nan_to_num(mean, nan=0.0), -1.0, 1.0)
+    location = np.clip(center + half * mean, center - half, center + half)
+    values = np.maximum(values, floor)
+    C = (vectors * values) @ vectors.T
+    cap = np.minimum(1.0, 1.0 / np.sqrt(np.maximum(np.diag(C), 1e-300)))
+    scale = half * cap
+    C = scale[:, None] * C * scale[None, :]
+    new_values, new_vectors = np.linalg.eigh(0.5 * (C + C.T))
+    new_floor = max(float(floor) * float(np.min(scale)) ** 2, np.finfo(float).tiny)
+    return location, np.maximum(new_values, new_floor), new_vectors, new_floor

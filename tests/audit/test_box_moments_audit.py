@@ -1,0 +1,116 @@
+"""End-to-end audits of the weighted moments release in a box, with canaries.
+
+``PrivateGaussianEstimator(bounds=(-1, 1))`` on n = 50 rows of one feature,
+half at -1/2 and half at 1/2 except the first, takes the ``box_moments``
+plan (checked below): one release of the 2-vector (mean, second moment /
+(2/3)) of the box coordinates, Laplace noise at l1 sensitivity 8/(3n) under
+pure DP, Gaussian at l2 sensitivity 2/n under zCDP.
+
+* Pure DP: the first row moves from -1e12 (z = -1) to 1e12 (z = 1): the
+  mean moves by 2/n and the second moment not at all, so the audited
+  ``mean_`` sees epsilon 3/4 of the claim.
+* zCDP: the first row moves from the centre (z = 0) to 1e12 (z = 1): the
+  mean moves by 1/n and the second moment by 3/(2n), l2 norm sqrt(13)/(2n)
+  ~ 1.8/n against the 2/n the noise is calibrated for; the audited variance
+  (the covariance's one entry) reads the second moment.
+
+Canaries: the release calibrated to a twentieth of its sensitivity, and the
+box map without its clip (a row 1e12 away then moves the mean by 1e12/n).
+"""
+
+import numpy as np
+import pytest
+
+import dpgauss.releases._box_gaussian as gaussian_module
+import dpgauss.releases._box_moments as module
+from dpgauss import PrivateGaussianEstimator
+from dpgauss.accounting import ZCDP, PureDP, zcdp_to_approx
+from dpgauss.releases._box_gaussian import box_gaussian_plan
+from dpgauss.testing.audit import audit
+
+pytestmark = pytest.mark.audit
+
+EPSILON, RHO, DELTA, N = 1.0, 0.5, 1e-2, 50
+CLAIM = zcdp_to_approx(RHO, DELTA)
+
+
+def _neighbours(first, moved):
+    X = np.full((N, 1), 0.5)
+    X[: N // 2] = -0.5
+    X[0] = first
+    Y = X.copy()
+    Y[0] = moved
+    return X, Y
+
+
+def _runner(X, read, **privacy):
+    est = PrivateGaussianEstimator(bounds=(-1.0, 1.0), on_useless="warn", **privacy)
+
+    def run(n, rng):
+        return np.array(
+            [read(est.set_params(random_state=rng).fit(X)) for _ in range(n)]
+        )
+
+    return run
+
+
+def _pure_audit(n):
+    X, Y = _neighbours(-1e12, 1e12)
+    runs = [_runner(Z, lambda e: e.mean_[0], epsilon=EPSILON) for Z in (X, Y)]
+    return audit(*runs, n_samples=n, n_select=n // 2, random_state=7)
+
+
+def _zcdp_audit(n):
+    X, Y = _neighbours(0.0, 1e12)
+    runs = [_runner(Z, lambda e: e.covariance_[0, 0], rho=RHO) for Z in (X, Y)]
+    return audit(*runs, n_samples=n, n_select=n // 2, delta=DELTA, random_state=8)
+
+
+def _weak(monkeypatch):
+    original = module.moments_mechanism
+
+    def weak(cost, n, d):
+        mech = original(cost, n, d)
+        if isinstance(cost, ZCDP):
+            return type(mech)(sensitivity=mech.sensitivity / 20.0, rho=cost.rho)
+        return type(mech)(sensitivity=mech.sensitivity / 20.0, epsilon=cost.epsilon)
+
+    monkeypatch.setattr(module, "moments_mechanism", weak)
+
+
+def _unclipped(x, center, half_width):
+    with np.errstate(all="ignore"):
+        return (np.asarray(x, dtype=np.float64) - center) / half_width
+
+
+@pytest.mark.parametrize("total", [PureDP(EPSILON), ZCDP(RHO)])
+def test_the_audited_fits_take_the_moments_release(total):
+    assert [r.name for r in box_gaussian_plan(total, N, 1)] == ["box_moments"]
+
+
+def test_moments_release_keeps_its_pure_claim_with_a_far_row():
+    result = _pure_audit(2000)
+    assert result.epsilon_lower <= EPSILON, result
+
+
+def test_moments_release_keeps_its_zcdp_claim_with_a_far_row():
+    result = _zcdp_audit(2000)
+    assert result.epsilon_lower <= CLAIM, result
+
+
+def test_canary_a_twentieth_of_the_pure_sensitivity_is_caught(monkeypatch):
+    _weak(monkeypatch)
+    result = _pure_audit(600)
+    assert result.epsilon_lower > EPSILON, result
+
+
+def test_canary_a_twentieth_of_the_zcdp_sensitivity_is_caught(monkeypatch):
+    _weak(monkeypatch)
+    result = _zcdp_audit(600)
+    assert result.epsilon_lower > CLAIM, result
+
+
+def test_canary_an_unclipped_box_is_caught(monkeypatch):
+    monkeypatch.setattr(gaussian_module, "box_offsets", _unclipped)
+    result = _pure_audit(600)
+    assert result.epsilon_lower > EPSILON, result

@@ -1,0 +1,105 @@
+"""The Gaussian's plans in a box: the choice before the spend and the releases."""
+
+import numpy as np
+import pytest
+
+from dpgauss.accounting import ZCDP, PureDP
+from dpgauss.accounting._composition import compose
+from dpgauss.accounting._plan import ReleasePlan
+from dpgauss.releases._box_gaussian import (
+    AUGMENTED,
+    MEAN_SHARES,
+    _entries,
+    box_gaussian_plan,
+    box_gaussian_predict,
+    from_box,
+    release_box_gaussian,
+)
+from dpgauss.releases._box_mean import baseline_error
+
+CANDIDATES = [None, AUGMENTED, *MEAN_SHARES]
+
+
+def _names(entries):
+    return [r.name for r in entries]
+
+
+def _mechanisms(total, entries):
+    return {r.name: r.build() for r in ReleasePlan(total, entries).releases()}
+
+
+def test_priced_without_n_the_plan_is_the_moments_release():
+    assert _names(box_gaussian_plan(PureDP(1.0), None, 4)) == ["box_moments"]
+
+
+@pytest.mark.parametrize("total", [PureDP(1.0), ZCDP(0.5)])
+@pytest.mark.parametrize("share", CANDIDATES)
+def test_every_candidate_costs_the_whole_budget(total, share):
+    if share == AUGMENTED and isinstance(total, PureDP):
+        pytest.skip("the augmented release is offered under zCDP only")
+    # The plan refuses charges above its total; none is left unspent either.
+    plan = ReleasePlan(total, _entries(total, 500, 4, share))
+    spent = compose(total, plan.costs())
+    key = "rho" if isinstance(total, ZCDP) else "epsilon"
+    assert getattr(spent, key) == pytest.approx(getattr(total, key), rel=1e-9)
+
+
+def test_zcdp_with_many_rows_takes_the_augmented_release():
+    # d = 8, n = 5000, rho = 0.5: the mean is the baseline's and the full
+    # covariance is predicted a tenth of the zero matrix's error.
+    assert _names(box_gaussian_plan(ZCDP(0.5), 5000, 8)) == ["second_moment"]
+
+
+def test_small_n_takes_the_moments_release():
+    for total in (PureDP(1.0), ZCDP(0.5)):
+        assert _names(box_gaussian_plan(total, 150, 9)) == ["box_moments"]
+
+
+def test_the_augmented_mean_carries_the_baselines_noise():
+    # Off-diagonal noise variance s^2 / 2 over the constant sqrt(d) squared:
+    # the per-coordinate baseline's 2 sqrt(d) / (n sqrt(2 rho)) per coordinate
+    # (the lattice sampler adds well under 1%).
+    total, n, d = ZCDP(0.5), 2000, 6
+    prediction = box_gaussian_predict(
+        total, n, d, _mechanisms(total, _entries(total, n, d, AUGMENTED))
+    )
+    assert prediction.mean.error == pytest.approx(baseline_error(total, n, d), rel=1e-2)
+
+
+def test_the_moments_prediction_beats_the_covariance_baseline_under_zcdp():
+    total, n, d = ZCDP(0.5), 300, 5
+    prediction = box_gaussian_predict(
+        total, n, d, _mechanisms(total, _entries(total, n, d, None))
+    )
+    assert prediction.mean.error == pytest.approx(prediction.mean.baseline, rel=1e-2)
+    assert not prediction.covariance.loses
+    assert prediction.admissible
+
+
+def _rows(n, d, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(0.2, 0.1, size=(n, d))
+    X[0] = 1e12
+    X[1] = -1e12
+    return X
+
+
+@pytest.mark.parametrize("share", CANDIDATES)
+@pytest.mark.parametrize("total", [PureDP(1e-3), ZCDP(1e-6), ZCDP(5.0)])
+def test_releases_stay_in_the_box_for_every_plan(share, total):
+    if share == AUGMENTED and isinstance(total, PureDP):
+        pytest.skip("the augmented release is offered under zCDP only")
+    n, d = 400, 3
+    X = _rows(n, d, 0)
+    plan = ReleasePlan(total, _entries(total, n, d, share))
+    center, half = np.full(d, 5.0), np.array([1e-3, 1.0, 1e6])
+    released = release_box_gaussian(X, center, half, plan, np.random.default_rng(0))
+    plan.finish()
+    assert np.all(np.abs(released[0]) <= 1.0)
+    mean, values, vectors, floor = from_box(*released, center, half)
+    assert np.all((mean >= center - half) & (mean <= center + half))
+    C = (vectors * values) @ vectors.T
+    assert np.all(np.isfinite(C))
+    assert np.all(np.diag(C) <= half**2 * (1 + 1e-9))
+    assert np.all(values >= floor)
+    assert floor > 0
