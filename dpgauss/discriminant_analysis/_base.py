@@ -374,6 +374,7 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
             "priors_": parts["priors"],
             "class_count_": parts["sizes"],
             "means_": means,
+            "covariance_type_": parts["structure"],
         }
 
     def _release_classes(self, data, plan, rng, outer):
@@ -416,6 +417,7 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
             "offsets": offsets,
             "priors": priors,
             "moments": moments,
+            "structure": "diag" if outer == "pooled_squares" else "full",
         }
 
     def _box_spectrum(self, values, vectors):

@@ -49,11 +49,11 @@ class PlanChoiceMixin:
         Frobenius error on the reference rows
         (:func:`~dpgauss.releases._classes.covariance_error`, mechanisms at
         the reference radius). Public values only, before the spend; priced
-        without n, the full plan."""
+        without n, the last fit's (``covariance_type_``), else the full plan."""
         if self.covariance_type != "auto":
             return self.covariance_type
-        if data.n is None:
-            return "full"
+        if data.n is None or data.n < 2 or data.d < 1:  # priced, or refused later
+            return getattr(self, "covariance_type_", "full")
         errors = {}
         for structure in ("full", "diag"):
             plan = self._plan(total, data, structure)
@@ -97,7 +97,7 @@ class PlanChoiceMixin:
         """The reference problem's predicted error and the majority class's
         (:func:`~dpgauss.releases._classes.reference_error`), from the plan's
         mechanisms at the reference radius. Public values only."""
-        if data.n is None:
+        if data.n is None or data.n < 2 or data.d < 1:  # priced, or refused later
             return None
         d = data.d
         K = check_classes(self.classes, type(self).__name__).size

@@ -111,6 +111,8 @@ class PrivateLinearDiscriminantAnalysis(
         Weights of the decision function (one row for two classes).
     intercept_ : ndarray of shape (1,) or (n_classes,)
         Its intercepts.
+    covariance_type_ : {"full", "diag"}
+        The plan the fit took (``covariance_type``, or the one "auto" chose).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)

@@ -112,6 +112,8 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
         posteriors are the same and need no data-unit decomposition).
     scalings_ : list of ndarray of shape (n_features,)
         Its eigenvalues (positive).
+    covariance_type_ : {"full", "diag"}
+        The plan the fit took (``covariance_type``, or the one "auto" chose).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
