@@ -265,3 +265,29 @@ def call_released(est, method, X):
             "model, statistic=('coef_', 'intercept_')) and, for a classifier, "
             "give its public classes (classes=...)."
         ) from exc
+
+
+_MAX_FLOAT = float(np.finfo(np.float64).max)
+#: The default public bound on a Euclidean statistic's entries: far above a
+#: fitted model's coefficients or a mean in the units data are usually kept in,
+#: far below where a search gone astray lands.
+DEFAULT_BOUND = 1e6
+
+
+def bounded_statistic(value, bound, psd=False):
+    """``value`` within the public ``bound``: post-processing of a release.
+
+    Euclidean: the entrywise projection onto ``[-bound, bound]`` (NaN, which a
+    release never gives, to 0). PSD: the matrix times ``min(1, bound / max|v|)``,
+    a positive multiple, so it stays symmetric positive semi-definite. Either
+    reads only the released value and the public bound, so the output is as
+    private as the release, and it lies within ``bound`` for every noise draw.
+    """
+    value = np.nan_to_num(np.asarray(value, dtype=np.float64), nan=0.0)
+    if not psd:
+        return np.clip(value, -bound, bound)
+    value = np.clip(value, -_MAX_FLOAT, _MAX_FLOAT)
+    top = float(np.max(np.abs(value), initial=0.0))
+    if top <= bound:
+        return value
+    return value * (bound / top)

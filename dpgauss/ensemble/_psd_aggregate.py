@@ -35,11 +35,13 @@ import math
 import warnings
 
 import numpy as np
+from sklearn.base import clone
 
 from dpgauss.accounting import ZCDP, split_cost
 from dpgauss.accounting._plan import Release
 from dpgauss.ensemble import _populous as populous
 from dpgauss.ensemble import _psd as psd
+from dpgauss.ensemble._group_fits import read_statistic
 from dpgauss.ensemble._populous_aggregate import (
     GRID_OCTAVES,
     RAMP,
@@ -63,6 +65,7 @@ __all__ = [
     "psd_noise",
     "psd_populous_mean",
     "psd_radii",
+    "psd_useless_reason",
     "scale_factory",
     "shape_factory",
 ]
@@ -241,3 +244,67 @@ def psd_matrix(upper, q, floor, log_trace):
         lam = np.maximum(lam, lam.max() * 1e-12)  # condition number <= 1e12
         value = (vecs * lam) @ vecs.T
         return (value + value.T) / 2.0
+
+
+#: Public probe groups simulated for the PSD prediction, and the largest group
+#: the probe fits (larger groups are only tighter, so they are not refused).
+PSD_PROBE_GROUPS, PSD_PROBE_MAX_ROWS = 100, 20_000
+
+
+def psd_probe_fraction(estimator, statistic, q, rows, tau):
+    """The fraction of pairs within relative radius ``tau`` among the
+    statistics of ``PSD_PROBE_GROUPS`` groups of ``rows`` standard normal rows
+    in q dimensions (a fixed seed), or None when the probe cannot fit.
+
+    Clean Gaussian rows are the best case the test meets, and the relation is
+    invariant under an invertible linear map of the rows, so this fraction
+    does not depend on the data's covariance. Public values only.
+    """
+    rng = np.random.default_rng(20_261_128)
+    Y = []
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for _ in range(PSD_PROBE_GROUPS):
+                fitted = clone(estimator).fit(rng.standard_normal((rows, q)))
+                Y.append(
+                    np.concatenate(
+                        [p.ravel() for p in read_statistic(statistic, fitted)]
+                    )
+                )
+    except Exception:  # an estimator the public probe cannot fit: no prediction
+        return None
+    S, ok = psd.sanitise(np.array(Y), q)
+    counts = psd.neighbour_counts(S, psd.log_vectors(S, ok), 1.0 + tau)
+    return float(counts.sum()) / PSD_PROBE_GROUPS**2
+
+
+def psd_useless_reason(owner, plan, data, k):
+    """Why the PSD populous test is predicted to fail, or None.
+
+    The test passes when about ``THRESHOLD`` of the k^2 pairs are neighbours;
+    the largest radius the fit may use (the public one, or the top of
+    :func:`psd_radii`) is checked on public probe groups of the fit's size
+    ``n // k`` (:func:`psd_probe_fraction`): below ``THRESHOLD`` there, even
+    clean data fails the test after the spend. Public values only, before
+    the spend: not a release.
+    """
+    q = matrix_size(data.public["shape"])
+    rows = data.n // k
+    if rows > PSD_PROBE_MAX_ROWS:
+        return None
+    if owner.radius == "auto":
+        tau = float(psd_radii(k, plan.cost("mask").rho, q).max())
+    else:
+        tau = float(owner.radius)
+    frac = psd_probe_fraction(owner.estimator, owner.statistic, q, rows, tau)
+    if frac is None or frac >= THRESHOLD:
+        return None
+    return (
+        f"SubsampleAggregate(space='psd'): with {k} groups of {rows} rows the "
+        f"largest usable radius is {tau:.3g}, within which only {frac:.0%} of "
+        "pairs of group statistics are neighbours even on clean Gaussian rows "
+        f"(the test needs about {THRESHOLD:.0%}); it would fail after the "
+        "spend. Use fewer, larger groups (n_groups), more rows or a larger "
+        "budget."
+    )

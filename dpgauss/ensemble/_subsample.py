@@ -48,8 +48,10 @@ from dpgauss.accounting import ApproxDP
 from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.ensemble._group_fits import (
+    DEFAULT_BOUND,
     assemble,
     attribute_names,
+    bounded_statistic,
     call_released,
     group_candidates,
     probe_shape,
@@ -65,6 +67,7 @@ from dpgauss.ensemble._psd_aggregate import (
     matrix_size,
     psd_entries,
     psd_populous_mean,
+    psd_useless_reason,
 )
 from dpgauss.mechanisms._checks import (
     MAX_RADIUS,
@@ -118,6 +121,15 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         neighbour radius tau, or "auto" for sparse vector over a geometric grid
         (for "psd", tau is relative: neighbours satisfy
         ``A / (1 + tau) <= B <= (1 + tau) A``).
+    bound : float or None, default=None
+        A public bound on the statistic's entries; None: 1e6 for "euclidean",
+        1e140 for "psd" (whose aggregate is scale-free). The released aggregate (and
+        the released median ``center_``) is projected into ``[-bound, bound]``
+        entrywise ("euclidean"), or scaled down to entries within it ("psd":
+        a positive multiple stays positive semi-definite). Post-processing of
+        the release, so it costs nothing; it keeps every noise draw (a search
+        gone astray, a tiny budget) within a public scale. Statistics that
+        are legitimately larger need a larger bound (at most 1e140).
     output_shape : tuple of int or None, default=None
         The shape of ``statistic`` (public). None: read from a fit on a public
         probe (standard normal rows; for a classifier, two classes, or
@@ -246,6 +258,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
             Interval(numbers.Real, 0, None, closed="neither"),
             StrOptions({"auto"}),
         ],
+        "bound": [Interval(numbers.Real, 0, MAX_RADIUS, closed="right"), None],
         "output_shape": [tuple, None],
         "classes": ["array-like", None],
     }
@@ -259,6 +272,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         space="euclidean",
         n_groups="auto",
         radius="auto",
+        bound=None,
         output_shape=None,
         classes=None,
         rho=None,
@@ -274,6 +288,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         self.space = space
         self.n_groups = n_groups
         self.radius = radius
+        self.bound = bound
         self.output_shape = output_shape
         self.classes = classes
         self.rho = rho
@@ -330,11 +345,17 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
     def _check_utility(self, plan, data):
         """Refuse (or warn, per ``on_useless``) when the groups are predicted
         too small or too few (:func:`~dpgauss.ensemble._group_plan.useless_reason`).
+        With ``space="psd"``, also when the test is predicted to fail on
+        public probe groups
+        (:func:`~dpgauss.ensemble._psd_aggregate.psd_useless_reason`).
 
         Computed from public values only (n, d, k, the plan's costs, the
         statistic's shape), before anything is spent: not a release.
         """
-        reason = useless_reason(self, plan, data, self._groups(data, plan.total))
+        k = self._groups(data, plan.total)
+        reason = useless_reason(self, plan, data, k)
+        if reason is None and self.space == "psd":
+            reason = psd_useless_reason(self, plan, data, k)
         if reason is not None:
             report_useless(self, reason)
 
@@ -439,6 +460,10 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         finally:
             if collecting:
                 gc.enable()
+        bound = self._bound()
+        value = bounded_statistic(value, bound, self.space == "psd")
+        if center is not None:
+            center = bounded_statistic(center, bound, False)
         out = {
             "statistic_": np.asarray(value).reshape(shape),
             "estimator_": assemble(
@@ -457,6 +482,12 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
             "sensitivity_": float(sens),
         }
         return out
+
+    def _bound(self):
+        """The public bound on the released entries (see ``bound``)."""
+        if self.bound is not None:
+            return float(self.bound)
+        return MAX_RADIUS if self.space == "psd" else DEFAULT_BOUND
 
     # -- aggregators ------------------------------------------------------------------
     def _winsorized(self, Y, k, plan, rng):

@@ -344,7 +344,8 @@ def test_psd_covariance_is_scale_free_and_coarsely_accurate(scale):
 def test_psd_ledger_records_exactly_the_plan(radius):
     X, _ = _gaussian(150_000, 2)
     budget = PrivacyBudget(epsilon=10.0, delta=1e-2)
-    est = _psd(budget=budget, radius=radius)
+    # Spends even where the test is predicted to fail: the ledger is the point.
+    est = _psd(budget=budget, radius=radius, on_useless="warn")
     planned = est.planned_costs(2)
     names = [e.label for e in est._pricing_plan(2).releases()]
     assert [n.split(":")[-1] for n in names][-2:] == ["mask", "scale"]
@@ -403,7 +404,13 @@ def test_psd_hostile_inner_fits_never_raise_after_the_spend():
     Y[0] = 1e300
     for Z in (X, Y):
         budget = PrivacyBudget(epsilon=10.0, delta=1e-2)
-        est = _psd(estimator=_HostileMatrix(), epsilon=4.0, delta=1e-3, budget=budget)
+        est = _psd(
+            estimator=_HostileMatrix(),
+            epsilon=4.0,
+            delta=1e-3,
+            budget=budget,
+            on_useless="warn",  # the paths after the spend are the point
+        )
         try:
             est.fit(Z)
             assert np.isfinite(est.statistic_).all()
@@ -415,7 +422,7 @@ def test_psd_hostile_inner_fits_never_raise_after_the_spend():
 def test_psd_public_radius_with_useless_noise_warns_before_the_spend():
     X, _ = _gaussian(20_000, 2)
     budget = PrivacyBudget(epsilon=10.0, delta=1e-2)
-    est = _psd(budget=budget, radius=1.0, n_groups=2600)
+    est = _psd(budget=budget, radius=1.0, n_groups=2600, on_useless="warn")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
