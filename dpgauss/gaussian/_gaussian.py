@@ -223,8 +223,9 @@ class PrivateGaussianEstimator(
     With ``bounds`` the releases are instead those of
     :mod:`dpgauss.releases._box_gaussian`, of rows mapped into the unit box
     (each a function of its own row and the public box): ``box_moments``
-    (per-coordinate means and second moments over 2/3, l1 sensitivity
-    ``8 d / (3 n)``, l2 ``2 sqrt(d) / n``), or ``second_moment`` (GaussCov of
+    (per-coordinate means and centred squares weighted by 3/2,
+    :mod:`dpgauss.releases._moments`: l1 sensitivity ``8 d / (3 n)``, l2
+    ``2 sqrt(d) / n``), or ``second_moment`` (GaussCov of
     the rows augmented by the constant ``sqrt(d)``, radius ``sqrt(2 d)``), or
     ``box_mean`` (with ``box_center`` and ``box_spread`` when it adapts its
     windows; :mod:`dpgauss.releases._box_mean`) then ``trace`` and GaussCov

@@ -7,14 +7,15 @@ is released in these box units from releases proven elsewhere, and mapped
 back by ``c + h m`` and ``diag(h) C diag(h)`` (post-processing). One of two
 plans, chosen before the spend from public values (n, d, the cost):
 
-* **diagonal**: the weighted release of per-coordinate means and second
-  moments of :mod:`dpgauss.releases._box_moments` (``box_moments``, l1
-  sensitivity ``8 d / (3 n)``, l2 ``2 sqrt(d) / n``, proven there) at the
-  whole cost. Its means are the mean and its variances the diagonal
-  covariance. One joint release is cheaper than a mean and second moments
-  released apart: in l2 the second moments come free (a coordinate's mean
-  moves by 2 only when its square does not move), in l1 they add a third;
-  a split of the cost between two releases would cost each of them more.
+* **diagonal**: the joint release ``(m, w s)`` of per-coordinate means and
+  centred squares of :mod:`dpgauss.releases._moments` (``box_moments``, at
+  ``w =`` :data:`SQUARE_WEIGHT` = 3/2: l1 sensitivity ``8 d / (3 n)``, l2
+  ``2 sqrt(d) / n``, proven there for every w) at the whole cost. Its means
+  are the mean and its variances ``s + 1/2 - m^2`` the diagonal covariance.
+  One joint release is cheaper than a mean and second moments released
+  apart: in l2 the second moments come free (a coordinate's mean moves by 2
+  only when its square does not move), in l1 they add a third; a split of
+  the cost between two releases would cost each of them more.
 * **full**: the box mean of :mod:`dpgauss.releases._box_mean` (``box_mean``,
   after ``box_center`` and ``box_spread`` when it adapts its windows; proven
   there) at a share ``s`` of the cost, then the covariance release of
@@ -32,8 +33,9 @@ plans, chosen before the spend from public values (n, d, the cost):
   ball of radius ``sqrt(2 d)`` about 0: a second moment of rows clipped to a
   public ball, Frobenius sensitivity ``sqrt(2) 2 d / n``, the release's own
   proof. Its last column is ``sqrt(d)`` times the mean, with off-diagonal
-  noise of variance ``s^2 / 2``: the mean's noise is the per-coordinate
-  baseline's, ``2 sqrt(d) / (n sqrt(2 rho))`` (a coordinate's mean moves
+  noise of variance ``s^2 / 2``: the mean's noise is that of the
+  per-coordinate means at the whole cost, ``2 sqrt(d) / (n sqrt(2 rho))``
+  (a coordinate's mean moves
   most when its square moves least, so the one matrix carries both); the
   top-left block less the released mean's outer product is the covariance,
   at the noise of GaussCov with twice the squared radius. Under pure DP the
@@ -64,18 +66,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpgauss.accounting import ZCDP, split_cost
-from dpgauss.accounting._plan import ReleasePlan
+from dpgauss.accounting._costs import kind_of
+from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.releases._box import box_offsets
 from dpgauss.releases._box_mean import (
     baseline_error,
     box_mean_plan,
     box_predict,
     box_units_mean,
-)
-from dpgauss.releases._box_moments import (
-    moments_entries,
-    moments_error,
-    release_moments,
 )
 from dpgauss.releases._center import (
     covariance_plan_entries,
@@ -89,12 +87,18 @@ from dpgauss.releases._covariance import (
 )
 from dpgauss.releases._diagonal import (
     BOX_FILL,
+    PRIOR_VARIANCE,
     REFERENCE_CORRELATION,
     cap_box_spectrum,
     diagonal_error,
     diagonal_mechanism,
     full_prediction,
     reference_norm,
+)
+from dpgauss.releases._moments import (
+    box_moments,
+    moments_mechanism,
+    weighted_moments,
 )
 from dpgauss.releases._prediction import Prediction
 from dpgauss.utils._sums import clipped_sums, n_partial_sums
@@ -103,13 +107,23 @@ __all__ = [
     "MEAN_EXACT",
     "MEAN_LOSS",
     "MEAN_SHARES",
+    "SQUARE_WEIGHT",
     "BoxGaussPrediction",
     "box_gaussian_messages",
     "box_gaussian_plan",
     "box_gaussian_predict",
+    "covariance_baseline",
     "from_box",
+    "moments_entries",
+    "moments_error",
     "release_box_gaussian",
 ]
+
+#: w, the weight of the centred squares in the ``box_moments`` release ``(m,
+#: w s)`` of :mod:`dpgauss.releases._moments`: their noise is ``1 / w`` times
+#: the means'. 3/2 is a round value below the largest w (about 1.665) at
+#: which the l2 sensitivity stays 2 per coordinate, the means' alone.
+SQUARE_WEIGHT = 1.5
 
 #: The candidate plan of the augmented release (see the module docstring).
 AUGMENTED = "augmented"
@@ -242,6 +256,63 @@ def _augmented_radius(d):
     return float(np.nextafter(math.sqrt(2.0 * d), math.inf))
 
 
+def moments_entries(total, n, d):
+    """The diagonal plan: ``box_moments``, the release ``(m, w s)`` of
+    :mod:`dpgauss.releases._moments` at ``w =`` :data:`SQUARE_WEIGHT`, at
+    the whole cost (``make(cost, n_partials=None)``)."""
+
+    def make(cost, *, n_partials=None):
+        return moments_mechanism(cost, n, d, n_partials, weight=SQUARE_WEIGHT)
+
+    return [Release("box_moments", total, kind_of(total), make, size=2 * d)]
+
+
+def _moments_noise(var, mean=0.0):
+    """The noise variance of one released variance ``s + 1/2 - m^2 + var``:
+    the centred square's ``var / w^2`` and the squared mean's ``4 m^2 var + 2
+    var^2``."""
+    return var / SQUARE_WEIGHT**2 + 4.0 * mean * mean * var + 2.0 * var * var
+
+
+def moments_error(mechanism, d, fill=BOX_FILL):
+    """Predicted errors of the diagonal plan on the reference data of
+    :func:`~dpgauss.releases._diagonal.reference_norm` (box units, means 0):
+    the means' l2 error and the diagonal covariance's Frobenius error (each
+    variance's noise capped by the projection onto [0, 1] at ``max(fill, 1 -
+    fill)``, the off-diagonal entries left at 0). Public values only."""
+    var = mechanism.variance(2 * d)
+    noise = math.sqrt(d) * min(math.sqrt(_moments_noise(var)), max(fill, 1.0 - fill))
+    off = REFERENCE_CORRELATION * fill * math.sqrt(d * (d - 1.0))
+    return math.sqrt(d * var), math.hypot(noise, off)
+
+
+def _release_moments(X, center, half, plan, rng):
+    """The diagonal plan's release and its post-processing: the means
+    projected into [-1, 1], and the variances ``s + 1/2 - m^2 + var`` (the
+    raw second moment about the box centre less the squared mean, unbiased
+    for the squared mean's noise ``var``) projected onto [0, 1], where every
+    variance of a box coordinate lies, then shrunk towards 0 by the public
+    noise and the released mean (both keep them in [0, 1]). Towards 0, not
+    the diagonal release's prior mean: a variance the noise swamps is then at
+    most the zero matrix's error in relative terms, while one pulled up to
+    the prior mean was 14 times the variance of columns that fill a tenth of
+    their box (Student t rows in their min/max box). Returns the means, the
+    variances and the public sd of one mean's noise."""
+    d = X.shape[1]
+    first, squares = box_moments(X, center, half)
+    mech = plan.calibrate("box_moments", n_partials=n_partial_sums(X))
+    noisy = mech.randomise(weighted_moments(first, squares, SQUARE_WEIGHT), rng)
+    # Everything below is post-processing of the release.
+    noisy = np.asarray(noisy, dtype=np.float64)
+    noisy = np.nan_to_num(noisy, nan=0.0, posinf=1.0, neginf=-1.0)
+    var = float(mech.variance(2 * d))
+    mean = np.clip(noisy[:d], -1.0, 1.0)
+    second = noisy[d:] / SQUARE_WEIGHT + 0.5
+    variances = np.clip(second - mean * mean + min(var, 1.0), 0.0, 1.0)
+    weight = PRIOR_VARIANCE / (PRIOR_VARIANCE + _moments_noise(var, mean))
+    return mean, np.clip(weight * variances, 0.0, 1.0), math.sqrt(var)
+
+
 def _entries(total, n, d, share):
     """The releases of one candidate plan: the diagonal one (``share`` None),
     the augmented one (:data:`AUGMENTED`) or the full one with ``share`` of
@@ -330,12 +401,12 @@ def release_box_gaussian(X, center, half, plan, rng):
     floor : float
         Its eigenvalue floor (:func:`~dpgauss.releases._center.eigenvalue_floor`).
     """
-    Z = box_offsets(X, center, half)
-    d = Z.shape[1]
+    d = X.shape[1]
     if any(r.name == "box_moments" for r in plan.releases()):
-        mean, variances, sd = release_moments(Z, plan, rng)
+        mean, variances, sd = _release_moments(X, center, half, plan, rng)
         values, vectors = cap_box_spectrum(variances, np.eye(d))
         return mean, values, vectors, eigenvalue_floor(values, sd, float(d))
+    Z = box_offsets(X, center, half)
     if not any(r.name == "box_mean" for r in plan.releases()):
         return _release_augmented(Z, plan, rng)
     mean, sd, _ = box_units_mean(Z, plan, rng)
