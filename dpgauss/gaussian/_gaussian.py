@@ -120,7 +120,10 @@ class PrivateGaussianEstimator(
         whose last column is the mean; or the box mean of
         :class:`~dpgauss.mean.PrivateMean` then the full covariance about
         it. The plan taken is the one predicted best against the
-        per-coordinate baselines (see the user guide). The estimate is mapped
+        diagonal Gaussian (per-coordinate means and variances at half the
+        budget each), the simplest private answer for both; the fit refuses
+        before the spend when it is predicted to lose to it (see the user
+        guide). The estimate is mapped
         back (free); the mean lies in the box and each variance is at most
         the squared half-width. ``cov_steps``, ``mean_steps``,
         ``range_share`` and ``mean_share`` are not used. Excludes

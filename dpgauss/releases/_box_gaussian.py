@@ -42,13 +42,15 @@ plans, chosen before the spend from public values (n, d, the cost):
   Laplace release's l1 sensitivity grows with d and the mean would carry
   ``(d + 2) / sqrt(d)`` times the baseline's noise: not offered.
 
-**The choice and the split.** Each plan is predicted against the baselines
-with the same public knowledge and the whole cost: for the mean the
-per-coordinate clipped mean on the box (:func:`~dpgauss.releases._box_mean.
-baseline_error`, data filling the box), for the covariance the better of the
-zero matrix and the private diagonal (per-coordinate second moments at half
-the cost, the other half on the means; reference data of
-:func:`~dpgauss.releases._diagonal.reference_norm`). The plan taken (the
+**The choice and the split.** Each plan is predicted against the baseline
+with the same public knowledge and the same whole cost: the diagonal
+Gaussian, the simplest private answer that releases both a mean and a
+covariance from one budget, with its per-coordinate clipped means at half
+the cost (:func:`mean_baseline`, data filling the box) and its
+per-coordinate second moments at the other half; the covariance baseline is
+the better of that diagonal and the zero matrix (:func:`covariance_baseline`,
+reference data of :func:`~dpgauss.releases._diagonal.reference_norm`).
+The plan taken (the
 diagonal one, or the full one at a share in :data:`MEAN_SHARES`) is, among
 those within both refusal limits (the mean's baseline, or :data:`MEAN_LOSS`
 times it where its prediction is a worst case; the covariance's baseline),
@@ -114,6 +116,7 @@ __all__ = [
     "box_gaussian_predict",
     "covariance_baseline",
     "from_box",
+    "mean_baseline",
     "moments_entries",
     "moments_error",
     "release_box_gaussian",
@@ -206,19 +209,20 @@ def box_gaussian_messages(owner, prediction, total, n, d):
     if mean.error > prediction.mean_limit * mean.baseline:
         reasons.append(
             f"the mean is predicted at {mean.error:.3g} against "
-            f"{mean.baseline:.3g} for the per-coordinate clipped mean"
+            f"{mean.baseline:.3g} for the diagonal Gaussian's per-coordinate "
+            "means (half the budget)"
         )
     if cov.loses:
         reasons.append(
             f"the covariance is predicted at {cov.error:.3g} against "
             f"{cov.baseline:.3g} for the better of the zero matrix and the "
-            "private per-coordinate variances"
+            "private per-coordinate variances (half the budget)"
         )
     useless = None
     if reasons:
         useless = (
             f"{owner}: with n={n}, d={d} and {total}, {' and '.join(reasons)} "
-            "(box units; each baseline at the whole budget). Give a larger "
+            "(box units). Give a larger "
             "budget or more rows, or fit PrivateMean or PrivateCovariance alone."
         )
     np_mean, np_cov = nonprivate_errors(n, d, ASTRAY_FILL)
@@ -326,6 +330,17 @@ def _entries(total, n, d, share):
     return [*box_mean_plan(mean, n, d), *covariance]
 
 
+def mean_baseline(total, n, d):
+    """The mean baseline's predicted l2 error (box units, data filling the
+    box): the diagonal Gaussian's means, the per-coordinate clipped means at
+    half the cost (:func:`~dpgauss.releases._box_mean.baseline_error`); its
+    variances, at the other half, are the diagonal of
+    :func:`covariance_baseline`. A fit that releases a mean and a covariance
+    from one budget is held to the simplest private answer that does both,
+    not to a mean that spends the whole budget alone."""
+    return baseline_error(split_cost(total, [0.5, 0.5])[0], n, d)
+
+
 def covariance_baseline(total, n, d):
     """The covariance baseline's predicted Frobenius error (box units, the
     reference data): the better of the zero matrix and the per-coordinate
@@ -340,7 +355,7 @@ def box_gaussian_predict(total, n, d, mechanisms):
     """The :class:`BoxGaussPrediction` of a plan's mechanisms (by name, each
     at its worst public case), for the cost ``total``."""
     cov_base = covariance_baseline(total, n, d)
-    mean_base = baseline_error(total, n, d)
+    mean_base = mean_baseline(total, n, d)
     if "box_moments" in mechanisms:
         mean, cov = moments_error(mechanisms["box_moments"], d)
     elif "box_mean" not in mechanisms:  # the augmented release
