@@ -137,7 +137,7 @@ AUGMENTED = "augmented"
 MEAN_SHARES = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 #: The fit refuses (by default) when its mean's error is predicted above
-#: this multiple of the per-coordinate baseline's where the prediction is
+#: this multiple of its baseline's (:func:`mean_baseline`) where the prediction is
 #: a worst case: the box mean with adaptive windows, predicted on the whole
 #: box (data that do not fill it get narrower windows); the limit of
 #: ``PrivateMean(bounds=...)``, whose releases those are.
