@@ -27,7 +27,9 @@ import numpy as np
 from sklearn.utils.validation import check_array, validate_data
 
 from dpgauss.accounting import PrivacyBudget, resolve_privacy
+from dpgauss.exceptions import UtilityWarning
 from dpgauss.mechanisms._checks import check_plan
+from dpgauss.releases._prediction import report_far
 from dpgauss.utils import _sklearn_compat as compat
 from dpgauss.utils._leak import (
     warn_if_fitted_after_leaky_step,
@@ -388,6 +390,7 @@ class PrivateEstimatorMixin:
         prediction = self._predict_error(plan, data, mechanisms)
         data = replace(data, prediction=prediction)
         self._check_utility(plan, data)
+        report_far(self, prediction, data.n, data.d, plan.total)
         return plan, data
 
     def _predicted_refusal(self, n, d, X_public=None):
@@ -403,7 +406,9 @@ class PrivateEstimatorMixin:
         )
         try:
             self._validate_all_params()
-            self._pre_spend(self._privacy_total(), self._prepare_fit(data))
+            with warnings.catch_warnings():  # a question, not a fit: no warnings
+                warnings.simplefilter("ignore", UtilityWarning)
+                self._pre_spend(self._privacy_total(), self._prepare_fit(data))
         except ValueError as error:  # UselessFitError, or a plan that cannot run
             return str(error).split(" Nothing was spent")[0]
         return None

@@ -18,7 +18,7 @@ from sklearn.model_selection import KFold, cross_validate
 
 from dpgauss import PrivacyBudget, PrivateCovariance, TailSensitiveCovariance
 from dpgauss.accounting import ZCDP, PureDP
-from dpgauss.exceptions import UselessFitError
+from dpgauss.exceptions import UselessFitError, UtilityWarning
 from dpgauss.testing.discovery import all_estimators
 from dpgauss.utils._sums import clipped_sums
 
@@ -155,7 +155,9 @@ def test_a_pure_fit_on_a_zcdp_budget_is_charged_what_its_plan_costs():
     # (0.1^2 + 0.9^2) / 2 = 0.41 < 0.5 = epsilon^2 / 2 in zCDP; a budget of 0.45
     # was refused before, although the plan fits.
     budget = PrivacyBudget(rho=0.45)
-    est = PrivateCovariance(method="gauss", epsilon=1.0, data_norm=5.0, budget=budget)
+    est = PrivateCovariance(
+        method="gauss", epsilon=1.0, data_norm=5.0, budget=budget, on_useless="warn"
+    )
     est.fit(X)
     assert budget.spent().rho == pytest.approx((0.1**2 + 0.9**2) / 2)
     assert est.privacy_spent_ == PureDP(1.0)
@@ -344,3 +346,21 @@ def test_a_refusal_is_predicted_from_the_shape_alone():
     assert (
         PrivateCovariance(rho=1.0, data_norm=1.0)._predicted_refusal(10**6, 2) is None
     )
+
+
+def test_a_fit_predicted_far_beyond_the_non_private_error_warns_and_spends():
+    # A box mean at epsilon 0.1, n = 1,000, d = 5: Laplace scale 2d/(n eps) = 0.1
+    # per coordinate, l2 error about 0.1 sqrt(2 d) = 0.32, against a sampling
+    # error sqrt(d fill / n) = 0.013 at a third of the reference fill (24x):
+    # not below its baseline (it is the baseline), so it spends, but it warns
+    # first; at epsilon 10 (0.0032, 0.25x) it is silent.
+    from dpgauss import PrivateMean
+
+    Z = np.random.default_rng(1).uniform(-1, 1, size=(1000, 5))
+    budget = PrivacyBudget(epsilon=20.0)
+    with pytest.warns(UtilityWarning, match="times the non-private"):
+        PrivateMean(bounds=(-1, 1), epsilon=0.1, budget=budget).fit(Z)
+    assert len(budget.ledger()) > 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UtilityWarning)
+        PrivateMean(bounds=(-1, 1), epsilon=10.0).fit(Z)

@@ -41,6 +41,7 @@ from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release
 from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
 from dpgauss.releases._box import box_offsets
+from dpgauss.releases._diagonal import sampling_errors
 from dpgauss.releases._prediction import Prediction
 from dpgauss.utils._sums import CHUNK_ROWS, summation_error
 
@@ -196,7 +197,8 @@ def box_predict(total, n, d, mechanisms):
     names = [k for k in ("box_center", "box_mean") if k in mechanisms]
     precision = sum(1.0 / mechanisms[k].noise_sd() ** 2 for k in names)
     error = float(np.linalg.norm(1.0 / np.sqrt(precision)))
-    return Prediction(error, baseline_error(total, n, d), "l2")
+    sampling = sampling_errors(n, d)[0]
+    return Prediction(error, baseline_error(total, n, d), "l2", sampling)
 
 
 def _window_mean(z, low, high):

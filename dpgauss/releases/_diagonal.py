@@ -69,6 +69,7 @@ __all__ = [
     "full_prediction",
     "reference_norm",
     "release_diagonal",
+    "sampling_errors",
     "to_data_units",
 ]
 
@@ -148,6 +149,28 @@ def diagonal_entries(total, d, centered, n=None):
 
     size = 2 * d if centered else d
     return [Release("diagonal", total, kind_of(total), make, size=size)]
+
+
+#: The variance per box coordinate at which a fit's non-private sampling
+#: error is predicted, for the warning of a fit far beyond it
+#: (:func:`~dpgauss.releases._prediction.report_far`): a third of the
+#: reference's, since real columns in a loose codebook box fill less of it
+#: (Student t rows in their min/max box have 0.007; star98's and breast
+#: cancer's medians are 0.04-0.06) and the private noise does not shrink with
+#: the data's spread while the non-private error does.
+SAMPLING_FILL = BOX_FILL / 3.0
+
+
+def sampling_errors(n, d, fill=SAMPLING_FILL):
+    """The non-private mean's l2 and covariance's Frobenius sampling errors in
+    box units, on Gaussian rows with the reference covariance of
+    :func:`reference_norm` at ``fill``: ``sqrt(d fill / n)`` and ``sqrt((tr(C)^2
+    + ||C||_F^2) / n)`` (``Var(S_ij) = (C_ij^2 + C_ii C_jj) / n``)."""
+    trace = d * fill
+    return (
+        math.sqrt(trace / n),
+        math.hypot(trace, reference_norm(d, fill)) / math.sqrt(n),
+    )
 
 
 def reference_norm(d, fill=BOX_FILL):

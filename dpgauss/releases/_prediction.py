@@ -23,7 +23,12 @@ from dataclasses import dataclass
 
 from dpgauss.exceptions import UselessFitError, UtilityWarning
 
-__all__ = ["Prediction", "report_useless"]
+__all__ = ["ASTRAY", "Prediction", "report_far", "report_useless"]
+
+#: A fit predicted beyond this multiple of the non-private estimate's sampling
+#: error (``Prediction.sampling``) warns before the spend, even where it beats
+#: its baseline: the answer will be far from what the rows hold.
+ASTRAY = 10.0
 
 
 @dataclass(frozen=True)
@@ -40,6 +45,10 @@ class Prediction:
     metric : str
         What is measured (``"frobenius"``: the Frobenius norm of the
         covariance's error).
+    sampling : float or None, default=None
+        The non-private estimate's sampling error on the same reference data,
+        in the same metric, where the estimator can predict it (None: no
+        such warning).
 
     Examples
     --------
@@ -52,11 +61,50 @@ class Prediction:
     error: float
     baseline: float
     metric: str
+    sampling: float | None = None
 
     @property
     def loses(self):
         """Whether the release is predicted no better than its baseline."""
         return not self.error < self.baseline
+
+    @property
+    def far(self):
+        """Whether the release is predicted beyond :data:`ASTRAY` times the
+        non-private sampling error (False when that is not predicted)."""
+        return self.sampling is not None and self.error > ASTRAY * self.sampling
+
+
+def report_far(estimator, prediction, n, d, total):
+    """Warn before the spend of a fit predicted far beyond the non-private error.
+
+    Called by the fit template after the utility check (a fit refused there
+    never gets here). Public values only: the prediction, n, d and the cost.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from dpgauss import PrivateMean
+    >>> from dpgauss.releases._prediction import Prediction, report_far
+    >>> p = Prediction(error=1.0, baseline=2.0, metric="l2", sampling=0.01)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     report_far(PrivateMean(), p, 100, 3, "rho=0.1")
+    >>> "100 times" in str(caught[0].message)
+    True
+    """
+    if not isinstance(prediction, Prediction) or not prediction.far:
+        return
+    ratio = prediction.error / prediction.sampling
+    warnings.warn(
+        f"{type(estimator).__name__}: with n={n}, d={d} and {total}, the release "
+        f"is predicted at {prediction.error:.3g} ({prediction.metric}), {ratio:.3g} "
+        "times the non-private estimate's sampling error on data that fill a "
+        "third of the reference spread: it beats the simplest private answer, "
+        "but noise dominates it. More rows or a larger budget help.",
+        UtilityWarning,
+        stacklevel=5,
+    )
 
 
 def report_useless(estimator, message):

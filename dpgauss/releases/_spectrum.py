@@ -21,6 +21,7 @@ eigendecomposition; everything it computes from them is post-processing.
 """
 
 import numbers
+from dataclasses import replace
 
 import numpy as np
 
@@ -46,6 +47,7 @@ from dpgauss.releases._diagonal import (
     full_prediction,
     is_diagonal,
     release_diagonal,
+    sampling_errors,
     to_data_units,
 )
 from dpgauss.releases._prediction import report_useless
@@ -117,12 +119,17 @@ class SpectrumReleaseMixin(BoxMixin):
         if is_diagonal(plan) and self._axes_baseline:
             return axes_prediction(mechanisms["diagonal"], d, self.center)
         if is_diagonal(plan):
-            return diagonal_prediction(mechanisms["diagonal"], d, self.center)
-        if self._method() == "tail":
+            prediction = diagonal_prediction(mechanisms["diagonal"], d, self.center)
+        elif self._method() == "tail":
             return None
-        if self.bounds is not None:
-            return full_prediction(mechanisms, self._method(), d)
-        return filled_prediction(mechanisms, self._method(), d, self._radius(d))
+        elif self.bounds is not None:
+            prediction = full_prediction(mechanisms, self._method(), d)
+        else:
+            return filled_prediction(mechanisms, self._method(), d, self._radius(d))
+        if prediction is None or data.n is None:
+            return prediction
+        # In a box the non-private error is predictable on the same reference.
+        return replace(prediction, sampling=sampling_errors(data.n, d)[1])
 
     def _check_utility(self, plan, data):
         n, d = data.n, data.d
