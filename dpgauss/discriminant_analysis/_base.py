@@ -23,6 +23,7 @@ from dpgauss.accounting import split_cost
 from dpgauss.accounting._costs import as_pure, kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
+from dpgauss.discriminant_analysis._choice import PlanChoiceMixin
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.mechanisms._checks import (
     MIN_RADIUS,
@@ -30,6 +31,7 @@ from dpgauss.mechanisms._checks import (
     check_release,
 )
 from dpgauss.mechanisms._releases import mean_mechanism
+from dpgauss.releases._box import box_offsets, check_bounds, public_box
 from dpgauss.releases._classes import (
     RADIUS_GRID,
     RADIUS_QUANTILE,
@@ -37,9 +39,11 @@ from dpgauss.releases._classes import (
     check_classes,
     encode_labels,
     project_ball,
+    shrink_means,
 )
 from dpgauss.releases._groups import (
     count_mechanism,
+    labelled_square_mechanism,
     labelled_statistics,
     labelled_sum_mechanism,
 )
@@ -63,13 +67,15 @@ ADAPTIVE_SHARE = 0.05
 __all__ = ["DiscriminantMixin"]
 
 
-class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
+class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin):
     """Shared parameters, validation, the count and sum releases, and prediction.
 
-    Subclasses set ``_SHARES`` (the cost split over ``_RELEASES``), implement
-    ``_moment_factories(n, d, K, B, partials)`` (the factory of their
-    second-moment release, taking the clipping ``radius``),
-    ``_fit_releases`` (on :meth:`_release_classes`) and
+    Subclasses set ``_RELEASES`` and ``_SHARES`` (each covariance type's
+    releases and their cost split: ``"full"`` a second-moment release,
+    ``"diag"`` released squares), ``_POOLED`` (whether the squares are pooled
+    over the classes), implement ``_moment_factories(n, d, K, B, partials)``
+    (the factory of their full second-moment release, taking the clipping
+    ``radius``), ``_fit_releases`` (on :meth:`_release_classes`) and
     ``_joint_log_likelihood(X)``.
     """
 
@@ -77,7 +83,9 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         **PrivateEstimatorMixin._parameter_constraints,
         "classes": ["array-like", None],
         "data_norm": [float, int, None],
+        "bounds": ["array-like", None],
         "location": ["array-like", float, int, None],
+        "covariance_type": [StrOptions({"auto", "full", "diag"})],
         "clipping": [StrOptions({"adaptive", "fixed"})],
         "priors": ["array-like", None],
         "shrinkage": [
@@ -141,7 +149,16 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
     def _check_params(self):
         owner = type(self).__name__
         classes = check_classes(self.classes, owner)
-        check_radius(check_data_norm(self.data_norm, owner=owner))
+        if self.bounds is None:
+            check_radius(check_data_norm(self.data_norm, owner=owner))
+        elif self.data_norm is not None or self.location is not None:
+            raise ValueError(
+                f"{owner}: give either bounds (a box) or data_norm (a bound on "
+                "the l2 norm of x - location), not both; with bounds the rows "
+                "are clipped to the box."
+            )
+        else:
+            check_bounds(self.bounds, owner=owner)
         if self.priors is not None:
             priors = np.asarray(self.priors, dtype=np.float64)
             if priors.shape != classes.shape:
@@ -150,6 +167,26 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
                 )
             if not (np.all(np.isfinite(priors)) and np.all(priors > 0)):
                 raise ValueError(f"{owner}: priors must be positive and finite.")
+
+    def _box(self, d):
+        """The public box's ``(c, h)``, or None with ``data_norm``."""
+        return public_box(self.bounds, d, type(self).__name__)
+
+    def _norm(self, d):
+        """The clipping bound B: ``data_norm``, or with a box ``sqrt(d)``
+        (rounded up: every row of ``[-1, 1]^d`` lies in the ball)."""
+        if self.bounds is None:
+            return float(self.data_norm)
+        return float(np.nextafter(math.sqrt(d), math.inf))
+
+    def _rows(self, data):
+        """The rows the releases read: ``X``, or with a box its rows in box
+        units (:func:`~dpgauss.releases._box.box_offsets`, each from its own
+        row and the public box)."""
+        box = self._box(data.d)
+        if box is None:
+            return data.X
+        return box_offsets(np.asarray(data.X), *box)
 
     def _location(self, d):
         owner = type(self).__name__
@@ -164,15 +201,14 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
             )
         return location
 
-    def _release_names(self):
+    def _release_names(self, structure="full"):
         adaptive = ("center", "radius") if self.clipping == "adaptive" else ()
-        return (*adaptive, *self._RELEASES)
+        return (*adaptive, *self._RELEASES[structure])
 
-    def _build_plan(self, total, data):
+    def _plan(self, total, data, structure):
         n, d = data.n, data.d
-        self._location(d)
         kind = kind_of(total)
-        shares = list(self._SHARES)
+        shares = list(self._SHARES[structure])
         if self.clipping == "adaptive":
             rest = 1.0 - 2.0 * ADAPTIVE_SHARE
             shares = [ADAPTIVE_SHARE, ADAPTIVE_SHARE, *(rest * s for s in shares)]
@@ -186,7 +222,7 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         # monotone in the radius (its grid is a power of two near the noise
         # scale), so a radius in between can still fail: the fit then clips to
         # data_norm (see _clipping_ball), which is checked here.
-        data_norm = float(self.data_norm)
+        data_norm = self._norm(d)
         factories = self._factories(n, d, data.n_partials)
         radii = [data_norm]
         if self.clipping == "adaptive":
@@ -194,8 +230,12 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         cases = tuple({"radius": r} for r in radii)
         K = check_classes(self.classes, type(self).__name__).size
         # Entries each class release randomises together (its lattice size).
-        sizes = {"class_counts": K, "class_sums": K * d, "class_second_moments": K * d}
-        for name, cost in zip(self._release_names(), costs, strict=True):
+        sizes = {
+            "class_counts": K,
+            "class_sums": K * d,
+            "class_second_moments": K * d,
+        }
+        for name, cost in zip(self._release_names(structure), costs, strict=True):
             if name == "radius":  # exponential mechanism: pure, at the same rho
                 cost, kind_here, case = as_pure(cost), "exponential", ({},)
             else:
@@ -217,16 +257,23 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         """Each release's factory; the class statistics take the clipping
         ``radius`` (data_norm by default)."""
         K = check_classes(self.classes, type(self).__name__).size
-        data_norm = float(self.data_norm)
+        data_norm = self._norm(d)
 
         def class_sums(cost, *, radius=data_norm):
             return labelled_sum_mechanism(cost, n, d, K, radius, partials)
+
+        def squares(groups):
+            def make(cost, *, radius=data_norm):
+                return labelled_square_mechanism(cost, n, d, groups, radius, partials)
+
+            return make
 
         factories = {
             "center": lambda cost: mean_mechanism(cost, n, d, data_norm, partials),
             "radius": lambda cost: _radius_mechanism(cost, data_norm),
             "class_counts": count_mechanism,
             "class_sums": class_sums,
+            "pooled_squares": squares(1),
         }
         factories.update(self._moment_factories(n, d, K, data_norm, partials))
         return factories
@@ -236,7 +283,7 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         plan's costs and a released radius)."""
         releases = {r.name: r for r in plan.releases()}
         try:
-            for name in self._RELEASES[1:]:
+            for name in self._class_release_names(plan):
                 check_release(releases[name], radius=radius)
         except (ValueError, OverflowError, ZeroDivisionError):
             return False
@@ -263,8 +310,8 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         released and public values only, so the fit completes for every
         noise draw at the same privacy.
         """
-        n = X.shape[0]
-        data_norm = float(self.data_norm)
+        n, d = X.shape
+        data_norm = self._norm(d)
         if self.clipping == "fixed":
             return location, data_norm
         total, _ = clipped_sums(X, location, data_norm, with_outer=False)
@@ -311,21 +358,28 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
                 stacklevel=caller_stacklevel(),
             )
 
-    @staticmethod
-    def _class_attributes(parts):
-        """The fitted attributes both analyses set from :meth:`_release_classes`."""
+    def _class_attributes(self, parts):
+        """The fitted attributes both analyses set from :meth:`_release_classes`
+        (with a box, the means and the clipping center in data units)."""
+        means = parts["center"] + parts["offsets"]
+        center = parts["center"]
+        box = self._box(means.shape[1])
+        if box is not None:  # the public map back (post-processing)
+            means = box[0] + box[1] * means
+            center = box[0] + box[1] * center
         return {
             "classes_": parts["classes"],
-            "clip_center_": parts["center"],
+            "clip_center_": center,
             "clip_radius_": parts["radius"],
             "priors_": parts["priors"],
             "class_count_": parts["sizes"],
-            "means_": parts["center"] + parts["offsets"],
+            "means_": means,
+            "covariance_type_": parts["structure"],
         }
 
     def _release_classes(self, data, plan, rng, outer):
         """The center, radius, count and sum releases; the exact moments."""
-        X = data.X
+        X = self._rows(data)
         n, d = X.shape
         classes = check_classes(self.classes, type(self).__name__)
         K = classes.size
@@ -342,6 +396,11 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
         floor = max(1.0, count_sd)
         sizes = np.clip(noisy_counts, floor, float(n))
         offsets = project_ball(noisy_sums * (n / sizes)[:, None], radius)
+        if self.bounds is not None:
+            # Every box row lies in [-1, 1]^d, and so does every class mean:
+            # the means are projected into the box (post-processing).
+            offsets = np.clip(center + offsets, -1.0, 1.0) - center
+        offsets = shrink_means(offsets, sizes, mech.sd(K * d) * n / sizes)
         self._warn_if_clipped_away(
             noisy_sums.sum(axis=0), radius, mech.sd() * math.sqrt(K * d)
         )
@@ -358,7 +417,24 @@ class DiscriminantMixin(ClassifierMixin, PrivateEstimatorMixin):
             "offsets": offsets,
             "priors": priors,
             "moments": moments,
+            "structure": "diag" if outer == "pooled_squares" else "full",
         }
+
+    def _box_spectrum(self, values, vectors):
+        """With a box, the box-unit covariance ``V diag(values) V^T`` with every
+        variance capped at 1, the largest a coordinate of ``[-1, 1]^d`` can have
+        (``S C S`` with ``S_jj = min(1, C_jj^(-1/2))``, post-processing); its
+        eigenvalues are floored at ``min(values) min(S)^2``, a lower bound of
+        the exact ones, so they stay positive for every draw. Without a box,
+        the spectrum as given."""
+        if self.bounds is None:
+            return values, vectors
+        cov = (vectors * values) @ vectors.T
+        scale = np.minimum(1.0, 1.0 / np.sqrt(np.maximum(np.diag(cov), 1e-300)))
+        cov = cov * np.outer(scale, scale)
+        out, out_vectors = np.linalg.eigh(0.5 * (cov + cov.T))
+        floor = float(np.min(values)) * float(np.min(scale)) ** 2
+        return np.maximum(out, floor), out_vectors
 
     # -- prediction (post-processing) ----------------------------------------------
     def predict_proba(self, X):

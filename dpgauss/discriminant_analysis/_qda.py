@@ -21,7 +21,11 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpgauss.discriminant_analysis._base import DiscriminantMixin
-from dpgauss.releases._classes import class_covariance
+from dpgauss.releases._classes import (
+    class_covariance,
+    class_variances,
+    pool_spectra,
+)
 from dpgauss.releases._groups import labelled_moment_mechanism
 from dpgauss.utils._docstring import fill_doc
 
@@ -48,7 +52,20 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
         labels.
     data_norm : float, default=None
         Public bound B on the l2 norm of ``x - location``; rows are clipped to
-        it. Required, from domain knowledge.
+        it. Give it or ``bounds``, from domain knowledge.
+    bounds : pair (lower, upper) of float or array-like, default=None
+        A public box, one pair per feature or scalars (instead of
+        ``data_norm`` and ``location``): rows are mapped to the unit box,
+        ``clip((x - c) / h, -1, 1)`` with the box's center c and half-widths
+        h, released in those units (clipping ball of radius ``sqrt(d)``) and
+        mapped back for free; the means are projected into the box and the
+        variances capped by it.
+    covariance_type : {"auto", "full", "diag"}, default="auto"
+        "full" releases a second moment (the full covariance); "diag" the
+        pooled squares, for one shared diagonal covariance (much less noise
+        per entry under pure DP). "auto" takes the one predicted the smaller
+        covariance error before the spend, from n, d, the budget and the
+        bound (public values).
     location : array-like of shape (n_features,) or float, default=None
         Public center of the clipping ball (None: the origin).
     clipping : {"adaptive", "fixed"}, default="adaptive"
@@ -90,9 +107,13 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
     covariance_ : ndarray of shape (n_classes, n_features, n_features)
         Released class covariances (positive definite).
     rotations_ : list of ndarray of shape (n_features, n_features)
-        Eigenvectors of each class covariance.
+        Eigenvectors of each class covariance (with ``bounds``, of the
+        covariance in box units, ``covariance_[k] / outer(h, h)``: the
+        posteriors are the same and need no data-unit decomposition).
     scalings_ : list of ndarray of shape (n_features,)
         Its eigenvalues (positive).
+    covariance_type_ : {"full", "diag"}
+        The plan the fit took (``covariance_type``, or the one "auto" chose).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -110,7 +131,8 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
     **Privacy.** rho-zCDP (or pure epsilon-DP with ``epsilon`` alone; or
     (epsilon, delta)-DP through the largest rho that implies it) with respect
     to replacing one row, its label included. Public: ``classes``,
-    ``data_norm``, ``location``, ``priors``, n, d and every other parameter.
+    ``data_norm``, ``bounds``, ``location``, ``priors``, n, d and every other
+    parameter.
     With ``clipping="adaptive"`` two releases come first (5% of the cost
     each): ``center``, the mean of the rows clipped to ``data_norm`` (l2
     sensitivity ``2 data_norm / n``), and ``radius``, a quantile of the rows'
@@ -124,9 +146,18 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
     * ``class_second_moments``, the K blocks ``(1/n) sum_{i in k} y_i
       y_i^T`` as one block-diagonal matrix: Frobenius ``sqrt(2) B^2 / n`` (l1
       over the upper triangle ``(d + 1) B^2 / n``);
+    * or, in the diagonal plan (10%, 60% and 30%), ``pooled_squares``, the
+      d-vector ``(1/n) sum_i y_i o y_i``: l1 ``2 B^2 / n``, l2 ``sqrt(2) B^2
+      / n`` (one shared diagonal covariance for every class);
 
     each with the summation's rounding term (proofs in
-    :mod:`dpgauss.discriminant_analysis._base`). Everything after is
+    :mod:`dpgauss.releases._groups`). With ``bounds`` the rows are first
+    mapped into the unit box (each from its own row and the public box), B is
+    ``sqrt(d)`` and ``location`` the box's center. The plan
+    (``covariance_type="auto"``) and the refusal before the spend (a fit
+    predicted no better than the majority class on a public reference problem
+    raises :class:`~dpgauss.exceptions.UselessFitError` with
+    ``on_useless="raise"``) read public values only. Everything after is
     post-processing; ``predict`` and ``predict_proba`` on private rows are not
     private outputs, and ``score`` reads its rows (it warns inside a search).
 
@@ -148,14 +179,19 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
     ZCDP(rho=1.0)
     """
 
-    _RELEASES = ("class_counts", "class_sums", "class_second_moments")
-    _SHARES = (0.05, 0.45, 0.5)
+    _RELEASES = {
+        "full": ("class_counts", "class_sums", "class_second_moments"),
+        "diag": ("class_counts", "class_sums", "pooled_squares"),
+    }
+    _SHARES = {"full": (0.05, 0.45, 0.5), "diag": (0.1, 0.6, 0.3)}
 
     def __init__(
         self,
         classes=None,
         *,
         data_norm=None,
+        bounds=None,
+        covariance_type="auto",
         location=None,
         clipping="adaptive",
         priors=None,
@@ -169,6 +205,8 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
     ):
         self.classes = classes
         self.data_norm = data_norm
+        self.bounds = bounds
+        self.covariance_type = covariance_type
         self.location = location
         self.clipping = clipping
         self.priors = priors
@@ -187,27 +225,61 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
         return {"class_second_moments": class_second_moments}
 
     def _fit_releases(self, data, plan, rng):
-        X = data.X
-        n = X.shape[0]
-        parts = self._release_classes(data, plan, rng, outer="per_class")
+        n, d = data.n, data.d
+        diag = self._moment_name(plan) == "pooled_squares"
+        outer = "pooled_squares" if diag else "per_class"
+        parts = self._release_classes(data, plan, rng, outer=outer)
         radius = parts["radius"]
         K = parts["classes"].size
-        mech = plan.calibrate("class_second_moments", radius=radius)
-        # The diagonal blocks of the block-diagonal release, drawn without
-        # forming the (K d) x (K d) matrix (randomise_blocks).
-        released = mech.randomise_blocks(parts["moments"] / n, rng)
-        covariances, rotations, scalings = [], [], []
-        for k in range(K):
-            m = parts["offsets"][k]
-            values, vectors = class_covariance(
-                mech,
-                released[k],
+        if diag:
+            # One pooled diagonal covariance for every class (per-class
+            # variances carry n / n_k times the noise).
+            mech = plan.calibrate("pooled_squares", radius=radius)
+            released = mech.randomise(parts["moments"] / n, rng)
+            offsets = parts["offsets"]
+            weights = parts["sizes"] / float(n)
+            weights = weights / max(1.0, float(np.sum(weights)))
+            pooled = class_variances(
+                released,
+                1.0,
+                weights @ (offsets * offsets),
+                mech.sd(d),
                 radius * radius,
-                n / parts["sizes"][k],
-                np.outer(m, m),
                 self.shrinkage,
             )
-            covariances.append((vectors * values) @ vectors.T)
+        else:
+            mech = plan.calibrate("class_second_moments", radius=radius)
+            # The diagonal blocks of the block-diagonal release, drawn without
+            # forming the (K d) x (K d) matrix (randomise_blocks).
+            released = mech.randomise_blocks(parts["moments"] / n, rng)
+        box = self._box(d)
+        spectra = []
+        for k in range(K):
+            m = parts["offsets"][k]
+            scale = n / parts["sizes"][k]
+            if diag:
+                spectra.append((pooled, np.eye(d)))
+            else:
+                spectra.append(
+                    class_covariance(
+                        mech,
+                        released[k],
+                        radius * radius,
+                        scale,
+                        np.outer(m, m),
+                        self.shrinkage,
+                    )
+                )
+        if not diag and self.shrinkage == "auto":
+            noise = [math.sqrt(d) * mech.sd() * n / size for size in parts["sizes"]]
+            spectra = pool_spectra(spectra, parts["sizes"], noise)
+        covariances, rotations, scalings = [], [], []
+        for values, vectors in spectra:
+            values, vectors = self._box_spectrum(values, vectors)
+            covariance = (vectors * values) @ vectors.T
+            if box is not None:  # the public map back (post-processing)
+                covariance = covariance * np.outer(box[1], box[1])
+            covariances.append(covariance)
             rotations.append(vectors)
             scalings.append(values)
         return {
@@ -221,9 +293,18 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         d = X.shape[1]
+        means = self.means_
+        box = self._box(d)
+        if box is not None:
+            # The rotations and scalings are in box units: the densities of
+            # z = (x - c) / h differ from those of x by the same factor for
+            # every class, so the posteriors are the same.
+            with np.errstate(all="ignore"):
+                X = (X - box[0]) / box[1]
+                means = (means - box[0]) / box[1]
         scores = []
         for k in range(self.classes_.size):
-            offsets = (X - self.means_[k]) @ self.rotations_[k]
+            offsets = (X - means[k]) @ self.rotations_[k]
             distances = np.sum(offsets * offsets / self.scalings_[k], axis=1)
             logdet = float(np.sum(np.log(self.scalings_[k])))
             scores.append(

@@ -44,6 +44,15 @@ contributing u', v', B' (it may change group):
   r_ij (d + 1) C^2 / 2``). A moment pooled over the groups
   (:func:`~dpgauss.mechanisms._releases.second_moment_mechanism`) moves by
   ``(y'y'^T - y y^T) / n``, the same bound.
+* squares over n (labelled; the diagonals of the moments, ``q_i = y_i o y_i``
+  entry by entry, in the row's group or pooled over every group as one group):
+  ``q >= 0`` entry by entry and ``||q||_1 = ||y||^2 <= C^2``, so whether or not
+  the row changes group, ``||q - q'||_1 <= ||q||_1 + ||q'||_1 <= 2 C^2`` and
+  ``||q - q'||^2 <= ||q||^2 + ||q'||^2 <= 2 C^4`` (``<q, q'> >= 0``; ``||q|| <=
+  ||q||_1``): l1 ``2 C^2 / n``, l2 ``sqrt(2) C^2 / n``, for the K d vector of
+  every group's squares as for the d pooled ones. Against the full moments'
+  upper-triangle l1 ``(d + 1) C^2 / n`` spread over ``d (d + 1) / 2`` entries,
+  each of the d entries gets ``(d + 1) / 2`` times less Laplace noise.
 
 **Rounding.** Weighted rows are formed in floating point: the weights must
 satisfy ``sum_j r_ij <= 1 - WEIGHT_MARGIN`` as computed, which absorbs the
@@ -86,6 +95,7 @@ __all__ = [
     "WEIGHT_MARGIN",
     "count_mechanism",
     "labelled_moment_mechanism",
+    "labelled_square_mechanism",
     "labelled_statistics",
     "labelled_sum_mechanism",
     "weighted_count_mechanism",
@@ -115,16 +125,18 @@ def labelled_statistics(X, codes, n_groups, location, radius, outer):
         The public center c.
     radius : float
         The public radius B.
-    outer : {"pooled", "per_class", None}
-        Which second moments to sum: over every row, per group, or none.
+    outer : {"pooled", "per_class", "pooled_squares", None}
+        Which second moments to sum: over every row, per group, their
+        diagonal over every row, or none.
 
     Returns
     -------
     counts : ndarray of int64 of shape (K,)
     sums : ndarray of shape (K, d)
         Sums of the clipped offsets ``clip(x - c, B)`` of each group.
-    moments : ndarray of shape (d, d) or (K, d, d) or None
-        Sums of their outer products (pooled or per group), exactly symmetric.
+    moments : ndarray of shape (d, d), (K, d, d), (d,) or None
+        Sums of their outer products (pooled or per group), exactly symmetric,
+        or of their squares entry by entry (pooled).
 
     Notes
     -----
@@ -155,7 +167,8 @@ def labelled_statistics(X, codes, n_groups, location, radius, outer):
         moments = None
         if outer is not None:
             moments = np.sum([p[1] for p in parts], axis=0)
-            moments = 0.5 * (moments + np.swapaxes(moments, -1, -2))
+            if outer in ("pooled", "per_class"):
+                moments = 0.5 * (moments + np.swapaxes(moments, -1, -2))
     return counts, sums, moments
 
 
@@ -171,6 +184,8 @@ def _block_labelled_statistics(X, codes, n_groups, location, radius, outer):
         moments = np.zeros((d, d))
     elif outer == "per_class":
         moments = np.zeros((n_groups, d, d))
+    elif outer == "pooled_squares":
+        moments = np.zeros(d)
     else:
         moments = None
     start = 0
@@ -188,6 +203,8 @@ def _block_labelled_statistics(X, codes, n_groups, location, radius, outer):
                         moments[k] += rows.T @ rows
             if outer == "pooled":
                 moments += y.T @ y
+            elif outer == "pooled_squares":
+                moments += (y * y).sum(axis=0)
             start = stop
     return sums, moments
 
@@ -300,6 +317,30 @@ def labelled_moment_mechanism(cost, n, d, n_groups, radius, n_partials=None):
     l2 = l2 + rounding
     l1 = l1 + math.sqrt(upper) * rounding
     return additive(cost, l2=l2, l1=l1, symmetric=True)
+
+
+def labelled_square_mechanism(cost, n, d, n_groups, radius, n_partials=None):
+    """Noise for the labelled squares divided by n: the K d vector of each
+    group's sums of ``y o y`` (or, with ``n_groups=1``, the d pooled ones).
+
+    l2 ``sqrt(2) B^2 / n + 2 e B^2 sqrt(K)``; l1 ``2 B^2 / n`` plus ``sqrt(K
+    d)`` times the rounding (module docstring). The rounding term is the
+    moments' one: each group's squares are the diagonal of its computed second
+    moment, whose Frobenius rounding bound ``e B^2`` bounds them in l2.
+
+    Examples
+    --------
+    >>> from dpgauss.accounting import PureDP
+    >>> from dpgauss.releases._groups import labelled_square_mechanism
+    >>> mech = labelled_square_mechanism(PureDP(1.0), 100, 4, 1, 1.0)
+    >>> round(mech.sensitivity, 9)
+    0.02
+    """
+    r2 = radius * radius
+    rounding = 2.0 * summation_error(n, n_partials) * r2 * math.sqrt(n_groups)
+    l2 = math.sqrt(2.0) * r2 / n + rounding
+    l1 = 2.0 * r2 / n + math.sqrt(n_groups * d) * rounding
+    return additive(cost, l2=l2, l1=l1)
 
 
 # -- the weighted releases --------------------------------------------------------

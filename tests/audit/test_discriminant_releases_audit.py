@@ -19,6 +19,9 @@ three dimensions:
   at ``1e12`` (or ``1e12 (1, 1)``) switches class (Frobenius ``sqrt(2) B^2 /
   n``, l1 ``(d + 1) B^2 / n``: both attained); summary the difference of the
   two blocks (zCDP) or the log-likelihood ratio (pure);
+* ``pooled_squares`` (the diagonal plan, d = 2, zCDP and pure): ``1e12 e_1``
+  against ``1e12 e_2`` (l2 ``sqrt(2) B^2 / n``, l1 ``2 B^2 / n``: both
+  attained); summary ``q_2 - q_1`` (zCDP) or the log-likelihood ratio (pure);
 * ``radius`` (adaptive clipping): one row at the center against one 1e12
   away, which moves the 90% crossing by one row; summary the released radius.
 
@@ -115,6 +118,8 @@ def _exact(release, data, outer):
     )
     if release == "class_sums":
         return (sums / N).ravel()  # released as one K d vector
+    if release == "pooled_squares":
+        return moments / N
     d = X.shape[1]
     block = np.zeros((2 * d, 2 * d))
     for k in range(2):
@@ -161,12 +166,31 @@ def _case(name):
     if name == "blocks-pure-2d":
         pair = _pair(2, FAR, FAR, 0, 1)
         return Q, {"epsilon": 1.0 / 0.5}, "class_second_moments", pair, "llr", 0.5
+    if name == "squares":
+        pair = _pair(2, [FAR, 0.0], [0.0, FAR], 0, 0)
+        vector_diff = lambda: lambda o: float(o[1] - o[0])  # noqa: E731
+        return L, {"rho": 0.5 / 0.3}, "pooled_squares", pair, vector_diff, 0.3
+    if name == "squares-pure":
+        pair = _pair(2, [FAR, 0.0], [0.0, FAR], 0, 0)
+        return L, {"epsilon": 1.0 / 0.3}, "pooled_squares", pair, "llr", 0.3
     raise KeyError(name)
+
+
+def _structure(release):
+    """The covariance type whose plan holds ``release``."""
+    return "diag" if release == "pooled_squares" else "full"
 
 
 def _runner(cls, params, data, release, summary, record):
     X, y = data
-    est = cls(classes=[0, 1], data_norm=1.0, clipping="fixed", **params)
+    est = cls(
+        classes=[0, 1],
+        data_norm=1.0,
+        clipping="fixed",
+        covariance_type=_structure(release),
+        on_useless="warn",
+        **params,
+    )
 
     def run(n, rng):
         out = []
@@ -187,10 +211,20 @@ def _audit_release(name, monkeypatch, n_samples):
     else:
         claim, delta = params["epsilon"] * share, 0.0
     if make == "llr":
-        outer = "per_class" if release == "class_second_moments" else None
-        probe = cls(classes=[0, 1], data_norm=1.0, clipping="fixed", **params)
+        outer = {
+            "class_second_moments": "per_class",
+            "pooled_squares": "pooled_squares",
+        }.get(release)
+        probe = cls(
+            classes=[0, 1],
+            data_norm=1.0,
+            clipping="fixed",
+            covariance_type=_structure(release),
+            on_useless="warn",
+            **params,
+        )
         probe.fit(*A)
-        scale = probe._pricing_plan(A[0].shape[1])
+        scale = probe._pricing_plan(A[0].shape[1], n_samples=N)
         # data_norm 1.0: the factories' default radius.
         factory = probe._factories(N, A[0].shape[1], None)[release]
         mech = factory(scale.cost(release))
@@ -229,6 +263,10 @@ def _weaken(monkeypatch, release, factor):
         monkeypatch.setattr(
             base, "labelled_sum_mechanism", weak(base.labelled_sum_mechanism)
         )
+    elif release == "pooled_squares":
+        monkeypatch.setattr(
+            base, "labelled_square_mechanism", weak(base.labelled_square_mechanism)
+        )
     elif release == "second_moment":
         monkeypatch.setattr(
             lda, "second_moment_mechanism", weak(lda.second_moment_mechanism)
@@ -240,8 +278,8 @@ def _weaken(monkeypatch, release, factor):
 
 
 # About 4 s per audit and its canary: three in the default suite.
-FAST = ["sums", "blocks", "blocks-pure"]
-SLOW = ["counts", "sums-pure", "moment", "blocks-pure-2d"]
+FAST = ["sums", "blocks", "blocks-pure", "squares-pure"]
+SLOW = ["counts", "sums-pure", "moment", "blocks-pure-2d", "squares"]
 CASES = [*FAST, *(pytest.param(c, marks=pytest.mark.slow) for c in SLOW)]
 
 
@@ -280,7 +318,11 @@ def _radius_pair(n=50):
 def _radius_audit(monkeypatch, n_samples):
     record = _spy(monkeypatch)
     est = PrivateLinearDiscriminantAnalysis(
-        classes=[0, 1], data_norm=1.0, clipping="adaptive", rho=RADIUS_RHO
+        classes=[0, 1],
+        data_norm=1.0,
+        clipping="adaptive",
+        rho=RADIUS_RHO,
+        on_useless="warn",
     )
 
     def runner(data):

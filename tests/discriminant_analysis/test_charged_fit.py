@@ -47,7 +47,13 @@ def _blobs(n=100, d=3, K=3, seed=0, scale=1.0):
 )
 def test_fit_completes_where_an_intermediate_radius_cannot_calibrate(cls, K, d, rho):
     X, y = _blobs(100, d, K, scale=0.3)
-    est = cls(classes=list(range(K)), data_norm=1.0, rho=rho)
+    est = cls(
+        classes=list(range(K)),
+        data_norm=1.0,
+        rho=rho,
+        covariance_type="full",
+        on_useless="warn",
+    )
     plan = est._pricing_plan(d, total=ZCDP(rho), n_samples=100)
     failing = 0
     for j in range(1, RADIUS_GRID, 64):  # the case is real: some radii fail
@@ -177,7 +183,7 @@ def test_ledger_equals_plan_with_epsilon_and_delta(cls, clipping):
         budget=budget,
         random_state=0,
     ).fit(X, y)
-    plan = est._pricing_plan(3)
+    plan = est._pricing_plan(3, n_samples=X.shape[0])
     assert [(e.cost, e.mechanism) for e in budget.ledger()] == plan.charges()
     assert est.privacy_spent_ == plan.spent()
     assert isinstance(est.privacy_spent_, ZCDP)

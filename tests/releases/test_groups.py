@@ -10,6 +10,7 @@ from dpgauss.releases._groups import (
     WEIGHT_MARGIN,
     count_mechanism,
     labelled_moment_mechanism,
+    labelled_square_mechanism,
     labelled_statistics,
     labelled_sum_mechanism,
     weighted_count_mechanism,
@@ -224,3 +225,43 @@ def test_the_labelled_moments_are_one_symmetric_release():
     assert released.shape == (3, 2, 2)
     for block in released:
         np.testing.assert_array_equal(block, block.T)
+
+
+def test_pooled_squares_are_the_diagonal_of_the_pooled_moment():
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(50, 3))
+    codes = rng.integers(-1, 2, 50)  # rows in no group add nothing
+    center = np.full(3, 0.1)
+    _, _, squares = labelled_statistics(X, codes, 2, center, 1.5, "pooled_squares")
+    _, _, moment = labelled_statistics(X, codes, 2, center, 1.5, "pooled")
+    np.testing.assert_allclose(squares, np.diag(moment), rtol=1e-12)
+
+
+def test_a_changed_row_moves_the_pooled_squares_within_their_bounds():
+    # l1 2 B^2 / n and l2 sqrt(2) B^2 / n: attained by B e_1 against B e_2
+    # (a class change or not), never exceeded by the odd rows.
+    rng = np.random.default_rng(9)
+    n, d, K, B = 40, 3, 2, 2.0
+    X = rng.normal(size=(n, d))
+    codes = rng.integers(0, K, n)
+    center = np.zeros(d)
+    l2 = labelled_square_mechanism(ZCDP(1.0), n, d, 1, B, 1).sensitivity
+    l1 = labelled_square_mechanism(PureDP(1.0), n, d, 1, B, 1).sensitivity
+    assert l2 >= np.sqrt(2.0) * B * B / n
+    assert l1 >= 2.0 * B * B / n
+    rows = [*(make(d) for make in ODD_ROWS), np.eye(d)[0] * 1e12, np.eye(d)[1] * 9]
+    worst = 0.0
+    for a in rows:
+        for b in rows:
+            for code in range(K):
+                Y, Z, other = X.copy(), X.copy(), codes.copy()
+                Y[0], Z[0], other[0] = a, b, code
+                qa = labelled_statistics(Y, codes, K, center, B, "pooled_squares")[2]
+                qb = labelled_statistics(Z, other, K, center, B, "pooled_squares")[2]
+                assert np.all(np.isfinite(qa))
+                assert np.all(qa >= 0.0)
+                delta = (qa - qb) / n
+                assert np.linalg.norm(delta) <= l2
+                assert np.abs(delta).sum() <= l1
+                worst = max(worst, np.abs(delta).sum())
+    assert worst >= 0.99 * 2.0 * B * B / n  # the bound is attained

@@ -1,0 +1,146 @@
+"""The discriminant analyses with a public box, the diagonal plan and the
+refusal before the spend."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from dpgauss.accounting import PrivacyBudget
+from dpgauss.discriminant_analysis import (
+    PrivateLinearDiscriminantAnalysis,
+    PrivateQuadraticDiscriminantAnalysis,
+)
+from dpgauss.exceptions import UselessFitError, UtilityWarning
+
+MODELS = [PrivateLinearDiscriminantAnalysis, PrivateQuadraticDiscriminantAnalysis]
+
+
+def _boxed(n=2000, seed=0):
+    """Two classes in a box with columns in very different units."""
+    rng = np.random.default_rng(seed)
+    scales = np.array([1e-3, 1.0, 1e4])
+    y = (rng.random(n) < 0.4).astype(int)
+    Z = rng.normal(0.0, 0.15, (n, 3)) + np.where(y[:, None] == 1, 0.3, -0.2)
+    Z = np.clip(Z, -1.0, 1.0)
+    lower, upper = -scales + 5.0, scales + 5.0
+    X = 5.0 + Z * scales
+    return X, y, (lower, upper)
+
+
+@pytest.mark.parametrize("cls", MODELS)
+def test_bounds_fit_the_box_units_and_map_back(cls):
+    # The fit on X with its box and the fit on the box rows with the unit box
+    # release the same values (the rows in box units are the same); only the
+    # public map back differs.
+    X, y, box = _boxed()
+    Z = (X - 5.0) / (box[1] - 5.0)
+    kw = {"classes": [0, 1], "epsilon": 2.0, "random_state": 3}
+    raw = cls(bounds=box, **kw).fit(X, y)
+    unit = cls(bounds=(-1.0, 1.0), **kw).fit(Z, y)
+    half = box[1] - 5.0
+    np.testing.assert_allclose(raw.means_, 5.0 + half * unit.means_, rtol=1e-12)
+    np.testing.assert_array_equal(raw.predict(X), unit.predict(Z))
+    np.testing.assert_allclose(
+        raw.predict_proba(X), unit.predict_proba(Z), rtol=1e-9, atol=1e-12
+    )
+    covs = raw.covariance_ if raw.covariance_.ndim == 3 else raw.covariance_[None]
+    for cov in covs:  # variances capped by the box: at most h^2
+        assert np.all(np.diag(cov) <= half**2 * (1 + 1e-12))
+    assert np.mean(raw.predict(X) == y) > 0.9
+
+
+@pytest.mark.parametrize("cls", MODELS)
+def test_means_stay_in_the_box_for_every_draw(cls):
+    X, y, box = _boxed(300)
+    for seed in range(5):
+        clf = cls(
+            classes=[0, 1],
+            bounds=box,
+            epsilon=1e-3,
+            random_state=seed,
+            on_useless="warn",
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UtilityWarning)
+            clf.fit(X, y)
+        assert np.all(clf.means_ >= box[0])
+        assert np.all(clf.means_ <= box[1])
+        assert np.all(np.isfinite(clf.predict_proba(X)))
+
+
+@pytest.mark.parametrize("cls", MODELS)
+def test_rows_far_outside_the_box_are_clipped_to_it(cls):
+    X, y, box = _boxed(500)
+    X[0] = 1e12
+    X[1] = -np.finfo(float).max
+    clf = cls(classes=[0, 1], bounds=box, rho=1.0, random_state=0).fit(X, y)
+    assert np.all(np.isfinite(clf.means_))
+    assert np.all(np.isfinite(clf.predict_proba(X[2:])))
+
+
+@pytest.mark.parametrize("cls", MODELS)
+def test_exactly_one_of_data_norm_and_bounds(cls):
+    X, y, box = _boxed(100)
+    with pytest.raises(ValueError, match="not both"):
+        cls(classes=[0, 1], bounds=box, data_norm=1.0, rho=1.0).fit(X, y)
+    with pytest.raises(ValueError, match="not both"):
+        cls(classes=[0, 1], bounds=box, location=0.0, rho=1.0).fit(X, y)
+    with pytest.raises(ValueError, match="data_norm"):
+        cls(classes=[0, 1], rho=1.0).fit(X, y)
+    with pytest.raises(ValueError, match="lower < upper"):
+        cls(classes=[0, 1], bounds=(1.0, 0.0), rho=1.0).fit(X, y)
+
+
+def _names(clf, n, d):
+    return [r.name for r in clf._pricing_plan(d, n_samples=n).releases()]
+
+
+@pytest.mark.parametrize("cls", MODELS)
+def test_pure_dp_at_small_n_takes_the_diagonal_plan(cls):
+    # Under Laplace the squares' d entries carry (d + 1) / 2 times less noise
+    # each than the second moment's upper triangle: the diagonal plan is
+    # predicted better; with rho and many rows the full one is.
+    small = cls(classes=[0, 1], bounds=(-1.0, 1.0), epsilon=1.0)
+    assert _names(small, 300, 10)[-1] == "pooled_squares"
+    large = cls(classes=[0, 1], bounds=(-1.0, 1.0), rho=0.5)
+    assert _names(large, 100_000, 10)[-1] != "pooled_squares"
+    forced = cls(classes=[0, 1], bounds=(-1.0, 1.0), rho=0.5, covariance_type="diag")
+    assert _names(forced, 100_000, 10)[-1] == "pooled_squares"
+
+
+@pytest.mark.parametrize("cls", MODELS)
+def test_the_diagonal_plan_fits_a_diagonal_covariance(cls):
+    X, y, box = _boxed()
+    budget = PrivacyBudget(epsilon=1.0)
+    clf = cls(
+        classes=[0, 1],
+        bounds=box,
+        epsilon=1.0,
+        covariance_type="diag",
+        budget=budget,
+        random_state=0,
+    ).fit(X, y)
+    names = [e.mechanism.split(":")[1] for e in budget.ledger()]
+    assert names == ["center", "radius", "class_counts", "class_sums", "pooled_squares"]
+    covs = clf.covariance_ if clf.covariance_.ndim == 3 else clf.covariance_[None]
+    for cov in covs:
+        np.testing.assert_array_equal(cov, np.diag(np.diag(cov)))
+        assert np.all(np.diag(cov) > 0)
+    assert np.mean(clf.predict(X) == y) > 0.9
+
+
+@pytest.mark.parametrize("cls", MODELS)
+def test_a_fit_predicted_below_the_majority_class_refuses_before_the_spend(cls):
+    X, y, box = _boxed(150)
+    X = np.hstack([X] * 10)  # d = 30
+    box = (np.tile(box[0], 10), np.tile(box[1], 10))
+    budget = PrivacyBudget(epsilon=1.0)
+    clf = cls(classes=[0, 1], bounds=box, epsilon=0.5, budget=budget)
+    with pytest.raises(UselessFitError, match="majority class"):
+        clf.fit(X, y)
+    assert budget.ledger() == []
+    clf.set_params(on_useless="warn")
+    with pytest.warns(UtilityWarning, match="majority class"):
+        clf.fit(X, y)
+    assert len(budget.ledger()) > 0
