@@ -119,6 +119,9 @@ DATA = {
     "mixture_public": lambda: (_mixture(3000, 5), None, _mixture(60, 6)),
     "binary": lambda: (_binary(), None, None),
     "bounded": lambda: (_gauss(d=2) + np.array([10.0, -5.0]), None, None),
+    # Few rows: the Gaussian in a box takes its moments plan (the joint
+    # release of means and centred squares at weight 3/2).
+    "bounded_few": lambda: (_gauss(n=100, d=2) + np.array([10.0, -5.0]), None, None),
 }
 
 
@@ -364,6 +367,14 @@ ESTIMATORS = {
             bounds=([0.0, -10.0], [20.0, 0.0]), random_state=0, on_useless="warn", **p
         ),
         "bounded",
+        ALL_FORMS,
+        NUMPY,
+    ),
+    "PrivateGaussianEstimator-bounds-moments": (
+        lambda **p: PrivateGaussianEstimator(
+            bounds=([0.0, -10.0], [20.0, 0.0]), random_state=0, on_useless="warn", **p
+        ),
+        "bounded_few",
         ALL_FORMS,
         NUMPY,
     ),

@@ -26,7 +26,12 @@ from dpgauss.releases._diagonal import (
     full_prediction,
     to_data_units,
 )
-from dpgauss.releases._moments import SECOND_WEIGHT, box_moments, moments_mechanism
+from dpgauss.releases._moments import (
+    SECOND_WEIGHT,
+    box_moments,
+    moments_mechanism,
+    weighted_moments,
+)
 from dpgauss.utils._sums import n_partial_sums
 
 __all__ = [
@@ -106,7 +111,7 @@ def release_axes(X, box, plan, rng):
     Z = box_rows(X, (center, half))
     first, squares = box_moments(Z, np.zeros(d), np.ones(d))
     mech = plan.calibrate("axes", n_partials=n_partial_sums(Z))
-    noisy = mech.randomise(np.concatenate([first, SECOND_WEIGHT * squares]), rng)
+    noisy = mech.randomise(weighted_moments(first, squares, SECOND_WEIGHT), rng)
     # Everything below is post-processing of the release.
     noisy = np.nan_to_num(np.asarray(noisy, dtype=np.float64), nan=0.0)
     mean = np.clip(noisy[:d], -1.0, 1.0)

@@ -120,7 +120,10 @@ class PrivateGaussianEstimator(
         whose last column is the mean; or the box mean of
         :class:`~dpgauss.mean.PrivateMean` then the full covariance about
         it. The plan taken is the one predicted best against the
-        per-coordinate baselines (see the user guide). The estimate is mapped
+        diagonal Gaussian (per-coordinate means and variances at half the
+        budget each), the simplest private answer for both; the fit refuses
+        before the spend when it is predicted to lose to it (see the user
+        guide). The estimate is mapped
         back (free); the mean lies in the box and each variance is at most
         the squared half-width. ``cov_steps``, ``mean_steps``,
         ``range_share`` and ``mean_share`` are not used. Excludes
@@ -223,8 +226,9 @@ class PrivateGaussianEstimator(
     With ``bounds`` the releases are instead those of
     :mod:`dpgauss.releases._box_gaussian`, of rows mapped into the unit box
     (each a function of its own row and the public box): ``box_moments``
-    (per-coordinate means and second moments over 2/3, l1 sensitivity
-    ``8 d / (3 n)``, l2 ``2 sqrt(d) / n``), or ``second_moment`` (GaussCov of
+    (per-coordinate means and centred squares weighted by 3/2,
+    :mod:`dpgauss.releases._moments`: l1 sensitivity ``8 d / (3 n)``, l2
+    ``2 sqrt(d) / n``), or ``second_moment`` (GaussCov of
     the rows augmented by the constant ``sqrt(d)``, radius ``sqrt(2 d)``), or
     ``box_mean`` (with ``box_center`` and ``box_spread`` when it adapts its
     windows; :mod:`dpgauss.releases._box_mean`) then ``trace`` and GaussCov

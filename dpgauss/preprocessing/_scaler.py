@@ -75,6 +75,7 @@ from dpgauss.releases._moments import (
     SECOND_WEIGHT,
     box_moments,
     moments_mechanism,
+    weighted_moments,
 )
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._leak import caller_stacklevel
@@ -432,7 +433,7 @@ class PrivateStandardScaler(
         # (m, 2 s): doubling is exact in floating point.
         mech = plan.calibrate("moments", n_partials=partials)
         noisy = np.asarray(
-            mech.randomise(np.concatenate([first, SECOND_WEIGHT * squares]), rng),
+            mech.randomise(weighted_moments(first, squares, SECOND_WEIGHT), rng),
             dtype=np.float64,
         )
         # Everything below is post-processing of the release.

@@ -7,14 +7,15 @@ is released in these box units from releases proven elsewhere, and mapped
 back by ``c + h m`` and ``diag(h) C diag(h)`` (post-processing). One of two
 plans, chosen before the spend from public values (n, d, the cost):
 
-* **diagonal**: the weighted release of per-coordinate means and second
-  moments of :mod:`dpgauss.releases._box_moments` (``box_moments``, l1
-  sensitivity ``8 d / (3 n)``, l2 ``2 sqrt(d) / n``, proven there) at the
-  whole cost. Its means are the mean and its variances the diagonal
-  covariance. One joint release is cheaper than a mean and second moments
-  released apart: in l2 the second moments come free (a coordinate's mean
-  moves by 2 only when its square does not move), in l1 they add a third;
-  a split of the cost between two releases would cost each of them more.
+* **diagonal**: the joint release ``(m, w s)`` of per-coordinate means and
+  centred squares of :mod:`dpgauss.releases._moments` (``box_moments``, at
+  ``w =`` :data:`SQUARE_WEIGHT` = 3/2: l1 sensitivity ``8 d / (3 n)``, l2
+  ``2 sqrt(d) / n``, proven there for every w) at the whole cost. Its means
+  are the mean and its variances ``s + 1/2 - m^2`` the diagonal covariance.
+  One joint release is cheaper than a mean and second moments released
+  apart: in l2 the second moments come free (a coordinate's mean moves by 2
+  only when its square does not move), in l1 they add a third; a split of
+  the cost between two releases would cost each of them more.
 * **full**: the box mean of :mod:`dpgauss.releases._box_mean` (``box_mean``,
   after ``box_center`` and ``box_spread`` when it adapts its windows; proven
   there) at a share ``s`` of the cost, then the covariance release of
@@ -32,21 +33,24 @@ plans, chosen before the spend from public values (n, d, the cost):
   ball of radius ``sqrt(2 d)`` about 0: a second moment of rows clipped to a
   public ball, Frobenius sensitivity ``sqrt(2) 2 d / n``, the release's own
   proof. Its last column is ``sqrt(d)`` times the mean, with off-diagonal
-  noise of variance ``s^2 / 2``: the mean's noise is the per-coordinate
-  baseline's, ``2 sqrt(d) / (n sqrt(2 rho))`` (a coordinate's mean moves
+  noise of variance ``s^2 / 2``: the mean's noise is that of the
+  per-coordinate means at the whole cost, ``2 sqrt(d) / (n sqrt(2 rho))``
+  (a coordinate's mean moves
   most when its square moves least, so the one matrix carries both); the
   top-left block less the released mean's outer product is the covariance,
   at the noise of GaussCov with twice the squared radius. Under pure DP the
   Laplace release's l1 sensitivity grows with d and the mean would carry
   ``(d + 2) / sqrt(d)`` times the baseline's noise: not offered.
 
-**The choice and the split.** Each plan is predicted against the baselines
-with the same public knowledge and the whole cost: for the mean the
-per-coordinate clipped mean on the box (:func:`~dpgauss.releases._box_mean.
-baseline_error`, data filling the box), for the covariance the better of the
-zero matrix and the private diagonal (per-coordinate second moments at half
-the cost, the other half on the means; reference data of
-:func:`~dpgauss.releases._diagonal.reference_norm`). The plan taken (the
+**The choice and the split.** Each plan is predicted against the baseline
+with the same public knowledge and the same whole cost: the diagonal
+Gaussian, the simplest private answer that releases both a mean and a
+covariance from one budget, with its per-coordinate clipped means at half
+the cost (:func:`mean_baseline`, data filling the box) and its
+per-coordinate second moments at the other half; the covariance baseline is
+the better of that diagonal and the zero matrix (:func:`covariance_baseline`,
+reference data of :func:`~dpgauss.releases._diagonal.reference_norm`).
+The plan taken (the
 diagonal one, or the full one at a share in :data:`MEAN_SHARES`) is, among
 those within both refusal limits (the mean's baseline, or :data:`MEAN_LOSS`
 times it where its prediction is a worst case; the covariance's baseline),
@@ -64,18 +68,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpgauss.accounting import ZCDP, split_cost
-from dpgauss.accounting._plan import ReleasePlan
+from dpgauss.accounting._costs import kind_of
+from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.releases._box import box_offsets
 from dpgauss.releases._box_mean import (
     baseline_error,
     box_mean_plan,
     box_predict,
     box_units_mean,
-)
-from dpgauss.releases._box_moments import (
-    moments_entries,
-    moments_error,
-    release_moments,
 )
 from dpgauss.releases._center import (
     covariance_plan_entries,
@@ -89,12 +89,18 @@ from dpgauss.releases._covariance import (
 )
 from dpgauss.releases._diagonal import (
     BOX_FILL,
+    PRIOR_VARIANCE,
     REFERENCE_CORRELATION,
     cap_box_spectrum,
     diagonal_error,
     diagonal_mechanism,
     full_prediction,
     reference_norm,
+)
+from dpgauss.releases._moments import (
+    box_moments,
+    moments_mechanism,
+    weighted_moments,
 )
 from dpgauss.releases._prediction import Prediction
 from dpgauss.utils._sums import clipped_sums, n_partial_sums
@@ -103,13 +109,24 @@ __all__ = [
     "MEAN_EXACT",
     "MEAN_LOSS",
     "MEAN_SHARES",
+    "SQUARE_WEIGHT",
     "BoxGaussPrediction",
     "box_gaussian_messages",
     "box_gaussian_plan",
     "box_gaussian_predict",
+    "covariance_baseline",
     "from_box",
+    "mean_baseline",
+    "moments_entries",
+    "moments_error",
     "release_box_gaussian",
 ]
+
+#: w, the weight of the centred squares in the ``box_moments`` release ``(m,
+#: w s)`` of :mod:`dpgauss.releases._moments`: their noise is ``1 / w`` times
+#: the means'. 3/2 is a round value below the largest w (about 1.665) at
+#: which the l2 sensitivity stays 2 per coordinate, the means' alone.
+SQUARE_WEIGHT = 1.5
 
 #: The candidate plan of the augmented release (see the module docstring).
 AUGMENTED = "augmented"
@@ -120,7 +137,7 @@ AUGMENTED = "augmented"
 MEAN_SHARES = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 #: The fit refuses (by default) when its mean's error is predicted above
-#: this multiple of the per-coordinate baseline's where the prediction is
+#: this multiple of its baseline's (:func:`mean_baseline`) where the prediction is
 #: a worst case: the box mean with adaptive windows, predicted on the whole
 #: box (data that do not fill it get narrower windows); the limit of
 #: ``PrivateMean(bounds=...)``, whose releases those are.
@@ -192,19 +209,20 @@ def box_gaussian_messages(owner, prediction, total, n, d):
     if mean.error > prediction.mean_limit * mean.baseline:
         reasons.append(
             f"the mean is predicted at {mean.error:.3g} against "
-            f"{mean.baseline:.3g} for the per-coordinate clipped mean"
+            f"{mean.baseline:.3g} for the diagonal Gaussian's per-coordinate "
+            "means (half the budget)"
         )
     if cov.loses:
         reasons.append(
             f"the covariance is predicted at {cov.error:.3g} against "
             f"{cov.baseline:.3g} for the better of the zero matrix and the "
-            "private per-coordinate variances"
+            "private per-coordinate variances (half the budget)"
         )
     useless = None
     if reasons:
         useless = (
             f"{owner}: with n={n}, d={d} and {total}, {' and '.join(reasons)} "
-            "(box units; each baseline at the whole budget). Give a larger "
+            "(box units). Give a larger "
             "budget or more rows, or fit PrivateMean or PrivateCovariance alone."
         )
     np_mean, np_cov = nonprivate_errors(n, d, ASTRAY_FILL)
@@ -242,6 +260,63 @@ def _augmented_radius(d):
     return float(np.nextafter(math.sqrt(2.0 * d), math.inf))
 
 
+def moments_entries(total, n, d):
+    """The diagonal plan: ``box_moments``, the release ``(m, w s)`` of
+    :mod:`dpgauss.releases._moments` at ``w =`` :data:`SQUARE_WEIGHT`, at
+    the whole cost (``make(cost, n_partials=None)``)."""
+
+    def make(cost, *, n_partials=None):
+        return moments_mechanism(cost, n, d, n_partials, weight=SQUARE_WEIGHT)
+
+    return [Release("box_moments", total, kind_of(total), make, size=2 * d)]
+
+
+def _moments_noise(var, mean=0.0):
+    """The noise variance of one released variance ``s + 1/2 - m^2 + var``:
+    the centred square's ``var / w^2`` and the squared mean's ``4 m^2 var + 2
+    var^2``."""
+    return var / SQUARE_WEIGHT**2 + 4.0 * mean * mean * var + 2.0 * var * var
+
+
+def moments_error(mechanism, d, fill=BOX_FILL):
+    """Predicted errors of the diagonal plan on the reference data of
+    :func:`~dpgauss.releases._diagonal.reference_norm` (box units, means 0):
+    the means' l2 error and the diagonal covariance's Frobenius error (each
+    variance's noise capped by the projection onto [0, 1] at ``max(fill, 1 -
+    fill)``, the off-diagonal entries left at 0). Public values only."""
+    var = mechanism.variance(2 * d)
+    noise = math.sqrt(d) * min(math.sqrt(_moments_noise(var)), max(fill, 1.0 - fill))
+    off = REFERENCE_CORRELATION * fill * math.sqrt(d * (d - 1.0))
+    return math.sqrt(d * var), math.hypot(noise, off)
+
+
+def _release_moments(X, center, half, plan, rng):
+    """The diagonal plan's release and its post-processing: the means
+    projected into [-1, 1], and the variances ``s + 1/2 - m^2 + var`` (the
+    raw second moment about the box centre less the squared mean, unbiased
+    for the squared mean's noise ``var``) projected onto [0, 1], where every
+    variance of a box coordinate lies, then shrunk towards 0 by the public
+    noise and the released mean (both keep them in [0, 1]). Towards 0, not
+    the diagonal release's prior mean: a variance the noise swamps is then at
+    most the zero matrix's error in relative terms, while one pulled up to
+    the prior mean was 14 times the variance of columns that fill a tenth of
+    their box (Student t rows in their min/max box). Returns the means, the
+    variances and the public sd of one mean's noise."""
+    d = X.shape[1]
+    first, squares = box_moments(X, center, half)
+    mech = plan.calibrate("box_moments", n_partials=n_partial_sums(X))
+    noisy = mech.randomise(weighted_moments(first, squares, SQUARE_WEIGHT), rng)
+    # Everything below is post-processing of the release.
+    noisy = np.asarray(noisy, dtype=np.float64)
+    noisy = np.nan_to_num(noisy, nan=0.0, posinf=1.0, neginf=-1.0)
+    var = float(mech.variance(2 * d))
+    mean = np.clip(noisy[:d], -1.0, 1.0)
+    second = noisy[d:] / SQUARE_WEIGHT + 0.5
+    variances = np.clip(second - mean * mean + min(var, 1.0), 0.0, 1.0)
+    weight = PRIOR_VARIANCE / (PRIOR_VARIANCE + _moments_noise(var, mean))
+    return mean, np.clip(weight * variances, 0.0, 1.0), math.sqrt(var)
+
+
 def _entries(total, n, d, share):
     """The releases of one candidate plan: the diagonal one (``share`` None),
     the augmented one (:data:`AUGMENTED`) or the full one with ``share`` of
@@ -253,6 +328,17 @@ def _entries(total, n, d, share):
     mean, rest = split_cost(total, [share, 1.0 - share])
     covariance = covariance_plan_entries(rest, d, "auto", False, n, _radius(d))
     return [*box_mean_plan(mean, n, d), *covariance]
+
+
+def mean_baseline(total, n, d):
+    """The mean baseline's predicted l2 error (box units, data filling the
+    box): the diagonal Gaussian's means, the per-coordinate clipped means at
+    half the cost (:func:`~dpgauss.releases._box_mean.baseline_error`); its
+    variances, at the other half, are the diagonal of
+    :func:`covariance_baseline`. A fit that releases a mean and a covariance
+    from one budget is held to the simplest private answer that does both,
+    not to a mean that spends the whole budget alone."""
+    return baseline_error(split_cost(total, [0.5, 0.5])[0], n, d)
 
 
 def covariance_baseline(total, n, d):
@@ -269,7 +355,7 @@ def box_gaussian_predict(total, n, d, mechanisms):
     """The :class:`BoxGaussPrediction` of a plan's mechanisms (by name, each
     at its worst public case), for the cost ``total``."""
     cov_base = covariance_baseline(total, n, d)
-    mean_base = baseline_error(total, n, d)
+    mean_base = mean_baseline(total, n, d)
     if "box_moments" in mechanisms:
         mean, cov = moments_error(mechanisms["box_moments"], d)
     elif "box_mean" not in mechanisms:  # the augmented release
@@ -330,12 +416,12 @@ def release_box_gaussian(X, center, half, plan, rng):
     floor : float
         Its eigenvalue floor (:func:`~dpgauss.releases._center.eigenvalue_floor`).
     """
-    Z = box_offsets(X, center, half)
-    d = Z.shape[1]
+    d = X.shape[1]
     if any(r.name == "box_moments" for r in plan.releases()):
-        mean, variances, sd = release_moments(Z, plan, rng)
+        mean, variances, sd = _release_moments(X, center, half, plan, rng)
         values, vectors = cap_box_spectrum(variances, np.eye(d))
         return mean, values, vectors, eigenvalue_floor(values, sd, float(d))
+    Z = box_offsets(X, center, half)
     if not any(r.name == "box_mean" for r in plan.releases()):
         return _release_augmented(Z, plan, rng)
     mean, sd, _ = box_units_mean(Z, plan, rng)

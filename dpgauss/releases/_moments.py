@@ -4,44 +4,71 @@ Not an estimator module. Rows in a public box are mapped to
 ``z = clip((x - c) / h, -1, 1)`` (:func:`~dpgauss.releases._box.box_offsets`;
 ``|z_j| <= 1`` exactly as computed) and ``v = fl(fl(z^2) - 1/2)``, in
 [-1/2, 1/2] exactly (``fl(z^2)`` is in [0, 1] since rounding is monotone and
-0, 1/2 and 1 are floats). The release is the 2d-vector ``(m, 2 s)`` of the
-means ``m = (1/n) sum_i z_i`` and ``s = (1/n) sum_i v_i``, at one cost
-(``PrivateStandardScaler``'s ``moments``, ``PrivatePCA``'s ``axes``).
+0, 1/2 and 1 are floats). The release is the 2d-vector ``(m, w s)`` of the
+means ``m = (1/n) sum_i z_i`` and ``s = (1/n) sum_i v_i``, at one cost, for a
+public weight ``w > 0`` on the squares: ``PrivateStandardScaler``'s
+``moments`` and ``PrivatePCA``'s ``axes`` take ``w = 2``
+(:data:`SECOND_WEIGHT`), ``PrivateGaussianEstimator(bounds=...)``'s
+``box_moments`` ``w = 3/2``. The centred squares ``z^2 - 1/2`` are the
+better-conditioned statistic (half the range of the raw ones, about 0); the
+raw second moment about the box centre is ``s + 1/2`` (post-processing).
 
-**Sensitivity** (replace one row; n, d and the box public). One coordinate of the
-replaced row moves from a to b, both in [-1, 1]; with ``t = |b - a|`` and
-``q = |a + b|``, ``q + t = 2 max(|a|, |b|) <= 2``, and the coordinate's pair
-of entries of ``n (m, 2 s)`` moves by ``(b - a, 2 (b^2 - a^2))``, of size
-``(t, 2 t q)`` in exact arithmetic:
+**Sensitivity** (replace one row; n, d, the box and w public). One coordinate
+of the replaced row moves from a to b, both in [-1, 1]; with ``t = |b - a|``
+and ``q = |a + b|``, ``t + q = 2 max(|a|, |b|) <= 2``, and the coordinate's
+pair of entries of ``n (m, w s)`` moves by ``(b - a, w (b^2 - a^2))``, of
+size ``(t, w t q)`` in exact arithmetic. Both bounds below are reached
+(``b = 1``, ``a = q - 1`` at the maximising q), so they are the
+sensitivities per coordinate, times ``sqrt(d) / n`` (l2) and ``d / n`` (l1)
+over the d coordinates (:func:`moments_l2`, :func:`moments_l1`):
 
-* l2: ``t^2 (1 + 4 q^2) <= g(q) = (2 - q)^2 (1 + 4 q^2)``, and ``g'(q) =
-  -2 (2 - q)(8 q^2 - 8 q + 1)``, so on [0, 2] the maximum is at ``q = (2 +
-  sqrt(2)) / 4``: ``g = (71 + 8 sqrt(2)) / 16``, a root of 2.26823...
-  (``MOMENTS_L2`` = 2.2683 above it);
-* l1: ``t (1 + 2 q) <= (2 - q)(1 + 2 q)``, largest at ``q = 3/4``: 25/8.
+* l1: ``t (1 + w q) <= (2 - q)(1 + w q) = 2 + (2 w - 1) q - w q^2``, a
+  concave parabola in q with vertex ``q = 1 - 1/(2 w)``: in [0, 2] for
+  ``w >= 1/2``, where the maximum is ``(2 w + 1)^2 / (4 w)``; below, the
+  parabola decreases on [0, 2] and the maximum is ``2`` (at ``q = 0``).
+  ``w = 2``: 25/8; ``w = 3/2``: 8/3.
+* l2: ``t^2 (1 + w^2 q^2) <= g(q) = (2 - q)^2 (1 + w^2 q^2)``, with ``g'(q) =
+  2 (2 - q)(-2 w^2 q^2 + 2 w^2 q - 1)``. For ``w^2 < 2`` the quadratic has
+  no real root and is negative, so g decreases on [0, 2] and the maximum is
+  ``g(0) = 4``. For ``w^2 >= 2`` it is positive between its roots ``q-/+ =
+  1/2 -/+ sqrt(w^4 - 2 w^2) / (2 w^2)`` (both in [0, 1]), so g decreases,
+  rises, then decreases after ``q+``: the maximum is ``max(4, g(q+))``.
+  ``w = 2``: ``q+ = (2 + sqrt(2)) / 4``, ``g = (71 + 8 sqrt(2)) / 16``, l2
+  2.26817... (:data:`MOMENTS_L2` = 2.2683: four decimals at least 5e-5
+  above it, a margin far beyond the float evaluation's error); ``w = 3/2``: ``q+ =
+  2/3``, ``g = 32/9 < 4``, l2 2, that of the means alone (any w up to about
+  1.665 keeps it: a coordinate's mean moves by 2 only when its square does
+  not move).
 
-Both are reached (tests/preprocessing/test_scaler.py; the scaler's audit
-and PCA's check the mechanism end to end). In floating point
-``fl(z^2)`` is within ``u`` of ``z^2`` and ``fl(fl(z^2) - 1/2)`` within
-``u / 2`` of that, so each computed ``2 v`` is within ``3 u`` of ``2 (z^2 -
-1/2)`` and a coordinate's entry of ``2 v`` moves by at most ``2 t q + 8 u``
-(triangle inequality: ``+ 8 u`` per coordinate in l2 and l1); the chunked
-means of m and of s are within ``e sqrt(d)`` and ``e sqrt(d) / 2`` of the
-exact ones (l2), so the computed ``(m, 2 s)`` is within ``e sqrt(2 d)`` (l1:
-``2 e d``) and neighbours' differ by at most ``2 e sqrt(2 d)`` (``4 e d``)
-more: :func:`moments_mechanism` adds all of it. Doubling s is exact.
+**Floating point.** ``fl(z^2)`` is within ``u`` of ``z^2`` and ``fl(fl(z^2)
+- 1/2)`` within ``u / 2`` of that, so each computed v is within ``3 u / 2`` of
+``z^2 - 1/2`` and a coordinate's entry of ``n w s`` moves by at most ``w (t
+q + 3 u)``: ``+ 4 w u`` per coordinate in l2 and l1 (triangle inequality).
+The chunked means of m and of s are within ``e sqrt(d)`` and ``e sqrt(d) /
+2`` of the exact ones (l2; ``e = summation_error``, rows of norm
+``sqrt(d)`` and ``sqrt(d) / 2``), so the computed ``(m, w s)`` is within
+``e sqrt(d) sqrt(1 + w^2 / 4) <= e sqrt(2 d) max(1, w / 2)`` (l1: ``e d (1 +
+w / 2)``) and neighbours' differ by at most twice that more. The product
+``fl(w s)`` is within ``u w |s| <= u w`` of ``w s`` (``|s| <= 1/2 + e``):
+``2 u w`` more per entry between neighbours, none when w is a power of two
+at least 1 (the product is then exact). :func:`moments_mechanism` adds all
+of it.
 
-Why joint: two releases at half the cost each put noise of sd ``2 sqrt(2)
-k`` on m and ``sqrt(2) k`` on s (``k = sqrt(d) / (n sqrt(2 rho))``; Laplace:
-scales ``4 d / (n epsilon)`` and ``2 d / (n epsilon)``); the joint release
-puts ``2.27 k`` and ``1.13 k`` (Laplace: ``3.125`` and ``1.5625`` times ``d /
-(n epsilon)``), about 20% less on both, because one row cannot move both
-statistics by their largest amounts at once (t = 2 forces q = 0). On
-statsmodels' and scikit-learn's tables (40 seeds) the scaler's median error
-was 0.53-0.96 times that of the two releases' baseline.
+Why joint (``w = 2``): two releases at half the cost each put noise of sd
+``2 sqrt(2) k`` on m and ``sqrt(2) k`` on s (``k = sqrt(d) / (n sqrt(2
+rho))``; Laplace: scales ``4 d / (n epsilon)`` and ``2 d / (n epsilon)``);
+the joint release puts ``2.27 k`` and ``1.13 k`` (Laplace: ``3.125`` and
+``1.5625`` times ``d / (n epsilon)``), about 20% less on both, because one
+row cannot move both statistics by their largest amounts at once (t = 2
+forces q = 0). On statsmodels' and scikit-learn's tables (40 seeds) the
+scaler's median error was 0.53-0.96 times that of the two releases'
+baseline. With ``w = 3/2`` the means' noise is, under zCDP, that of the
+means released alone at the whole cost (the squares come free); under pure
+DP, 4/3 of it.
 """
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -55,19 +82,77 @@ __all__ = [
     "MOMENTS_L2",
     "SECOND_WEIGHT",
     "box_moments",
+    "moments_l1",
+    "moments_l2",
     "moments_mechanism",
+    "weighted_moments",
 ]
 
-#: Weight of the second statistic in the joint ``moments`` release: the
+#: Weight of the second statistic in the scaler's and PCA's release: the
 #: vector ``(m, 2 s)``. With it the noise of both halves is about 20% below
 #: that of two separate releases at half the cost each (module docstring).
 SECOND_WEIGHT = 2.0
-#: Per-coordinate l2 and l1 sensitivities (times n) of ``(z, 2 v)``:
-#: ``max sqrt((2 - s)^2 (1 + 4 s^2)) = sqrt(71 + 8 sqrt(2)) / 4 = 2.26823...``
-#: (rounded up) and ``max (2 - s)(1 + 2 s) = 25 / 8`` over ``s`` in [0, 2].
-MOMENTS_L2 = 2.2683
-MOMENTS_L1 = 3.125
 _U = 2.0**-53
+#: Relative allowance for the float evaluation of the l2 bound (a few units
+#: of roundoff; g is flat at its maximiser, so an error in ``q+`` is second
+#: order).
+_SLACK = 1e-12
+
+
+def _check_weight(weight):
+    weight = float(weight)
+    if not (math.isfinite(weight) and weight > 0.0):
+        raise ValueError(f"the square weight must be finite and > 0, got {weight}")
+    return weight
+
+
+def moments_l1(weight=SECOND_WEIGHT):
+    """The l1 sensitivity per coordinate (times n) of ``(z, w v)``: ``(2 w +
+    1)^2 / (4 w)`` for ``w >= 1/2``, else 2 (module docstring), computed
+    exactly for the float w and rounded up to a float.
+
+    Examples
+    --------
+    >>> from dpgauss.releases._moments import moments_l1
+    >>> moments_l1(2.0), moments_l1(0.25)
+    (3.125, 2.0)
+    """
+    w = Fraction(_check_weight(weight))
+    if w <= Fraction(1, 2):
+        return 2.0
+    exact = (2 * w + 1) ** 2 / (4 * w)
+    bound = float(exact)
+    if Fraction(bound) < exact:
+        bound = math.nextafter(bound, math.inf)
+    return bound
+
+
+def moments_l2(weight=SECOND_WEIGHT):
+    """The l2 sensitivity per coordinate (times n) of ``(z, w v)``:
+    ``sqrt(max(4, g(q+)))``, 2 when ``w^2 < 2`` (module docstring). Above 2 it
+    is rounded up to four decimals at least ``5e-5`` above the float value
+    (a margin far beyond the evaluation's error, relative 1e-12 allowed).
+
+    Examples
+    --------
+    >>> from dpgauss.releases._moments import moments_l2
+    >>> moments_l2(2.0), moments_l2(1.5)
+    (2.2683, 2.0)
+    """
+    w2 = _check_weight(weight) ** 2
+    if w2 < 2.0:
+        return 2.0
+    q = 0.5 + math.sqrt(w2 * w2 - 2.0 * w2) / (2.0 * w2)
+    g = (2.0 - q) ** 2 * (1.0 + w2 * q * q) * (1.0 + _SLACK)
+    if g <= 4.0:
+        return 2.0
+    return math.ceil((math.sqrt(g) * (1.0 + _SLACK) + 5e-5) * 1e4) / 1e4
+
+
+#: The scaler's and PCA's sensitivities per coordinate (times n):
+#: ``sqrt(71 + 8 sqrt(2)) / 4 = 2.26817...`` rounded up (2.2683), and 25/8.
+MOMENTS_L2 = moments_l2(SECOND_WEIGHT)
+MOMENTS_L1 = moments_l1(SECOND_WEIGHT)
 
 
 def _block_moments(block, center, half_width, second):
@@ -83,7 +168,7 @@ def _block_moments(block, center, half_width, second):
 
 
 def box_moments(X, center, half_width, second=True):
-    """The clipped statistics the scaler releases, before noise.
+    """The clipped statistics of the release, before noise and weight.
 
     Parameters
     ----------
@@ -117,13 +202,34 @@ def box_moments(X, center, half_width, second=True):
     return first, squares
 
 
-def moments_mechanism(cost, n, d, n_partials=None):
-    """The mechanism of the joint ``moments`` release ``(m, 2 s)`` (2d entries).
+def weighted_moments(first, squares, weight=SECOND_WEIGHT):
+    """The released vector ``(m, w s)`` of :func:`box_moments`' statistics
+    (``fl(w s)``, whose rounding :func:`moments_mechanism` allows for).
 
-    Per coordinate a replaced row moves ``(z, 2 v)`` by at most ``MOMENTS_L2``
-    in l2 and ``MOMENTS_L1`` in l1, plus ``8 u`` for the rounding of ``v``;
-    the chunked means add ``2 e sqrt(2 d)`` (l2) or ``4 e d`` (l1) between
-    neighbours. See the module docstring.
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpgauss.releases._moments import weighted_moments
+    >>> weighted_moments(np.array([0.5]), np.array([-0.25]), 1.5)
+    array([ 0.5  , -0.375])
+    """
+    return np.concatenate([first, _check_weight(weight) * squares])
+
+
+def _exact_product(weight):
+    """Whether ``fl(w s) = w s`` for every float s in [-1, 1]: w a power of
+    two at least 1 (no overflow there)."""
+    return weight >= 1.0 and math.frexp(weight)[0] == 0.5
+
+
+def moments_mechanism(cost, n, d, n_partials=None, weight=SECOND_WEIGHT):
+    """The mechanism of the joint release ``(m, w s)`` (2d entries).
+
+    Per coordinate a replaced row moves ``(z, w v)`` by at most
+    :func:`moments_l2` in l2 and :func:`moments_l1` in l1, plus ``4 w u`` for
+    the rounding of ``v``; the chunked means add ``2 e sqrt(2 d) max(1, w /
+    2)`` (l2) or ``(2 + w) e d`` (l1) between neighbours, and the product
+    ``fl(w s)`` ``2 u w`` per entry unless exact. See the module docstring.
 
     Parameters
     ----------
@@ -133,6 +239,8 @@ def moments_mechanism(cost, n, d, n_partials=None):
         Rows and features (public).
     n_partials : int, default=None
         Chunk sums added (see :func:`~dpgauss.utils._sums.n_partial_sums`).
+    weight : float, default=SECOND_WEIGHT
+        The public weight w > 0 on the centred squares.
 
     Returns
     -------
@@ -144,13 +252,19 @@ def moments_mechanism(cost, n, d, n_partials=None):
     >>> from dpgauss.releases._moments import moments_mechanism
     >>> round(moments_mechanism(PureDP(1.0), n=100, d=4).sensitivity, 6)
     0.125
+    >>> round(moments_mechanism(PureDP(1.0), n=300, d=3, weight=1.5).sensitivity, 6)
+    0.026667
     """
+    w = _check_weight(weight)
     e = summation_error(n, n_partials)
+    product = 0.0 if _exact_product(w) else 2.0 * _U * w
     # sqrt(d) and sqrt(2 d) rounded up: at least the real roots.
     root = float(np.nextafter(math.sqrt(d), math.inf))
     root2 = float(np.nextafter(math.sqrt(2.0 * d), math.inf))
     if isinstance(cost, ZCDP):
-        l2 = root * (MOMENTS_L2 + 8.0 * _U) / n + 2.0 * e * root2
-        return GaussianMechanism(sensitivity=l2, rho=cost.rho)
-    l1 = d * (MOMENTS_L1 + 8.0 * _U) / n + 4.0 * e * d
-    return LaplaceMechanism(sensitivity=l1, epsilon=cost.epsilon)
+        l2 = root * (moments_l2(w) + 4.0 * w * _U) / n + 2.0 * e * root2 * max(
+            1.0, w / 2.0
+        )
+        return GaussianMechanism(sensitivity=l2 + product * root, rho=cost.rho)
+    l1 = d * (moments_l1(w) + 4.0 * w * _U) / n + (2.0 + w) * e * d
+    return LaplaceMechanism(sensitivity=l1 + product * d, epsilon=cost.epsilon)

@@ -1,28 +1,32 @@
-"""End-to-end audits of the weighted moments release in a box, with canaries.
+"""End-to-end audits of the joint moments release at the Gaussian's weight
+w = 3/2, with canaries (the scaler's and PCA's w = 2 are audited in
+test_scaler_audit.py and test_pca_axes_audit.py, each with a canary at a
+twentieth of the sensitivity and the scaler's with an unclipped box).
 
 ``PrivateGaussianEstimator(bounds=(-1, 1))`` on n = 50 rows of one feature,
 half at -1/2 and half at 1/2 except the first, takes the ``box_moments``
-plan (checked below): one release of the 2-vector (mean, second moment /
-(2/3)) of the box coordinates, Laplace noise at l1 sensitivity 8/(3n) under
-pure DP, Gaussian at l2 sensitivity 2/n under zCDP.
+plan (checked below): one release of the 2-vector (mean, (3/2) centred
+square) of the box coordinates, Laplace noise at l1 sensitivity 8/(3n)
+under pure DP, Gaussian at l2 sensitivity 2/n under zCDP.
 
 * Pure DP: the first row moves from -1e12 (z = -1) to 1e12 (z = 1): the
-  mean moves by 2/n and the second moment not at all, so the audited
+  mean moves by 2/n and the centred square not at all, so the audited
   ``mean_`` sees epsilon 3/4 of the claim.
 * zCDP: the first row moves from the centre (z = 0) to 1e12 (z = 1): the
-  mean moves by 1/n and the second moment by 3/(2n), l2 norm sqrt(13)/(2n)
+  mean moves by 1/n and the weighted square by 3/(2n), l2 norm sqrt(13)/(2n)
   ~ 1.8/n against the 2/n the noise is calibrated for; the audited variance
   (the covariance's one entry) reads the second moment.
 
 Canaries: the release calibrated to a twentieth of its sensitivity, and the
-box map without its clip (a row 1e12 away then moves the mean by 1e12/n).
+box map without its clip (a row 1e12 away then moves the mean by 1e12/n),
+each under pure DP and zCDP.
 """
 
 import numpy as np
 import pytest
 
-import dpgauss.releases._box_gaussian as gaussian_module
-import dpgauss.releases._box_moments as module
+import dpgauss.releases._box_gaussian as module
+import dpgauss.releases._moments as moments
 from dpgauss import PrivateGaussianEstimator
 from dpgauss.accounting import ZCDP, PureDP, zcdp_to_approx
 from dpgauss.releases._box_gaussian import box_gaussian_plan
@@ -69,8 +73,8 @@ def _zcdp_audit(n):
 def _weak(monkeypatch):
     original = module.moments_mechanism
 
-    def weak(cost, n, d):
-        mech = original(cost, n, d)
+    def weak(cost, n, d, n_partials=None, weight=2.0):
+        mech = original(cost, n, d, n_partials, weight=weight)
         if isinstance(cost, ZCDP):
             return type(mech)(sensitivity=mech.sensitivity / 20.0, rho=cost.rho)
         return type(mech)(sensitivity=mech.sensitivity / 20.0, epsilon=cost.epsilon)
@@ -111,6 +115,12 @@ def test_canary_a_twentieth_of_the_zcdp_sensitivity_is_caught(monkeypatch):
 
 
 def test_canary_an_unclipped_box_is_caught(monkeypatch):
-    monkeypatch.setattr(gaussian_module, "box_offsets", _unclipped)
+    monkeypatch.setattr(moments, "box_offsets", _unclipped)
     result = _pure_audit(600)
     assert result.epsilon_lower > EPSILON, result
+
+
+def test_canary_an_unclipped_box_is_caught_under_zcdp(monkeypatch):
+    monkeypatch.setattr(moments, "box_offsets", _unclipped)
+    result = _zcdp_audit(600)
+    assert result.epsilon_lower > CLAIM, result
