@@ -320,6 +320,21 @@ def _commit():
     return out.stdout.strip() or "unknown"
 
 
+def _privacy_names(text):
+    """The privacy names in a comma-separated list; a ``d...`` item belongs to
+    the name before it (``eps1,d1e-6`` is one name)."""
+    names = []
+    for item in filter(None, text.split(",")):
+        if item.startswith("d") and names:
+            names[-1] += "," + item
+        else:
+            names.append(item)
+    unknown = [name for name in names if name not in PRIVACY]
+    if unknown:
+        raise SystemExit(f"unknown privacy {unknown}; choose from {list(PRIVACY)}")
+    return names
+
+
 def _write_csv(path, rows):
     with open(path + ".csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
@@ -356,7 +371,7 @@ def main(argv=None):
     datas = [s for s in args.data.split(",") if s] or (
         QUICK_DATA if args.quick else list(D.LOADERS)
     )
-    pnames = [s for s in args.privacy.split(",") if s] or (
+    pnames = _privacy_names(args.privacy) or (
         QUICK_PRIVACY if args.quick else list(PRIVACY)
     )
     jobs = []
