@@ -53,19 +53,7 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
     data_norm : float, default=None
         Public bound B on the l2 norm of ``x - location``; rows are clipped to
         it. Give it or ``bounds``, from domain knowledge.
-    bounds : pair (lower, upper) of float or array-like, default=None
-        A public box, one pair per feature or scalars (instead of
-        ``data_norm`` and ``location``): rows are mapped to the unit box,
-        ``clip((x - c) / h, -1, 1)`` with the box's center c and half-widths
-        h, released in those units (clipping ball of radius ``sqrt(d)``) and
-        mapped back for free; the means are projected into the box and the
-        variances capped by it.
-    covariance_type : {"auto", "full", "diag"}, default="auto"
-        "full" releases a second moment (the full covariance); "diag" the
-        pooled squares, for one shared diagonal covariance (much less noise
-        per entry under pure DP). "auto" takes the one predicted the smaller
-        covariance error before the spend, from n, d, the budget and the
-        bound (public values).
+    {discriminant_box}
     location : array-like of shape (n_features,) or float, default=None
         Public center of the clipping ball (None: the origin).
     clipping : {"adaptive", "fixed"}, default="adaptive"

@@ -51,6 +51,19 @@ _FRAGMENTS = {
         or ``"tail"`` the fit takes the per-coordinate release
         (``"diagonal"``) where the full one is predicted no better, before
         the spend.""",
+    "discriminant_box": """bounds : pair of float or array-like, default=None
+        A public box, one pair per feature or scalars (instead of
+        ``data_norm`` and ``location``): rows are mapped to the unit box,
+        ``clip((x - c) / h, -1, 1)`` with the box's center c and half-widths
+        h, released in those units (clipping ball of radius ``sqrt(d)``) and
+        mapped back for free; the means are projected into the box and the
+        variances capped by it.
+    covariance_type : {"auto", "full", "diag"}, default="auto"
+        "full" releases a second moment (the full covariance); "diag" the
+        pooled squares, for one shared diagonal covariance (much less noise
+        per entry under pure DP). "auto" takes the one predicted the smaller
+        covariance error before the spend, from n, d, the budget and the
+        bound (public values).""",
     "X_public": """X_public : array-like of shape (n_public, n_features), default=None
         Public rows from the same distribution (or one close to it, see
         ``public_tv_bound``), free to use: their mean replaces the private
@@ -93,7 +106,7 @@ def fill_doc(obj):
     obj : type
         A class whose docstring (or whose own methods' docstrings) use
         ``{privacy_parameters}``, ``{random_state}``, ``{on_useless}``,
-        ``{X_public}`` or
+        ``{X_public}``, ``{discriminant_box}`` or
         ``{public_tv_bound}``.
 
     Returns
