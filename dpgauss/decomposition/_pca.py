@@ -45,7 +45,11 @@ from dpgauss.decomposition._axes import (
     release_axes,
 )
 from dpgauss.releases._center import whitening_floor
-from dpgauss.releases._diagonal import diagonal_entries, is_diagonal
+from dpgauss.releases._diagonal import (
+    diagonal_entries,
+    is_diagonal,
+    variance_sampling,
+)
 from dpgauss.releases._prediction import Prediction
 from dpgauss.releases._spectrum import SpectrumReleaseMixin
 from dpgauss.utils._docstring import fill_doc
@@ -484,7 +488,8 @@ default="tail"
             # noise sd is below 1, the largest variance a box coordinate can
             # have (as for the diagonal release). Public values only.
             noise = axes_noise(mechanisms["axes"], data.d)
-            return Prediction(math.sqrt(noise), 1.0, "variance sd")
+            sampling = None if data.n is None else variance_sampling(data.n)
+            return Prediction(math.sqrt(noise), 1.0, "variance sd", sampling)
         return super()._predict_error(plan, data, mechanisms)
 
     def _release_spectrum(self, X, plan, rng):

@@ -71,6 +71,7 @@ __all__ = [
     "release_diagonal",
     "sampling_errors",
     "to_data_units",
+    "variance_sampling",
 ]
 
 _U = 2.0**-53
@@ -171,6 +172,13 @@ def sampling_errors(n, d, fill=SAMPLING_FILL):
         math.sqrt(trace / n),
         math.hypot(trace, reference_norm(d, fill)) / math.sqrt(n),
     )
+
+
+def variance_sampling(n, fill=SAMPLING_FILL):
+    """The sampling sd of a non-private variance in box units, on Gaussian rows
+    with variance ``fill``: ``fill sqrt(2 / n)``. What an axes release's
+    variance noise is set against for the far-from-non-private warning."""
+    return fill * math.sqrt(2.0 / n)
 
 
 def reference_norm(d, fill=BOX_FILL):

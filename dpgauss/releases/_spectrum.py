@@ -49,6 +49,7 @@ from dpgauss.releases._diagonal import (
     release_diagonal,
     sampling_errors,
     to_data_units,
+    variance_sampling,
 )
 from dpgauss.releases._prediction import report_useless
 from dpgauss.utils._sklearn_compat import Interval, StrOptions
@@ -117,7 +118,10 @@ class SpectrumReleaseMixin(BoxMixin):
         privately, and "eigen")."""
         d = data.d
         if is_diagonal(plan) and self._axes_baseline:
-            return axes_prediction(mechanisms["diagonal"], d, self.center)
+            prediction = axes_prediction(mechanisms["diagonal"], d, self.center)
+            if data.n is None:
+                return prediction
+            return replace(prediction, sampling=variance_sampling(data.n))
         if is_diagonal(plan):
             prediction = diagonal_prediction(mechanisms["diagonal"], d, self.center)
         elif self._method() == "tail":
