@@ -384,6 +384,7 @@ def main(argv=None):
                 for seed in range(seeds):
                     jobs.append((data, n, pname, seed))
     print(f"{len(jobs)} jobs, {seeds} seeds", flush=True)
+    commit = _commit()  # the code measured, whatever lands during the run
     t0 = time.time()
     if args.jobs > 1:
         from joblib import Parallel, delayed
@@ -406,7 +407,7 @@ def main(argv=None):
     cmd = "python benchmarks/bench_real.py " + " ".join(
         argv if argv is not None else sys.argv[1:]
     )
-    report.write(rows, path, f"{cmd}` at dpgauss `{_commit()}", time.time() - t0)
+    report.write(rows, path, f"{cmd}` at dpgauss `{commit}", time.time() - t0)
     print(f"wrote {path}.{{md,csv,png}} in {time.time() - t0:.0f}s")
 
 
