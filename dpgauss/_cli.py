@@ -9,6 +9,7 @@ arguments, runs the sections in order and writes the rows they return.
 import argparse
 import os
 import sys
+import warnings
 
 import numpy as np
 
@@ -23,6 +24,7 @@ from dpgauss.demo.report import (
     progress_notes,
     write_csv,
 )
+from dpgauss.exceptions import UtilityWarning
 
 __all__ = ["main"]
 
@@ -65,12 +67,34 @@ def demo(seed=0, out=None, *, rhos=DEMO_RHOS, progress=None):
     context = start(seed, sys.stdout if out is None else out, rhos)
     rows = []
     for index, section in enumerate(SECTIONS, 1):
-        rows += section.run(
-            context, lambda text, index=index: notes(f"{index}/{total} {text}")
-        )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            rows += section.run(
+                context, lambda text, index=index: notes(f"{index}/{total} {text}")
+            )
+        _report_warnings(caught, context.out)
     finish(context)
     notes("done")
     return rows
+
+
+def _report_warnings(caught, out):
+    """One line per estimator for a section's utility warnings (the first
+    sentence of the first, and how many), instead of a page of repeats; any
+    other warning is shown as Python would."""
+    seen = {}
+    for item in caught:
+        if not issubclass(item.category, UtilityWarning):
+            warnings.showwarning(
+                item.message, item.category, item.filename, item.lineno
+            )
+            continue
+        owner, _, text = str(item.message).partition(": ")
+        first, count = seen.get(owner, (text.split(": ")[0].split(". ")[0], 0))
+        seen[owner] = (first, count + 1)
+    for owner, (first, count) in seen.items():
+        times = "" if count == 1 else f" ({count} fits)"
+        print(f"  note from {owner}{times}: {first}.", file=out)
 
 
 def _budget(text):
