@@ -39,6 +39,7 @@ from dpgauss.releases._diagonal import (
     is_diagonal,
     reference_norm,
     release_diagonal,
+    with_sampling,
 )
 from dpgauss.releases._prediction import Prediction, report_useless
 from dpgauss.utils._docstring import fill_doc
@@ -333,9 +334,11 @@ default="auto"
         (the Gaussian paths' refusals are unchanged)."""
         d = data.d
         if is_diagonal(plan):
-            return diagonal_prediction(mechanisms["diagonal"], d, self.center)
+            prediction = diagonal_prediction(mechanisms["diagonal"], d, self.center)
+            return with_sampling(prediction, data.n, d)
         if self.bounds is not None:
-            return full_prediction(mechanisms, self.method, d)
+            prediction = full_prediction(mechanisms, self.method, d)
+            return with_sampling(prediction, data.n, d)
         if isinstance(plan.total, PureDP):
             return norm_prediction(mechanisms, self.method, d, self._radius(d))
         return filled_prediction(mechanisms, self.method, d, self._radius(d))

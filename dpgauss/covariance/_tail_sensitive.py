@@ -32,6 +32,7 @@ from dpgauss.releases._diagonal import (
     is_diagonal,
     reference_norm,
     release_diagonal,
+    with_sampling,
 )
 from dpgauss.releases._prediction import Prediction, report_useless
 from dpgauss.releases._threshold_search import predicted_noise
@@ -377,9 +378,10 @@ _diagonal.diagonal_prediction`) or :meth:`_box_tail_prediction`, whichever
         """
         n, d = data.n, data.d
         if is_diagonal(plan):
-            return diagonal_prediction(mechanisms["diagonal"], d, self.center)
+            prediction = diagonal_prediction(mechanisms["diagonal"], d, self.center)
+            return with_sampling(prediction, n, d)
         if self.bounds is not None:
-            return self._box_tail_prediction(plan, n, d)
+            return with_sampling(self._box_tail_prediction(plan, n, d), n, d)
         trace = 1.0 / TAIL
         error = predicted_noise(plan, n, d, 1.0, trace)
         if self.center and n // 2 >= 1:

@@ -36,6 +36,7 @@ post-processing.
 """
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -72,6 +73,7 @@ __all__ = [
     "sampling_errors",
     "to_data_units",
     "variance_sampling",
+    "with_sampling",
 ]
 
 _U = 2.0**-53
@@ -172,6 +174,15 @@ def sampling_errors(n, d, fill=SAMPLING_FILL):
         math.sqrt(trace / n),
         math.hypot(trace, reference_norm(d, fill)) / math.sqrt(n),
     )
+
+
+def with_sampling(prediction, n, d):
+    """A box covariance prediction with its non-private Frobenius sampling
+    error (:func:`sampling_errors`), for the far-from-non-private warning;
+    unchanged without one or without n (pricing)."""
+    if prediction is None or n is None:
+        return prediction
+    return replace(prediction, sampling=sampling_errors(n, d)[1])
 
 
 def variance_sampling(n, fill=SAMPLING_FILL):

@@ -47,9 +47,9 @@ from dpgauss.releases._diagonal import (
     full_prediction,
     is_diagonal,
     release_diagonal,
-    sampling_errors,
     to_data_units,
     variance_sampling,
+    with_sampling,
 )
 from dpgauss.releases._prediction import report_useless
 from dpgauss.utils._sklearn_compat import Interval, StrOptions
@@ -130,10 +130,8 @@ class SpectrumReleaseMixin(BoxMixin):
             prediction = full_prediction(mechanisms, self._method(), d)
         else:
             return filled_prediction(mechanisms, self._method(), d, self._radius(d))
-        if prediction is None or data.n is None:
-            return prediction
         # In a box the non-private error is predictable on the same reference.
-        return replace(prediction, sampling=sampling_errors(data.n, d)[1])
+        return with_sampling(prediction, data.n, d)
 
     def _check_utility(self, plan, data):
         n, d = data.n, data.d
