@@ -8,38 +8,20 @@ from dpgauss.accounting import PrivacyBudget
 from dpgauss.exceptions import UselessFitError, UtilityWarning
 
 
-def _mixed_units(n=3000, seed=0):
-    # Columns in scales 1e-3 .. 1e6 (a fixed correlated Gaussian per column).
-    rng = np.random.default_rng(seed)
-    scales = np.array([1e-3, 1.0, 1e3, 1e6])
-    Z = rng.multivariate_normal(np.zeros(4), 0.5 * np.eye(4) + 0.5, size=n)
-    Z = np.clip(Z / 4.0, -1, 1)
-    return Z * scales + 10 * scales, (9 * scales, 11 * scales)
-
-
-def _relative_error(estimate, X):
-    # In standardised units: each column's error relative to its own scale.
-    C = np.cov(X.T)
-    s = np.sqrt(np.diag(C))
-    return np.linalg.norm((estimate - C) / np.outer(s, s)) / np.linalg.norm(
-        C / np.outer(s, s)
-    )
-
-
-def test_mixed_units_cost_nothing():
-    X, box = _mixed_units()
+def test_mixed_units_cost_nothing(mixed_units, relative_error):
+    X, box = mixed_units()
     est = PrivateCovariance(bounds=box, rho=1.0, random_state=0).fit(X)
     # The full release at rho = 1 with n = 3000 in d = 4: its noise is about
     # 1e-2 of the box-unit covariance (0.06 per entry), so every column,
     # whatever its unit, is estimated to a few percent; 0.2 leaves room for
     # the mean's noise and the denoiser's bias.
     assert est.method_ in ("gauss", "separate")
-    assert _relative_error(est.covariance_, X) < 0.2
+    assert relative_error(est.covariance_, X) < 0.2
     assert np.all(np.abs(est.location_ - X.mean(0)) <= 0.05 * (box[1] - box[0]))
 
 
-def test_pure_dp_small_n_takes_the_diagonal_release():
-    X, box = _mixed_units(n=300)
+def test_pure_dp_small_n_takes_the_diagonal_release(mixed_units):
+    X, box = mixed_units(n=300)
     est = PrivateCovariance(bounds=box, epsilon=2.0, random_state=0).fit(X)
     assert est.method_ == "diagonal"
     off = est.covariance_ - np.diag(np.diag(est.covariance_))
@@ -51,8 +33,8 @@ def test_pure_dp_small_n_takes_the_diagonal_release():
     assert np.all((ratio > 1 / 3) & (ratio < 3))
 
 
-def test_refuses_before_the_spend_when_nothing_beats_the_zero_matrix():
-    X, box = _mixed_units(n=50)
+def test_refuses_before_the_spend_when_nothing_beats_the_zero_matrix(mixed_units):
+    X, box = mixed_units(n=50)
     budget = PrivacyBudget(epsilon=1.0)
     est = PrivateCovariance(bounds=box, epsilon=0.05, budget=budget)
     with pytest.raises(UselessFitError, match="Nothing was spent"):
@@ -62,9 +44,9 @@ def test_refuses_before_the_spend_when_nothing_beats_the_zero_matrix():
 
 @pytest.mark.parametrize("method", ["auto", "gauss", "separate", "diagonal"])
 @pytest.mark.parametrize("seed", [0, 1, 2**31 - 1])
-def test_outputs_within_the_box_for_any_draw(method, seed):
+def test_outputs_within_the_box_for_any_draw(method, seed, mixed_units):
     # Rows 1e12 away and a budget so small the noise is 1e6 box units.
-    X, (lo, hi) = _mixed_units(n=40, seed=seed)
+    X, (lo, hi) = mixed_units(n=40, seed=seed)
     X[:5] = 1e12
     X[5:10] = -1e12
     est = PrivateCovariance(
@@ -84,12 +66,12 @@ def test_outputs_within_the_box_for_any_draw(method, seed):
     assert np.all((est.location_ >= lo) & (est.location_ <= hi))
 
 
-def test_coinpress_takes_the_box():
-    X, box = _mixed_units()
+def test_coinpress_takes_the_box(mixed_units, relative_error):
+    X, box = mixed_units()
     est = PrivateCovariance(bounds=box, method="coinpress", rho=1.0, random_state=0)
     est.fit(X)
     assert np.all(np.isfinite(est.covariance_))
-    assert _relative_error(est.covariance_, X) < 0.5
+    assert relative_error(est.covariance_, X) < 0.5
 
 
 @pytest.mark.parametrize(
@@ -102,16 +84,16 @@ def test_coinpress_takes_the_box():
         ({"bounds": (1, 0)}, "lower < upper"),
     ],
 )
-def test_bad_box_parameters_refused_before_the_spend(params, match):
-    X, _ = _mixed_units(n=50)
+def test_bad_box_parameters_refused_before_the_spend(params, match, mixed_units):
+    X, _ = mixed_units(n=50)
     budget = PrivacyBudget(rho=1.0)
     with pytest.raises(ValueError, match=match):
         PrivateCovariance(rho=0.5, budget=budget, **params).fit(X)
     assert budget.ledger() == []
 
 
-def test_envelope_takes_the_box():
-    X, box = _mixed_units()
+def test_envelope_takes_the_box(mixed_units):
+    X, box = mixed_units()
     env = PrivateEllipticEnvelope(bounds=box, rho=1.0, random_state=0).fit(X)
     # About 10% flagged on the rows it was fitted on (contamination 0.1).
     assert 0.02 < np.mean(env.predict(X) == -1) < 0.3

@@ -9,27 +9,8 @@ from dpgauss import PrivacyBudget, TailSensitiveCovariance
 from dpgauss.exceptions import UselessFitError, UtilityWarning
 
 
-def _mixed_units(n=3000, seed=0):
-    # Columns in scales 1e-3 .. 1e6 (a fixed correlated Gaussian per column),
-    # inside the box (9, 11) times each scale.
-    rng = np.random.default_rng(seed)
-    scales = np.array([1e-3, 1.0, 1e3, 1e6])
-    Z = rng.multivariate_normal(np.zeros(4), 0.5 * np.eye(4) + 0.5, size=n)
-    Z = np.clip(Z / 4.0, -1, 1)
-    return Z * scales + 10 * scales, (9 * scales, 11 * scales)
-
-
-def _relative_error(estimate, X):
-    # In standardised units: each column's error relative to its own scale.
-    C = np.cov(X.T)
-    s = np.sqrt(np.diag(C))
-    return np.linalg.norm((estimate - C) / np.outer(s, s)) / np.linalg.norm(
-        C / np.outer(s, s)
-    )
-
-
-def test_mixed_units_cost_nothing():
-    X, box = _mixed_units()
+def test_mixed_units_cost_nothing(mixed_units, relative_error):
+    X, box = mixed_units()
     est = TailSensitiveCovariance(bounds=box, rho=1.0, random_state=0).fit(X)
     # In box units the rows have variance 1/16 per coordinate (correlation
     # 1/2) and n = 3000: the final release's noise at rho ~ 0.6 is about 1e-2
@@ -37,30 +18,32 @@ def test_mixed_units_cost_nothing():
     # estimated to a few percent; 0.2 leaves room for the searches' clipping
     # bias and the mean's noise.
     assert est.method_ in ("gauss", "separate")
-    assert _relative_error(est.covariance_, X) < 0.2
+    assert relative_error(est.covariance_, X) < 0.2
     assert np.all(np.abs(est.location_ - X.mean(0)) <= 0.05 * (box[1] - box[0]))
 
 
-def test_without_the_box_the_small_columns_are_zero_and_named():
+def test_without_the_box_the_small_columns_are_zero_and_named(
+    mixed_units, relative_error
+):
     # The same rows with only a norm bound: the final release's noise is the
     # same on every entry (set by the radius, about 1e6 here), so the columns
     # at 1e-3, 1 and 1e3 are within it. They come out 0 (the zero matrix's
     # answer for them, not noise 1e15 times their variance) and a warning
     # names them; the box is what estimates them.
-    X, box = _mixed_units()
+    X, box = mixed_units()
     center = (box[0] + box[1]) / 2
     radius = float(np.linalg.norm((box[1] - box[0]) / 2))
     est = TailSensitiveCovariance(rho=1.0, data_norm=radius, random_state=0)
     with pytest.warns(UtilityWarning, match=r"feature\(s\) 0, 1, 2 are set to 0"):
         est.fit(X - center)
-    error = _relative_error(est.covariance_, X)
+    error = relative_error(est.covariance_, X)
     assert error <= 1.0
     boxed = TailSensitiveCovariance(bounds=box, rho=1.0, random_state=0).fit(X)
-    assert _relative_error(boxed.covariance_, X) < 0.2 * error
+    assert relative_error(boxed.covariance_, X) < 0.2 * error
 
 
-def test_pure_dp_small_n_takes_the_diagonal_release():
-    X, box = _mixed_units(n=300)
+def test_pure_dp_small_n_takes_the_diagonal_release(mixed_units):
+    X, box = mixed_units(n=300)
     est = TailSensitiveCovariance(bounds=box, epsilon=2.0, random_state=0).fit(X)
     assert est.method_ == "diagonal"
     off = est.covariance_ - np.diag(np.diag(est.covariance_))
@@ -72,8 +55,8 @@ def test_pure_dp_small_n_takes_the_diagonal_release():
     assert np.all((ratio > 1 / 3) & (ratio < 3))
 
 
-def test_refuses_before_the_spend_when_nothing_beats_the_zero_matrix():
-    X, box = _mixed_units(n=50)
+def test_refuses_before_the_spend_when_nothing_beats_the_zero_matrix(mixed_units):
+    X, box = mixed_units(n=50)
     budget = PrivacyBudget(epsilon=1.0)
     est = TailSensitiveCovariance(bounds=box, epsilon=0.05, budget=budget)
     with pytest.raises(UselessFitError, match="Nothing was spent"):
@@ -83,11 +66,11 @@ def test_refuses_before_the_spend_when_nothing_beats_the_zero_matrix():
 
 @pytest.mark.parametrize("privacy", [{"rho": 1e-4}, {"epsilon": 0.01}, {"rho": 4.0}])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_outputs_stay_in_the_box_whatever_the_noise(privacy, seed):
+def test_outputs_stay_in_the_box_whatever_the_noise(privacy, seed, mixed_units):
     # Rows far outside the box (1e12) and budgets from tiny to large: the
     # box-unit covariance is capped at variance 1 and the location projected
     # into the box (post-processing), so every variance is at most h^2.
-    X, box = _mixed_units(n=200, seed=seed)
+    X, box = mixed_units(n=200, seed=seed)
     X[:5] = 1e12
     est = TailSensitiveCovariance(
         bounds=box, random_state=seed, on_useless="warn", **privacy
@@ -102,8 +85,8 @@ def test_outputs_stay_in_the_box_whatever_the_noise(privacy, seed):
     assert np.all((est.location_ >= box[0]) & (est.location_ <= box[1]))
 
 
-def test_bounds_and_data_norm_are_exclusive():
-    X, box = _mixed_units(n=100)
+def test_bounds_and_data_norm_are_exclusive(mixed_units):
+    X, box = mixed_units(n=100)
     with pytest.raises(ValueError, match="not both"):
         TailSensitiveCovariance(rho=1.0, bounds=box, data_norm=1.0).fit(X)
     with pytest.raises(ValueError, match="location=None"):
