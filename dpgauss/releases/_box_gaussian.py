@@ -91,18 +91,20 @@ from dpgauss.releases._diagonal import (
     BOX_FILL,
     PRIOR_VARIANCE,
     REFERENCE_CORRELATION,
+    SAMPLING_FILL,
     cap_box_spectrum,
     diagonal_error,
     diagonal_mechanism,
     full_prediction,
     reference_norm,
+    sampling_errors,
 )
 from dpgauss.releases._moments import (
     box_moments,
     moments_mechanism,
     weighted_moments,
 )
-from dpgauss.releases._prediction import Prediction
+from dpgauss.releases._prediction import ASTRAY, Prediction
 from dpgauss.utils._sums import clipped_sums, n_partial_sums
 
 __all__ = [
@@ -149,20 +151,12 @@ MEAN_LOSS = 1.5
 MEAN_EXACT = 1.02
 
 
-#: A fit whose mean or covariance is predicted beyond this multiple of the
-#: non-private estimate's sampling error (on the reference data) warns
-#: before the spend: the user is told when the answer will be far from what
-#: the rows hold, even where it beats the baseline.
-ASTRAY = 10.0
-#: The variance per box coordinate the non-private error of that warning is
-#: taken at: a third of the reference's, since real columns in a loose
-#: codebook box fill less of it (Student t rows in their min/max box have
-#: 0.007, star98's and breast cancer's medians are 0.04-0.06) and the private
-#: noise does not shrink with the data's spread while the non-private error
-#: does. On the quick real-data benchmark it leaves 2 of 270 scored fits
-#: beyond 10 times the non-private error unwarned (27 at the reference's
-#: 0.1, none at 0.01, where nearly every fit warned).
-ASTRAY_FILL = BOX_FILL / 3.0
+#: The warning of a fit far beyond the non-private error uses the shared
+#: limit (:data:`~dpgauss.releases._prediction.ASTRAY`) and sampling fill
+#: (:data:`~dpgauss.releases._diagonal.SAMPLING_FILL`, a third of the
+#: reference's): on the quick real-data benchmark that fill left 2 of 270
+#: scored fits beyond 10 times the non-private error unwarned (27 at the
+#: reference's 0.1, none at 0.01, where nearly every fit warned).
 
 
 @dataclass(frozen=True)
@@ -186,18 +180,6 @@ class BoxGaussPrediction:
         """The product of the two ratios of predicted to baseline error."""
         mean = self.mean.error / self.mean.baseline
         return mean * (self.covariance.error / self.covariance.baseline)
-
-
-def nonprivate_errors(n, d, fill=BOX_FILL):
-    """The sampling errors of the non-private mean (l2) and covariance
-    (Frobenius) on the reference data of
-    :func:`~dpgauss.releases._diagonal.reference_norm` (box units):
-    ``sqrt(d fill / n)`` and ``sqrt((tr(C)^2 + ||C||_F^2) / n)`` (Gaussian
-    rows: ``Var(S_ij) = (C_ij^2 + C_ii C_jj) / n``)."""
-    trace = d * fill
-    return math.sqrt(trace / n), math.hypot(trace, reference_norm(d, fill)) / math.sqrt(
-        n
-    )
 
 
 def box_gaussian_messages(owner, prediction, total, n, d):
@@ -225,7 +207,7 @@ def box_gaussian_messages(owner, prediction, total, n, d):
             "(box units). Give a larger "
             "budget or more rows, or fit PrivateMean or PrivateCovariance alone."
         )
-    np_mean, np_cov = nonprivate_errors(n, d, ASTRAY_FILL)
+    np_mean, np_cov = sampling_errors(n, d)
     far = [
         f"the {name} at {error:.3g} ({error / sampling:.3g} times its "
         "non-private sampling error)"
@@ -240,7 +222,7 @@ def box_gaussian_messages(owner, prediction, total, n, d):
         astray = (
             f"{owner}: with n={n}, d={d} and {total}, the fit is predicted to put "
             f"{' and '.join(far)}, box units, on data with variance "
-            f"{ASTRAY_FILL:g} per coordinate and correlation "
+            f"{SAMPLING_FILL:g} per coordinate and correlation "
             f"{REFERENCE_CORRELATION} (a diagonal covariance leaves the "
             "correlations out). A larger budget or more rows would bring it "
             "closer."
