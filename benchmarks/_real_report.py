@@ -40,7 +40,9 @@ def _worse_p_value(errors, baseline):
     observed = np.median(a) - np.median(b)
     rng = np.random.default_rng(0)
     perms = rng.permuted(np.tile(pooled, (PERMUTATIONS, 1)), axis=1)
-    diffs = np.median(perms[:, : a.size], axis=1) - np.median(perms[:, a.size :], axis=1)
+    diffs = np.median(perms[:, : a.size], axis=1) - np.median(
+        perms[:, a.size :], axis=1
+    )
     hits = int(np.sum(diffs >= observed - 1e-12))
     return (hits + 1) / (PERMUTATIONS + 1)
 
