@@ -19,6 +19,11 @@ and the centre by 2/n, its own.
 Canary: the window mean without its clip (values ``z - low`` up to 2 on a
 window of width about 0.4): the far row then moves the windowed mean five
 times more than the noise is calibrated for.
+
+Three features under pure DP (the cube's K-norm noise, on windows of unequal
+widths): n = 8000 rows at the centre except the first, at -1e12 in every
+coordinate, moved to 1e12; the summary is the sum of the three released
+coordinates (every coordinate moves the same way).
 """
 
 import numpy as np
@@ -41,20 +46,21 @@ def _adaptive(monkeypatch):
 
 
 def _runner(X, total):
-    center, half = np.zeros(1), np.ones(1)
+    rows, d = X.shape
+    center, half = np.zeros(d), np.ones(d)
 
     def run(n, rng):
         out = np.empty(n)
         for i in range(n):
-            plan = ReleasePlan(total, module.box_mean_plan(total, N, 1))
-            out[i] = module.boxed_mean(X, center, half, plan, rng)[0][0]
+            plan = ReleasePlan(total, module.box_mean_plan(total, rows, d))
+            out[i] = np.sum(module.boxed_mean(X, center, half, plan, rng)[0])
         return out
 
     return run
 
 
-def _audit(total, n, delta=0.0):
-    X = np.zeros((N, 1))
+def _audit(total, n, delta=0.0, rows=N, d=1):
+    X = np.zeros((rows, d))
     X[0] = -1e12
     Y = X.copy()
     Y[0] = 1e12
@@ -108,3 +114,27 @@ def test_canary_an_unclipped_window_is_caught_under_zcdp(monkeypatch):
     monkeypatch.setattr(module, "_window_mean", _unclipped_window)
     result = _audit(ZCDP(RHO), 600, DELTA)
     assert result.epsilon_lower > CLAIM, result
+
+
+# -- three features: the cube's K-norm noise on unequal windows ----------------
+ROWS3, D3 = 8000, 3
+
+
+def test_the_three_feature_releases_take_the_cube_noise():
+    plan = ReleasePlan(
+        PureDP(EPSILON), module.box_mean_plan(PureDP(EPSILON), ROWS3, D3)
+    )
+    module.boxed_mean(np.zeros((ROWS3, D3)), np.zeros(D3), np.ones(D3), plan, 0)
+    kinds = {type(m.mechanism).__name__ for m in plan._mechanisms.values()}
+    assert kinds == {"LInfinityMechanism"}
+
+
+def test_adaptive_windows_keep_their_pure_claim_in_three_features():
+    result = _audit(PureDP(EPSILON), 2000, rows=ROWS3, d=D3)
+    assert result.epsilon_lower <= EPSILON, result
+
+
+def test_canary_an_unclipped_window_is_caught_in_three_features(monkeypatch):
+    monkeypatch.setattr(module, "_window_mean", _unclipped_window)
+    result = _audit(PureDP(EPSILON), 600, rows=ROWS3, d=D3)
+    assert result.epsilon_lower > EPSILON, result
