@@ -469,6 +469,28 @@ def _geometric_attempts(t, m, rng):
     return u + t * v
 
 
+def _below(words, n):
+    """An exactly uniform integer in ``{0, ..., n - 1}`` for any ``n >= 1``.
+
+    Up to ``2**63``: :meth:`_Words.below`. Beyond: m uniform 63-bit words
+    concatenated give w uniform on ``[0, 2^(63 m))``; w is rejected when at
+    least ``L = 2^(63 m) - (2^(63 m) mod n)`` (probability below 1/2, as
+    ``2^(63 m) >= n``), and ``w mod n`` is returned: every residue has exactly
+    ``L / n`` preimages below L.
+    """
+    if n <= _TWO63:
+        return words.below(n)
+    m = -(-n.bit_length() // 63)
+    span = 1 << (63 * m)
+    limit = span - span % n
+    while True:
+        w = 0
+        for _ in range(m):
+            w = (w << 63) | words.below(_TWO63)
+        if w < limit:
+            return w % n
+
+
 def _linf_radius(t, d, rng):
     """One draw of K with ``P(K = k) ∝ (2k + 1)^d exp(-k / t)``, a Python int.
 
@@ -480,15 +502,22 @@ def _linf_radius(t, d, rng):
     ``P(K = k) ∝ C(k + d, d) q^k (2k + 1)^d k! / (2^d (k + d)!) = q^k (2k + 1)^d
     / (2^d d!)``, the target. Every factor is at most 1 (``2j >= 1``), and near 1
     when k is far above ``d^2``: the mechanisms use ``t >= 2**40``, where almost
-    every proposal is accepted.
+    every proposal is accepted (at t = 1 and large d almost none is: the
+    sampler is exact there but impractically slow). Radii beyond int64's
+    comfort are handled with Python integers, so no radius raises.
     """
     while True:
         parts = _pooled(lambda m: _geometric_attempts(t, m, rng), d + 1, 0.62)
         k = sum(int(x) for x in parts.tolist())
-        if 2 * k + 2 * d >= 2**62:  # probability below exp(-2**20) at t <= 2**52
-            raise OverflowError("l-infinity noise radius beyond 2**61.")
-        denominators = 2 * k + 2 * np.arange(1, d + 1, dtype=np.int64)
-        if np.all(rng.integers(0, denominators) < 2 * k + 1):
+        if 2 * k + 2 * d < 2**62:
+            denominators = 2 * k + 2 * np.arange(1, d + 1, dtype=np.int64)
+            if np.all(rng.integers(0, denominators) < 2 * k + 1):
+                return k
+            continue
+        # Radii near 2**61 (K is about d t: d near 2**20 or t near 2**52): the
+        # same coins as exactly uniform Python integers, one at a time.
+        words = _Words(rng)
+        if all(_below(words, 2 * k + 2 * j) < 2 * k + 1 for j in range(1, d + 1)):
             return k
 
 
@@ -542,4 +571,7 @@ def discrete_linf(t, d, rng):
     d = _positive_int("d", d, 2**20)
     rng = check_generator(rng)
     k = _linf_radius(t, d, rng)
-    return rng.integers(-k, k + 1, size=d, dtype=np.int64)
+    if k < 2**62:
+        return rng.integers(-k, k + 1, size=d, dtype=np.int64)
+    words = _Words(rng)  # beyond int64 bounds: exactly uniform Python integers
+    return np.array([_below(words, 2 * k + 1) - k for _ in range(d)], dtype=object)

@@ -14,6 +14,7 @@ on the type of a cost to pick noise.
 
 from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
+from dpgauss.mechanisms._linf import MAX_SIZE as LINF_MAX_SIZE
 from dpgauss.mechanisms._linf import LInfinityMechanism
 from dpgauss.mechanisms._symmetric import (
     SymmetricGaussianMechanism,
@@ -68,7 +69,7 @@ def additive(cost, *, l2, l1, linf=None, size=None, symmetric=False, exact=True)
         kind = SymmetricGaussianMechanism if symmetric else GaussianMechanism
         return kind(sensitivity=l2, rho=cost.rho, exact=exact)
     if isinstance(cost, PureDP):
-        if linf is not None and not symmetric:
+        if linf is not None and not symmetric and int(size) <= LINF_MAX_SIZE:
             # Per-entry variances over (1 / epsilon)^2: the cube's K-norm
             # (k + 1)(k + 2) / 3 linf^2, the Laplace's 2 l1^2.
             k = int(size)

@@ -31,7 +31,10 @@ from dpgauss.accounting._costs import _check_positive_finite
 from dpgauss.mechanisms import _noise
 from dpgauss.mechanisms._additive import LAPLACE_GRID_BITS, _Additive, _as_float_array
 
-__all__ = ["LInfinityMechanism", "linf_over_laplace"]
+__all__ = ["MAX_SIZE", "LInfinityMechanism", "linf_over_laplace"]
+
+#: Largest vector the mechanism releases (callers take the Laplace beyond).
+MAX_SIZE = 2**20
 
 
 def linf_over_laplace(k):
@@ -57,7 +60,7 @@ class LInfinityMechanism(_Additive):
     epsilon : float
         The pure DP cost.
     size : int
-        k, the number of entries released (the noise's law depends on it).
+        The number k of entries released (the noise's law depends on it).
     exact : bool, default=True
         Exact lattice noise (float-safe). ``False``: float noise of density
         ``∝ exp(-||x||_inf / scale)`` from numpy's samplers, **not float-safe**
@@ -70,7 +73,7 @@ class LInfinityMechanism(_Additive):
     sensitivity : float
         D.
     size : int
-        k.
+        The number k of entries.
     cost : PureDP
         The privacy cost of one release.
     exact : bool
@@ -85,9 +88,10 @@ class LInfinityMechanism(_Additive):
     Privacy: see the module docstring (epsilon-DP for a statistic whose entries
     each move by at most D; the rounding to the lattice is included). Each
     entry's noise variance is ``(k + 1)(k + 2) / 3`` times the squared scale
-    (the ``k + 1``-th and ``k + 2``-th moments of the radius, a Gamma(k + 1, b)
-    variable, over the uniform point's 1/3); the exact sampler's is that of
-    ``g t``, within a relative ``2**-38 (k + 1)`` of it.
+    (the second moment of the radius, a Gamma(k + 1, b) variable, times the
+    uniform point's 1/3); the exact sampler's is that of ``g t``, whose ratio
+    to b is at most ``1 + 2**-40 (1 + 1 / epsilon)`` (``b / g >= 2**40``, the
+    rounding adds 1 to ``D / g``, the ceiling at most 1 more).
 
     Examples
     --------
@@ -106,7 +110,7 @@ class LInfinityMechanism(_Additive):
         cost = PureDP(_check_positive_finite("epsilon", epsilon))
         if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
             raise TypeError(f"size must be an integer, got {size!r}.")
-        if not 1 <= int(size) <= 2**20:
+        if not 1 <= int(size) <= MAX_SIZE:
             raise ValueError(f"size must be in [1, 2**20], got {size!r}.")
         super().__init__(sensitivity, cost, sensitivity / cost.epsilon, exact)
         self.size = int(size)
@@ -130,7 +134,7 @@ class LInfinityMechanism(_Additive):
         Returns
         -------
         int
-            t.
+            The integer scale t.
         """
         self._check_size(size)
         return _noise.laplace_lattice_scale(

@@ -301,14 +301,16 @@ def from_lattice(coords, noise, grid):
     ``|Z| <= 2**53``) are added in float64, which gives the correctly rounded
     integer ``R + Z``; multiplying by the power of two g is exact (or a fixed
     rounding on overflow or underflow). If some ``|Z| > 2**53`` (a probability
-    below ``exp(-2**40)`` at the mechanisms' scales) the sum is formed in Python
+    below ``exp(-2**40)`` for the Gaussian and Laplace noise; routine for the
+    cube's K-norm noise beyond a few thousand entries, whose radius is about d
+    times its scale; or Python integers beyond int64) the sum is formed in Python
     integers and rounded once, the same function of ``R + Z``.
 
     Parameters
     ----------
     coords : ndarray
         R, integer-valued float64.
-    noise : ndarray of int64
+    noise : ndarray of int64 (or of Python integers, dtype object)
         Z, same shape.
     grid : float
         g.
@@ -325,8 +327,13 @@ def from_lattice(coords, noise, grid):
     >>> from_lattice(np.array([1.0, -3.0]), np.array([2, 1]), 0.5)
     array([ 1.5, -1. ])
     """
-    noise = np.asarray(noise, dtype=np.int64)
-    if noise.size and int(np.abs(noise).max()) > 2**53:
+    noise = np.asarray(noise)
+    if noise.dtype == object:  # Python integers, some beyond int64
+        large = noise.size > 0
+    else:
+        noise = noise.astype(np.int64)
+        large = bool(noise.size) and int(np.abs(noise).max()) > 2**53
+    if large:
         total = np.array(
             [
                 float(int(r) + int(z))

@@ -43,6 +43,7 @@ from dpgauss.accounting import ZCDP, split_cost
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release
 from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
+from dpgauss.mechanisms._linf import MAX_SIZE as LINF_MAX_SIZE
 from dpgauss.mechanisms._linf import LInfinityMechanism
 from dpgauss.releases._box import box_offsets
 from dpgauss.releases._diagonal import sampling_errors
@@ -131,7 +132,11 @@ class BoxMeanMechanism:
         rounding = summation_error(n, n_partials)
         self.size = widths.size
         candidates = []
-        if isinstance(cost, ZCDP) or noise == "laplace" or widths.size == 1:
+        if (
+            isinstance(cost, ZCDP)
+            or noise == "laplace"
+            or not 2 <= widths.size <= LINF_MAX_SIZE
+        ):
             candidates.append(self._additive(cost, widths, n, rounding))
         else:
             candidates.append(self._additive(cost, widths, n, rounding))

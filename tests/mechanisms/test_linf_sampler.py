@@ -19,6 +19,7 @@ import pytest
 from scipy.stats import chi2
 
 import dpgauss.mechanisms._discrete as module
+from dpgauss.mechanisms._noise import from_lattice
 
 LEVEL = 1e-4
 
@@ -99,3 +100,26 @@ def test_joint_law_large(t, d):
 @pytest.mark.parametrize(("t", "d"), [(1, 3), (1, 5), (2, 2)])
 def test_radius_law_large(t, d):
     assert _radius_p(t, d, 50_000, 10 * t + d) > LEVEL
+
+
+def test_radii_beyond_int64_draw_without_overflow():
+    # d t near 2**61 and beyond: the acceptance coins and the cube point are
+    # drawn as Python integers; the radius is about (d + 1) t.
+    rng = np.random.default_rng(0)
+    t, d = 2**52, 2**10
+    z = module.discrete_linf(t, d, rng)
+    assert z.shape == (d,)
+    assert max(abs(int(v)) for v in z) > 2**53
+    out = from_lattice(np.zeros(d), z, 2.0**-40)
+    assert np.all(np.isfinite(out))
+
+
+def test_vectors_beyond_the_cube_s_size_take_the_laplace():
+    from dpgauss.accounting import PureDP
+    from dpgauss.mechanisms import LaplaceMechanism
+    from dpgauss.mechanisms._factory import additive
+    from dpgauss.mechanisms._linf import MAX_SIZE
+
+    big = MAX_SIZE + 1
+    mech = additive(PureDP(1.0), l2=1.0, l1=float(big), linf=1.0, size=big)
+    assert isinstance(mech, LaplaceMechanism)
