@@ -311,7 +311,9 @@ default="tail"
     predicted error is at most 0.75 times the diagonal release's) reads n, d
     and the cost only; the variances ``s + 1/2 - m^2`` projected onto [0, 1]
     and shrunk towards a public prior, their order and the map back by
-    ``diag(h)`` are post-processing.
+    ``diag(h)`` are post-processing, as is zeroing the full release's
+    off-diagonal entries within ``sqrt(2 log(d (d - 1) / 2))`` (at least 2)
+    public noise sds (box units) before its eigendecomposition.
     Everything after the releases (for ``"tail"`` also the choice between
     centering and pairs, the search's end and GaussCov or SeparateCov) uses
     released and public values only.
