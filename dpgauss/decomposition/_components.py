@@ -6,14 +6,16 @@ free: no new release, no sensitivity of its own.
 
 Two things differ from the covariance estimators' use of the same release:
 
-- PCA needs the principal subspace, not the matrix. A released off-diagonal
-  entry below the noise level carries mostly noise, and on data whose columns
-  are nearly uncorrelated those noisy entries alone tilt the eigenvectors off
-  the coordinate axes. :func:`threshold_spectrum` zeroes the off-diagonal
-  entries of the released covariance (in box units) that are within the
-  universal threshold ``sd sqrt(2 log m)`` of zero (``m = d (d - 1) / 2``
-  entries; pure noise exceeds it with probability about ``1 / sqrt(pi log
-  m)`` over all m entries together) before the eigendecomposition.
+- PCA needs the principal subspace, not the matrix. On data whose columns
+  are nearly uncorrelated the noise of the released off-diagonal entries
+  alone tilts the eigenvectors off the coordinate axes. :func:`threshold_spectrum`
+  tests the released off-diagonal entries (box units) as a whole: when their
+  sum of squares over the public noise variance, ``T``, is within
+  :data:`GLOBAL_Z` standard deviations of its mean under pure noise (``T``
+  is then chi-squared with ``m = d (d - 1) / 2`` degrees of freedom: ``T <=
+  m + GLOBAL_Z sqrt(2 m)``), they are all zeroed and the components are the
+  axes ordered by the released diagonal; otherwise the release is kept as it
+  is, so correlations the release can see keep their full rotation.
 - The captured-variance loss of a perturbed subspace is second order in the
   perturbation (Davis and Kahan: ``sin theta <= ||E|| / gap``, and the
   variance missed is about ``gap sin^2 theta``). :func:`squared_prediction`
@@ -32,23 +34,34 @@ from dpgauss.releases._diagonal import (
     full_prediction,
     with_sampling,
 )
-from dpgauss.utils._linalg import eigh_descending
 
-__all__ = ["full_components_prediction", "squared_prediction", "threshold_spectrum"]
+__all__ = [
+    "full_components_prediction",
+    "noise_only",
+    "squared_prediction",
+    "threshold_spectrum",
+]
 
-#: The threshold never falls below this many noise sds (small d).
-MIN_THRESHOLD = 2.0
+#: How far above its pure-noise mean (in its pure-noise standard deviations)
+#: the off-diagonal statistic may be before the correlations count. Pure
+#: noise exceeds it with probability about 0.003 for large m (more for small
+#: m: about 0.02 at m = 6, where the chi-squared is skewed).
+GLOBAL_Z = 3.0
 
 
-def universal_threshold(d):
-    """``max(sqrt(2 log m), MIN_THRESHOLD)`` noise sds, ``m = d (d - 1) / 2``."""
-    m = d * (d - 1) / 2.0
-    return max(math.sqrt(2.0 * math.log(m)) if m > 1 else 0.0, MIN_THRESHOLD)
+def noise_only(offdiagonal, noise_sd):
+    """Whether released off-diagonal entries (one per pair, box units) are
+    consistent with pure noise of sd ``noise_sd``: ``sum(x^2) / sd^2 <= m +
+    GLOBAL_Z sqrt(2 m)``."""
+    m = offdiagonal.size
+    stat = float(np.sum(np.square(offdiagonal / noise_sd)))
+    return stat <= m + GLOBAL_Z * math.sqrt(2.0 * m)
 
 
 def threshold_spectrum(spectrum, noise_sd, half=None):
-    """The spectrum of the released covariance with its insignificant
-    off-diagonal entries zeroed (post-processing).
+    """The spectrum of the released covariance with its off-diagonal entries
+    zeroed when, as a whole, they are consistent with the release's noise
+    (post-processing).
 
     Parameters
     ----------
@@ -64,25 +77,27 @@ def threshold_spectrum(spectrum, noise_sd, half=None):
     Returns
     -------
     Spectrum
-        Sorted by decreasing eigenvalue; the input unchanged when nothing
-        is zeroed (``noise_sd`` not positive and finite, or d = 1).
+        The input itself when the off-diagonal entries are significant (or
+        ``noise_sd`` is not positive and finite, or d = 1); otherwise the
+        released diagonal as eigenvalues, on the coordinate axes, sorted by
+        decreasing value.
     """
     values, vectors = spectrum.values, spectrum.vectors
     d = values.size
     if d < 2 or not (math.isfinite(noise_sd) and noise_sd > 0):
         return spectrum
     h = np.ones(d) if half is None else np.asarray(half, dtype=np.float64)
-    C = (vectors * values) @ vectors.T / np.outer(h, h)
-    small = np.abs(C) < universal_threshold(d) * noise_sd
-    np.fill_diagonal(small, False)
-    if not small.any():
+    C = np.nan_to_num((vectors * values) @ vectors.T / np.outer(h, h))
+    if not noise_only(C[np.triu_indices(d, 1)], noise_sd):
         return spectrum
-    C[small] = 0.0
-    C = (C + C.T) / 2.0 * np.outer(h, h)
-    new_values, new_vectors = eigh_descending(np.nan_to_num(C))
-    new_values = np.clip(new_values, 0.0, None)
+    diagonal = np.clip(np.diag(C), 0.0, None) * h * h
+    order = np.argsort(-diagonal, kind="stable")
     return Spectrum(
-        new_values, new_vectors, spectrum.noise_sd, spectrum.cap, spectrum.method
+        diagonal[order],
+        np.eye(d)[:, order],
+        spectrum.noise_sd,
+        spectrum.cap,
+        spectrum.method,
     )
 
 

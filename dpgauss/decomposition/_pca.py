@@ -312,8 +312,8 @@ default="tail"
     and the cost only; the variances ``s + 1/2 - m^2`` projected onto [0, 1]
     and shrunk towards a public prior, their order and the map back by
     ``diag(h)`` are post-processing, as is zeroing the full release's
-    off-diagonal entries within ``sqrt(2 log(d (d - 1) / 2))`` (at least 2)
-    public noise sds (box units) before its eigendecomposition.
+    off-diagonal entries before its eigendecomposition when, together, they
+    are consistent with its public noise (box units).
     Everything after the releases (for ``"tail"`` also the choice between
     centering and pairs, the search's end and GaussCov or SeparateCov) uses
     released and public values only.
@@ -533,9 +533,10 @@ default="tail"
             # Without a box the releases stay exactly the covariance
             # estimators' (their components, too).
             return mean, spectrum
-        # Post-processing of the release: its off-diagonal entries within
-        # the noise are zeroed (the noise sd is public, in box units; the
-        # box's map scaled it by the smallest h^2).
+        # Post-processing of the release: its off-diagonal entries are
+        # zeroed when, together, they are consistent with its noise (the
+        # noise sd is public, in box units; the box's map scaled it by the
+        # smallest h^2).
         half = box[1]
         sd = spectrum.noise_sd / float(np.min(half * half))
         return mean, threshold_spectrum(spectrum, sd, half)

@@ -8,9 +8,9 @@ import pytest
 from dpgauss import PrivatePCA
 from dpgauss.decomposition._components import (
     full_components_prediction,
+    noise_only,
     squared_prediction,
     threshold_spectrum,
-    universal_threshold,
 )
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.releases._center import Spectrum
@@ -22,31 +22,32 @@ def _spectrum(C, sd=0.01):
     return Spectrum(values[::-1], vectors[:, ::-1], sd, float(np.trace(C)), "gauss")
 
 
-def test_threshold_zeroes_noise_and_keeps_signal():
-    # d = 4: m = 6 entries, threshold sqrt(2 log 6) = 1.89 -> the floor 2 sds.
-    assert universal_threshold(4) == 2.0
-    assert universal_threshold(30) == pytest.approx(np.sqrt(2 * np.log(435)))
+def test_noise_level_correlations_are_dropped_and_signal_kept():
+    # d = 4, m = 6 pairs: pure noise passes while sum(x^2) / sd^2 <= 6 + 3
+    # sqrt(12) = 16.4.
     C = np.diag([0.5, 0.4, 0.2, 0.1])
-    C[0, 1] = C[1, 0] = 0.015  # 1.5 sds: zeroed
-    C[2, 3] = C[3, 2] = 0.05  # 5 sds: kept
+    C[0, 1] = C[1, 0] = 0.015  # 1.5 sds
+    C[2, 3] = C[3, 2] = 0.025  # 2.5 sds: 2.25 + 6.25 = 8.5, noise
     out = threshold_spectrum(_spectrum(C), 0.01)
-    rebuilt = (out.vectors * out.values) @ out.vectors.T
-    expected = C.copy()
-    expected[0, 1] = expected[1, 0] = 0.0
-    np.testing.assert_allclose(rebuilt, expected, atol=1e-12)
-    np.testing.assert_allclose(out.vectors.T @ out.vectors, np.eye(4), atol=1e-12)
-    assert np.all(np.diff(out.values) <= 0)
+    np.testing.assert_allclose(out.values, [0.5, 0.4, 0.2, 0.1], atol=1e-12)
+    np.testing.assert_array_equal(out.vectors, np.eye(4))
+    C[2, 3] = C[3, 2] = 0.05  # 5 sds: 27.25 in all, a correlation
+    s = _spectrum(C)
+    assert threshold_spectrum(s, 0.01) is s
+    # The limit 6 + 3 sqrt(12) = 16.39 as six equal entries:
+    assert noise_only(np.full(6, np.sqrt(16.3 / 6) * 0.01), 0.01)
+    assert not noise_only(np.full(6, np.sqrt(16.5 / 6) * 0.01), 0.01)
 
 
 def test_threshold_reads_box_units():
-    # Entry (0, 1) is 1.5 box-unit sds (zeroed) though 1.5e6 in data units.
-    h = np.array([1e3, 1e3, 1.0])
-    C_box = np.diag([0.5, 0.4, 0.2])
+    # Entry (0, 1) is 1.5 box-unit sds (noise) though 1.5e4 in data units;
+    # the released diagonal comes back in data units, sorted.
+    h = np.array([1e2, 1e2, 1.0])
+    C_box = np.diag([0.4, 0.5, 0.2])
     C_box[0, 1] = C_box[1, 0] = 0.015
     out = threshold_spectrum(_spectrum(C_box * np.outer(h, h)), 0.01, h)
-    rebuilt = (out.vectors * out.values) @ out.vectors.T
-    assert rebuilt[0, 1] == pytest.approx(0.0, abs=1e-6)
-    np.testing.assert_allclose(np.abs(out.vectors), np.eye(3)[:, [0, 1, 2]])
+    np.testing.assert_allclose(out.values, [5e3, 4e3, 0.2], rtol=1e-9)
+    np.testing.assert_array_equal(out.vectors, np.eye(3)[:, [1, 0, 2]])
 
 
 def test_threshold_leaves_degenerate_input_alone():
