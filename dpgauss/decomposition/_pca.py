@@ -44,13 +44,18 @@ from dpgauss.decomposition._axes import (
     is_axes,
     release_axes,
 )
+from dpgauss.decomposition._components import (
+    full_components_prediction,
+    squared_prediction,
+    threshold_spectrum,
+)
 from dpgauss.releases._center import whitening_floor
 from dpgauss.releases._diagonal import (
     diagonal_entries,
     is_diagonal,
     variance_sampling,
 )
-from dpgauss.releases._prediction import Prediction
+from dpgauss.releases._prediction import Prediction, report_baseline
 from dpgauss.releases._spectrum import SpectrumReleaseMixin
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, _fit_context
@@ -306,7 +311,9 @@ default="tail"
     predicted error is at most 0.75 times the diagonal release's) reads n, d
     and the cost only; the variances ``s + 1/2 - m^2`` projected onto [0, 1]
     and shrunk towards a public prior, their order and the map back by
-    ``diag(h)`` are post-processing.
+    ``diag(h)`` are post-processing, as is zeroing the full release's
+    off-diagonal entries before its eigendecomposition when, together, they
+    are consistent with its public noise (box units).
     Everything after the releases (for ``"tail"`` also the choice between
     centering and pairs, the search's end and GaussCov or SeparateCov) uses
     released and public values only.
@@ -490,12 +497,49 @@ default="tail"
             noise = axes_noise(mechanisms["axes"], data.d)
             sampling = None if data.n is None else variance_sampling(data.n)
             return Prediction(math.sqrt(noise), 1.0, "variance sd", sampling)
-        return super()._predict_error(plan, data, mechanisms)
+        prediction = super()._predict_error(plan, data, mechanisms)
+        if self.bounds is None or is_diagonal(plan):
+            return prediction
+        # The full release in a box, in the components' units: the variance
+        # a perturbed subspace misses is second order in the perturbation.
+        # "tail" (no fixed-radius prediction) is predicted as GaussCov at the
+        # box's radius, the worst its search can end at. Public values only.
+        if prediction is None and self._method() == "tail":
+            return full_components_prediction(plan.total, data.n, data.d, self.center)
+        return squared_prediction(prediction)
+
+    def _check_utility(self, plan, data):
+        super()._check_utility(plan, data)
+        if is_axes(plan) or is_diagonal(plan):
+            # Public values only (the plan was chosen from n, d and the
+            # cost): the axes cannot see correlations between columns, so
+            # their distance from the non-private components is unknown.
+            report_baseline(
+                self,
+                f"{type(self).__name__}: with n={data.n}, d={data.d} and "
+                f"{plan.total}, the full covariance release is not predicted to "
+                "beat the per-coordinate one: the components are the coordinate "
+                "axes ordered by private variances (the simplest private "
+                "answer), which miss any variance shared between columns. More "
+                "rows or a larger budget allow the full release.",
+            )
 
     def _release_spectrum(self, X, plan, rng):
-        if not is_axes(plan):
-            return super()._release_spectrum(X, plan, rng)
-        return release_axes(X, self._box(X.shape[1]), plan, rng)
+        if is_axes(plan):
+            return release_axes(X, self._box(X.shape[1]), plan, rng)
+        mean, spectrum = super()._release_spectrum(X, plan, rng)
+        box = self._box(X.shape[1])
+        if box is None or spectrum.method not in ("gauss", "separate"):
+            # Without a box the releases stay exactly the covariance
+            # estimators' (their components, too).
+            return mean, spectrum
+        # Post-processing of the release: its off-diagonal entries are
+        # zeroed when, together, they are consistent with its noise (the
+        # noise sd is public, in box units; the box's map scaled it by the
+        # smallest h^2).
+        half = box[1]
+        sd = spectrum.noise_sd / float(np.min(half * half))
+        return mean, threshold_spectrum(spectrum, sd, half)
 
     # -- the fit --------------------------------------------------------------------
     def _fit_releases(self, data, plan, rng):

@@ -23,7 +23,13 @@ from dataclasses import dataclass
 
 from dpgauss.exceptions import UselessFitError, UtilityWarning
 
-__all__ = ["ASTRAY", "Prediction", "report_far", "report_useless"]
+__all__ = [
+    "ASTRAY",
+    "Prediction",
+    "report_baseline",
+    "report_far",
+    "report_useless",
+]
 
 #: A fit predicted beyond this multiple of the non-private estimate's sampling
 #: error (``Prediction.sampling``) warns before the spend, even where it beats
@@ -105,6 +111,29 @@ def report_far(estimator, prediction, n, d, total):
         UtilityWarning,
         stacklevel=5,
     )
+
+
+def report_baseline(estimator, message):
+    """Warn, before the spend, that a fit releases its baseline's kind of answer.
+
+    For a plan chosen from public values because nothing richer is predicted
+    to beat the simplest private answer (PCA's coordinate axes, say): the fit
+    is useful, but its error against the non-private estimate depends on
+    structure the plan cannot see, so it warns whatever the policy (never
+    raises). ``message`` is computed from public values only.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from dpgauss import PrivatePCA
+    >>> from dpgauss.releases._prediction import report_baseline
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     report_baseline(PrivatePCA(), "The axes.")
+    >>> str(caught[0].message)
+    'The axes.'
+    """
+    warnings.warn(message, UtilityWarning, stacklevel=5)
 
 
 def report_useless(estimator, message):

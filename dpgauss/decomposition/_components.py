@@ -1,0 +1,129 @@
+"""What PCA makes of a released full covariance: post-processing and predictions.
+
+Not an estimator module. Everything here reads released values and public
+ones only (n, d, the box, the cost, the release's public noise sd), so it is
+free: no new release, no sensitivity of its own.
+
+Two things differ from the covariance estimators' use of the same release:
+
+- PCA needs the principal subspace, not the matrix. On data whose columns
+  are nearly uncorrelated the noise of the released off-diagonal entries
+  alone tilts the eigenvectors off the coordinate axes. :func:`threshold_spectrum`
+  tests the released off-diagonal entries (box units) as a whole: when their
+  sum of squares over the public noise variance, ``T``, is within
+  :data:`GLOBAL_Z` standard deviations of its mean under pure noise (``T``
+  is then chi-squared with ``m = d (d - 1) / 2`` degrees of freedom: ``T <=
+  m + GLOBAL_Z sqrt(2 m)``), they are all zeroed and the components are the
+  axes ordered by the released diagonal; otherwise the release is kept as it
+  is, so correlations the release can see keep their full rotation.
+- The captured-variance loss of a perturbed subspace is second order in the
+  perturbation (Davis and Kahan: ``sin theta <= ||E|| / gap``, and the
+  variance missed is about ``gap sin^2 theta``). :func:`squared_prediction`
+  puts a Frobenius prediction in those units, so the far-from-non-private
+  warning fires at ``sqrt(ASTRAY)`` times the non-private Frobenius error.
+"""
+
+import math
+from dataclasses import replace
+
+import numpy as np
+
+from dpgauss.releases._center import Spectrum, covariance_plan_entries
+from dpgauss.releases._diagonal import (
+    entry_mechanisms,
+    full_prediction,
+    with_sampling,
+)
+
+__all__ = [
+    "full_components_prediction",
+    "noise_only",
+    "squared_prediction",
+    "threshold_spectrum",
+]
+
+#: How far above its pure-noise mean (in its pure-noise standard deviations)
+#: the off-diagonal statistic may be before the correlations count. Pure
+#: noise exceeds it with probability about 0.003 for large m (more for small
+#: m: about 0.02 at m = 6, where the chi-squared is skewed).
+GLOBAL_Z = 3.0
+
+
+def noise_only(offdiagonal, noise_sd):
+    """Whether released off-diagonal entries (one per pair, box units) are
+    consistent with pure noise of sd ``noise_sd``: ``sum(x^2) / sd^2 <= m +
+    GLOBAL_Z sqrt(2 m)``."""
+    m = offdiagonal.size
+    stat = float(np.sum(np.square(offdiagonal / noise_sd)))
+    return stat <= m + GLOBAL_Z * math.sqrt(2.0 * m)
+
+
+def threshold_spectrum(spectrum, noise_sd, half=None):
+    """The spectrum of the released covariance with its off-diagonal entries
+    zeroed when, as a whole, they are consistent with the release's noise
+    (post-processing).
+
+    Parameters
+    ----------
+    spectrum : Spectrum
+        A released spectrum, in data units.
+    noise_sd : float
+        The public sd of one noise entry of the release in box units (or in
+        data units without a box).
+    half : ndarray of shape (d,) or None
+        The box's half-widths (entry ``(i, j)`` in box units is the data
+        units' over ``h_i h_j``); None without a box.
+
+    Returns
+    -------
+    Spectrum
+        The input itself when the off-diagonal entries are significant (or
+        ``noise_sd`` is not positive and finite, or d = 1); otherwise the
+        released diagonal as eigenvalues, on the coordinate axes, sorted by
+        decreasing value.
+    """
+    values, vectors = spectrum.values, spectrum.vectors
+    d = values.size
+    if d < 2 or not (math.isfinite(noise_sd) and noise_sd > 0):
+        return spectrum
+    h = np.ones(d) if half is None else np.asarray(half, dtype=np.float64)
+    C = np.nan_to_num((vectors * values) @ vectors.T / np.outer(h, h))
+    if not noise_only(C[np.triu_indices(d, 1)], noise_sd):
+        return spectrum
+    diagonal = np.clip(np.diag(C), 0.0, None) * h * h
+    order = np.argsort(-diagonal, kind="stable")
+    return Spectrum(
+        diagonal[order],
+        np.eye(d)[:, order],
+        spectrum.noise_sd,
+        spectrum.cap,
+        spectrum.method,
+    )
+
+
+def squared_prediction(prediction):
+    """A Frobenius prediction in the captured-variance units (its error,
+    baseline and sampling squared; which of error and baseline is smaller is
+    unchanged)."""
+    if prediction is None:
+        return None
+    sampling = prediction.sampling
+    return replace(
+        prediction,
+        error=prediction.error**2,
+        baseline=prediction.baseline**2,
+        metric=f"squared {prediction.metric}",
+        sampling=None if sampling is None else sampling**2,
+    )
+
+
+def full_components_prediction(total, n, d, centered):
+    """The full box release predicted as GaussCov at the box's radius (the
+    worst radius a ``"tail"`` search can end at) on the reference data, with
+    its sampling error, squared (:func:`squared_prediction`). Public values
+    only; None without n (pricing)."""
+    if n is None:
+        return None
+    entries = covariance_plan_entries(total, d, "gauss", centered, n, math.sqrt(d))
+    prediction = full_prediction(entry_mechanisms(total, entries), "gauss", d)
+    return squared_prediction(with_sampling(prediction, n, d))
