@@ -38,7 +38,7 @@ from dpgauss.releases._diagonal import (
     full_prediction,
     is_diagonal,
     reference_norm,
-    release_diagonal,
+    release_variances,
     with_sampling,
 )
 from dpgauss.releases._prediction import Prediction, report_useless
@@ -367,8 +367,9 @@ default="auto"
         if box is not None:
             X = box_rows(X, box)
         if is_diagonal(plan):
-            mean, variances, sd = release_diagonal(X, plan, rng, self.center)
-            fitted = self._in_data_units(box, mean, variances, np.eye(d), sd)
+            pure = isinstance(plan.total, PureDP)
+            measured = release_variances(X, plan, rng, self.center, pure)
+            fitted = self._diagonal_model(box, measured)
             fitted["method_"] = "diagonal"
             return fitted
         radius = self._radius(d)

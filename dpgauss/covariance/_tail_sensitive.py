@@ -31,7 +31,7 @@ from dpgauss.releases._diagonal import (
     diagonal_prediction,
     is_diagonal,
     reference_norm,
-    release_diagonal,
+    release_variances,
     with_sampling,
 )
 from dpgauss.releases._prediction import Prediction, report_useless
@@ -415,8 +415,9 @@ _diagonal.diagonal_prediction`) or :meth:`_box_tail_prediction`, whichever
         if box is not None:
             X = box_rows(X, box)
         if is_diagonal(plan):
-            mean, variances, sd = release_diagonal(X, plan, rng, self.center)
-            fitted = self._box_model(box, mean, variances, np.eye(d), sd)
+            pure = isinstance(plan.total, PureDP)
+            measured = release_variances(X, plan, rng, self.center, pure)
+            fitted = self._diagonal_model(box, measured)
             radius = self._radius(d)
             fitted.update(
                 method_="diagonal",
