@@ -110,7 +110,9 @@ default="auto"
           variances: one release of 2d numbers (sensitivity ``9d/(4n)`` in
           l1, ``2 sqrt(d)/n`` in l2, box units), a diagonal covariance. The
           simplest private covariance with a box, far better than the full
-          release at pure epsilon and small n.
+          release at pure epsilon and small n. A variance is kept only where
+          it clears a high quantile of its own noise, 0 otherwise (the zero
+          matrix's answer for that column, never an overstatement).
 
         With ``bounds``, ``"auto"`` first compares, before the spend, the
         full release's predicted error with the diagonal release's on
@@ -204,9 +206,10 @@ default="auto"
     own row and the public box) with B = sqrt(d), or the diagonal release of
     :mod:`dpgauss.releases._diagonal` (the 2d-vector of per-coordinate means
     and second moments: l1 sensitivity 9d/(4n), l2 2 sqrt(d)/n, proven
-    there); the choice between them reads n, d and the cost only. The map
-    back by ``diag(h)``, the cap of the variances at ``h^2`` and of the
-    location to the box are post-processing. Everything after them
+    there); the choice between them reads n, d and the cost only. Keeping
+    a released variance only above its noise, the map back by
+    ``diag(h)``, the cap of the variances at ``h^2`` and of the location to
+    the box are post-processing. Everything after them
     (the mean's shrinkage towards ``location``, eigen-decompositions, the
     spectral denoiser of
     :mod:`dpgauss.releases._denoise`, the isotonic projection of noisy sorted
