@@ -30,18 +30,20 @@ from dpgauss.releases._covariance import filled_prediction
 from dpgauss.releases._diagonal import (
     BOX_FILL,
     BoxMixin,
-    box_plan_entries,
     box_rows,
     box_useless_message,
-    diagonal_entries,
-    diagonal_prediction,
     full_prediction,
     is_diagonal,
     reference_norm,
-    release_variances,
     with_sampling,
 )
 from dpgauss.releases._prediction import Prediction, report_useless
+from dpgauss.releases._variances import (
+    box_variance_entries,
+    release_variances,
+    variance_entries,
+    variance_prediction,
+)
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from dpgauss.utils._sums import n_partial_sums
@@ -314,13 +316,13 @@ default="auto"
     def _build_plan(self, total, data):
         n, d, radius = data.n, data.d, self._radius(data.d)
         if self.method == "diagonal":
-            return ReleasePlan(total, diagonal_entries(total, d, self.center, n))
+            return ReleasePlan(total, variance_entries(total, d, self.center, n))
         if self.method != "coinpress":
             entries = covariance_plan_entries(
                 total, d, self.method, self.center, n, radius
             )
             if self.bounds is not None and self.method == "auto":
-                entries = box_plan_entries(total, d, n, self.center, entries, "auto")
+                entries = box_variance_entries(total, d, n, self.center, entries)
             return ReleasePlan(total, entries)
         # In the frame I / B (rows in the ball of radius B): radius 1 for the
         # first step, which clips at B, the Gaussian tail radius after it.
@@ -337,7 +339,7 @@ default="auto"
         (the Gaussian paths' refusals are unchanged)."""
         d = data.d
         if is_diagonal(plan):
-            prediction = diagonal_prediction(mechanisms["diagonal"], d, self.center)
+            prediction = variance_prediction(mechanisms["diagonal"], d, self.center)
             return with_sampling(prediction, data.n, d)
         if self.bounds is not None:
             prediction = full_prediction(mechanisms, self.method, d)

@@ -26,16 +26,18 @@ from dpgauss.releases._diagonal import (
     BoxMixin,
     box_rows,
     box_useless_message,
-    diagonal_entries,
-    diagonal_mechanism,
-    diagonal_prediction,
+    entry_mechanisms,
     is_diagonal,
     reference_norm,
-    release_variances,
     with_sampling,
 )
 from dpgauss.releases._prediction import Prediction, report_useless
 from dpgauss.releases._threshold_search import predicted_noise
+from dpgauss.releases._variances import (
+    release_variances,
+    variance_entries,
+    variance_prediction,
+)
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import _fit_context
 
@@ -329,10 +331,9 @@ class TailSensitiveCovariance(BoxMixin, BasePrivateCovariance):
         # With a box: the tail-sensitive release or the diagonal one, whichever
         # is predicted the smaller error on the reference data (public values
         # only, before the spend; both plans cost ``total``).
-        diagonal = diagonal_entries(total, d, self.center, n)
-        diag = diagonal_prediction(
-            diagonal_mechanism(total, n, d, self.center), d, self.center
-        )
+        diagonal = variance_entries(total, d, self.center, n)
+        built = entry_mechanisms(total, diagonal)
+        diag = variance_prediction(built["diagonal"], d, self.center)
         full = self._box_tail_prediction(plan, n, d)
         if not full.loses and full.error <= diag.error:
             return plan
@@ -378,7 +379,7 @@ _diagonal.diagonal_prediction`) or :meth:`_box_tail_prediction`, whichever
         """
         n, d = data.n, data.d
         if is_diagonal(plan):
-            prediction = diagonal_prediction(mechanisms["diagonal"], d, self.center)
+            prediction = variance_prediction(mechanisms["diagonal"], d, self.center)
             return with_sampling(prediction, n, d)
         if self.bounds is not None:
             return with_sampling(self._box_tail_prediction(plan, n, d), n, d)

@@ -36,7 +36,7 @@ post-processing.
 """
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
@@ -47,7 +47,6 @@ from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
 from dpgauss.releases._box import box_offsets, check_bounds, public_box
 from dpgauss.releases._center import covariance_plan_entries
 from dpgauss.releases._covariance import filled_prediction
-from dpgauss.releases._measured import UNMEASURED_SCALE, noise_quantile
 from dpgauss.releases._prediction import Prediction
 from dpgauss.utils._linalg import eigh_descending
 from dpgauss.utils._sums import summation_error
@@ -59,7 +58,6 @@ __all__ = [
     "PRIOR_VARIANCE",
     "REFERENCE_CORRELATION",
     "BoxMixin",
-    "MeasuredVariances",
     "axes_prediction",
     "box_plan_entries",
     "box_rows",
@@ -72,7 +70,6 @@ __all__ = [
     "full_prediction",
     "reference_norm",
     "release_diagonal",
-    "release_variances",
     "sampling_errors",
     "to_data_units",
     "variance_sampling",
@@ -305,100 +302,6 @@ def _released_moments(Z, plan, rng, centered):
     if centered:
         return np.clip(noisy[:d], -1.0, 1.0), noisy[d:], var
     return np.zeros(d), noisy, var
-
-
-@dataclass(frozen=True)
-class MeasuredVariances:
-    """Per-coordinate variances that the noise cannot inflate (box units).
-
-    The covariance is kept in the frame ``diag(scale)``: the box-unit
-    variance of coordinate j is ``values_j scale_j^2``.
-
-    Attributes
-    ----------
-    mean : ndarray of shape (d,)
-        The released means in [-1, 1] (zeros when not centered).
-    values : ndarray of shape (d,)
-        The variances in the frame, in [0, 1].
-    scale : ndarray of shape (d,)
-        The frame (positive, finite, at most 1).
-    noise_sd : float
-        The smallest noise sd of a variance in the frame (below every
-        positive value): the estimators' eigenvalue floor.
-    measured : ndarray of shape (d,), dtype bool
-        The coordinates whose released variance rose above its noise.
-    """
-
-    mean: np.ndarray
-    values: np.ndarray
-    scale: np.ndarray
-    noise_sd: float
-    measured: np.ndarray
-
-
-def release_variances(Z, plan, rng, centered=True, pure=False):
-    """The diagonal release of box rows ``Z``, post-processed so that no
-    variance comes out far above its true value.
-
-    The covariance estimators' error is relative to each column's own
-    variance, which in a loose box can be far below the release's noise
-    (Student t columns in their min/max box: 0.007 box units; digits' faint
-    pixels: 1e-3, against a noise sd of 0.07 at n = 1,348 and epsilon 2).
-    Shrinking such a variance towards a prior (what :func:`release_diagonal`
-    does, for ordering axes) then overstates it 14 to 70 times, far worse
-    than the zero matrix. Here each released variance ``v_j = s_j - m_j^2 +
-    var`` is kept only where it exceeds ``K tau_j``, K the ``1 - 0.001 / d``
-    quantile of one noise draw
-    (:func:`~dpgauss.releases._measured.noise_quantile`) and ``tau_j =
-    sqrt(var (1 + 4 m_j^2) + 2 var^2)`` the sd of its noise given the
-    released mean ``m_j`` (the squared mean's noise is ``2 m_j e + e^2``);
-    below it the coordinate is 0, the zero matrix's answer. So a
-    variance is overstated by more than its noise only when a draw exceeds
-    K sds (probability 0.001 over the d coordinates), and a coordinate is
-    never further from its variance, in its own units, than the zero
-    matrix's answer is, up to that noise. Kept variances are capped at 1
-    (every box coordinate's variance is at most 1).
-
-    The frame is ``scale_j = sqrt(U_j)``, ``U_j = min(max(v_j, 0) + K
-    tau_j, 1)`` a bound on the variance, times ``2^-26`` for a coordinate
-    set to 0, so that the estimators' eigenvalue floor gives it a variance
-    of at most ``2^-52 U_j``. Post-processing of the release (the released
-    moments and public noise parameters only); the release and its
-    sensitivity are :func:`release_diagonal`'s (module docstring), with the
-    same draws.
-
-    Parameters
-    ----------
-    Z : ndarray of shape (n, d)
-        Rows in ``[-1, 1]^d``.
-    plan : ReleasePlan
-        With the release ``"diagonal"``.
-    rng : numpy.random.Generator
-        The fit's noise stream.
-    centered : bool, default=True
-        Release the means and return variances about them; otherwise second
-        moments about the box centre.
-    pure : bool, default=False
-        Laplace noise (pure DP) rather than Gaussian: the quantile K.
-
-    Returns
-    -------
-    MeasuredVariances
-    """
-    mean, squares, var = _released_moments(Z, plan, rng, centered)
-    d = squares.shape[0]
-    if centered:
-        raw = squares - mean * mean + min(var, 1.0)
-        tau = np.sqrt(var * (1.0 + 4.0 * mean * mean) + 2.0 * var * var)
-    else:
-        raw, tau = squares, np.full(d, math.sqrt(var))
-    k = noise_quantile(d, pure)
-    measured = raw >= k * tau
-    upper = np.minimum(np.maximum(raw, 0.0) + k * tau, 1.0)
-    values = np.where(measured, np.minimum(raw, upper) / upper, 0.0)
-    scale = np.sqrt(upper) * np.where(measured, 1.0, UNMEASURED_SCALE)
-    noise_sd = float(np.min(np.minimum(tau / upper, 1.0)))
-    return MeasuredVariances(mean, values, scale, noise_sd, measured)
 
 
 def cap_box_spectrum(values, vectors):

@@ -17,10 +17,10 @@ from dpgauss.releases._diagonal import (
     diagonal_prediction,
     is_diagonal,
     release_diagonal,
-    release_variances,
     to_data_units,
 )
 from dpgauss.releases._measured import noise_quantile
+from dpgauss.releases._variances import release_variances, variance_entries
 
 
 def test_per_coordinate_sensitivity_bounds_are_reached_and_never_exceeded():
@@ -73,7 +73,7 @@ def test_released_variances_are_never_inflated_by_the_noise(pure):
     total = PureDP(1.0) if pure else ZCDP(0.5)
     true = Z.var(axis=0)
     for seed in range(200):
-        plan = ReleasePlan(total, diagonal_entries(total, d, True, n))
+        plan = ReleasePlan(total, variance_entries(total, d, True, n))
         out = release_variances(Z, plan, np.random.default_rng(seed), True, pure)
         box_units = out.values * out.scale**2
         assert out.measured.tolist() == [True, False]
@@ -83,23 +83,11 @@ def test_released_variances_are_never_inflated_by_the_noise(pure):
         assert 0.0 < out.noise_sd <= 1.0 / noise_quantile(d, pure)
 
 
-def test_released_variances_use_the_same_draws_as_the_diagonal_release():
-    rng = np.random.default_rng(1)
-    Z = rng.uniform(-1, 1, size=(400, 3))
-
-    def plan():
-        return ReleasePlan(PureDP(1.0), diagonal_entries(PureDP(1.0), 3, True, 400))
-
-    mean, _, _ = release_diagonal(Z, plan(), np.random.default_rng(7))
-    out = release_variances(Z, plan(), np.random.default_rng(7), True, True)
-    np.testing.assert_array_equal(out.mean, mean)
-
-
 @pytest.mark.parametrize("seed", [0, 1, 2**31 - 1])
 def test_released_variances_stay_in_the_box_for_any_draw(seed):
     rng = np.random.default_rng(seed)
     Z = rng.uniform(-1, 1, size=(30, 5))
-    plan = ReleasePlan(PureDP(1e-6), diagonal_entries(PureDP(1e-6), 5, True, 30))
+    plan = ReleasePlan(PureDP(1e-6), variance_entries(PureDP(1e-6), 5, True, 30))
     out = release_variances(Z, plan, rng, True, True)
     assert np.all(np.abs(out.mean) <= 1.0)
     assert np.all((out.values >= 0.0) & (out.values <= 1.0))
