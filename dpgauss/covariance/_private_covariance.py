@@ -109,8 +109,11 @@ default="auto"
           noise scales with the whitened rows, not with B.
 
         - ``"diagonal"``: with ``bounds`` only, the per-coordinate means and
-          variances: one release of 2d numbers (sensitivity ``9d/(4n)`` in
-          l1, ``2 sqrt(d)/n`` in l2, box units), a diagonal covariance. The
+          variances: one release of 2d numbers (the means and twice the
+          centred second moments, box units: l2 sensitivity ``2.2683
+          sqrt(d)/n``, under pure epsilon l-infinity ``2/n`` with the cube's
+          K-norm noise; without ``center`` the d second moments, l1 ``d/n``,
+          l2 ``sqrt(d)/n``), a diagonal covariance. The
           simplest private covariance with a box, far better than the full
           release at pure epsilon and small n. A variance is kept only where
           it clears a high quantile of its own noise, 0 otherwise (the zero
@@ -205,10 +208,13 @@ default="auto"
     the budget before any noise is drawn; a private choice (``"auto"``) is
     charged at its most expensive option. With ``bounds`` the releases are
     the same, of the rows mapped into the unit box (each a function of its
-    own row and the public box) with B = sqrt(d), or the diagonal release of
-    :mod:`dpgauss.releases._diagonal` (the 2d-vector of per-coordinate means
-    and second moments: l1 sensitivity 9d/(4n), l2 2 sqrt(d)/n, proven
-    there); the choice between them reads n, d and the cost only. Keeping
+    own row and the public box) with B = sqrt(d), or the per-coordinate
+    release of :mod:`dpgauss.releases._variances` (the 2d-vector of
+    per-coordinate means and twice the centred second moments of
+    :mod:`dpgauss.releases._moments`: l2 sensitivity 2.2683 sqrt(d)/n, l1
+    25d/(8n), l-infinity 2/n, proven there; without ``center`` the second
+    moments of :mod:`dpgauss.releases._diagonal`, l1 d/n, l2 sqrt(d)/n); the
+    choice between them reads n, d and the cost only. Keeping
     a released variance only above its noise, the map back by
     ``diag(h)``, the cap of the variances at ``h^2`` and of the location to
     the box are post-processing. Everything after them

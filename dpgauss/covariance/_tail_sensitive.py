@@ -192,9 +192,11 @@ class TailSensitiveCovariance(BoxMixin, BasePrivateCovariance):
     (a function of its own row and the public box) and the releases above
     are made on those rows with ``data_norm = sqrt(d)``, or, when it is
     predicted better (a choice from n, d and the cost only, made before the
-    spend), the one diagonal release of :class:`PrivateCovariance` (the
-    2d-vector of means and second moments: l1 sensitivity 9d/(4n), l2
-    2 sqrt(d)/n). The cap of the box-unit variances at 1, the map back by
+    spend), the one per-coordinate release of :class:`PrivateCovariance`
+    (the 2d-vector of means and twice the centred second moments: l2
+    sensitivity 2.2683 sqrt(d)/n, l-infinity 2/n under pure epsilon, proven
+    in :mod:`dpgauss.releases._moments`), each variance kept only above its
+    noise. The cap of the box-unit variances at 1, the map back by
     ``diag(h)`` and the projection of the location into the box are
     post-processing.
 
