@@ -121,6 +121,28 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
             location, values, vectors, noise_sd, float(len(h)), scale=h
         )
 
+    def _diagonal_model(self, box, measured):
+        """The fitted model of the diagonal release with a box.
+
+        ``measured`` is a :class:`~dpgauss.releases._diagonal.MeasuredVariances`
+        (box units, in its own frame); the model is mapped back by
+        ``c + h m`` and ``diag(h scale)``: post-processing of released and
+        public values. Each variance comes back at most ``h_j^2``, a
+        coordinate set to 0 at most ``2^-52 h_j^2``, the location inside the
+        box.
+        """
+        c, h = box
+        d = h.shape[0]
+        location = c + h * np.clip(measured.mean, -1.0, 1.0)
+        return self._model_attributes(
+            location,
+            measured.values,
+            np.eye(d),
+            measured.noise_sd,
+            float(d),
+            scale=h * measured.scale,
+        )
+
     def _confined_model(
         self, center, values, vectors, noise_sd, cap, measured, pure, box=None
     ):

@@ -30,18 +30,20 @@ from dpgauss.releases._covariance import filled_prediction
 from dpgauss.releases._diagonal import (
     BOX_FILL,
     BoxMixin,
-    box_plan_entries,
     box_rows,
     box_useless_message,
-    diagonal_entries,
-    diagonal_prediction,
     full_prediction,
     is_diagonal,
     reference_norm,
-    release_diagonal,
     with_sampling,
 )
 from dpgauss.releases._prediction import Prediction, report_useless
+from dpgauss.releases._variances import (
+    box_variance_entries,
+    release_variances,
+    variance_entries,
+    variance_prediction,
+)
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from dpgauss.utils._sums import n_partial_sums
@@ -107,10 +109,15 @@ default="auto"
           noise scales with the whitened rows, not with B.
 
         - ``"diagonal"``: with ``bounds`` only, the per-coordinate means and
-          variances: one release of 2d numbers (sensitivity ``9d/(4n)`` in
-          l1, ``2 sqrt(d)/n`` in l2, box units), a diagonal covariance. The
+          variances: one release of 2d numbers (the means and twice the
+          centred second moments, box units: l2 sensitivity ``2.2683
+          sqrt(d)/n``, under pure epsilon l-infinity ``2/n`` with the cube's
+          K-norm noise; without ``center`` the d second moments, l1 ``d/n``,
+          l2 ``sqrt(d)/n``), a diagonal covariance. The
           simplest private covariance with a box, far better than the full
-          release at pure epsilon and small n.
+          release at pure epsilon and small n. A variance is kept only where
+          it clears a high quantile of its own noise, 0 otherwise (the zero
+          matrix's answer for that column, never an overstatement).
 
         With ``bounds``, ``"auto"`` first compares, before the spend, the
         full release's predicted error with the diagonal release's on
@@ -201,12 +208,16 @@ default="auto"
     the budget before any noise is drawn; a private choice (``"auto"``) is
     charged at its most expensive option. With ``bounds`` the releases are
     the same, of the rows mapped into the unit box (each a function of its
-    own row and the public box) with B = sqrt(d), or the diagonal release of
-    :mod:`dpgauss.releases._diagonal` (the 2d-vector of per-coordinate means
-    and second moments: l1 sensitivity 9d/(4n), l2 2 sqrt(d)/n, proven
-    there); the choice between them reads n, d and the cost only. The map
-    back by ``diag(h)``, the cap of the variances at ``h^2`` and of the
-    location to the box are post-processing. Everything after them
+    own row and the public box) with B = sqrt(d), or the per-coordinate
+    release of :mod:`dpgauss.releases._variances` (the 2d-vector of
+    per-coordinate means and twice the centred second moments of
+    :mod:`dpgauss.releases._moments`: l2 sensitivity 2.2683 sqrt(d)/n, l1
+    25d/(8n), l-infinity 2/n, proven there; without ``center`` the second
+    moments of :mod:`dpgauss.releases._diagonal`, l1 d/n, l2 sqrt(d)/n); the
+    choice between them reads n, d and the cost only. Keeping
+    a released variance only above its noise, the map back by
+    ``diag(h)``, the cap of the variances at ``h^2`` and of the location to
+    the box are post-processing. Everything after them
     (the mean's shrinkage towards ``location``, eigen-decompositions, the
     spectral denoiser of
     :mod:`dpgauss.releases._denoise`, the isotonic projection of noisy sorted
@@ -311,13 +322,13 @@ default="auto"
     def _build_plan(self, total, data):
         n, d, radius = data.n, data.d, self._radius(data.d)
         if self.method == "diagonal":
-            return ReleasePlan(total, diagonal_entries(total, d, self.center, n))
+            return ReleasePlan(total, variance_entries(total, d, self.center, n))
         if self.method != "coinpress":
             entries = covariance_plan_entries(
                 total, d, self.method, self.center, n, radius
             )
             if self.bounds is not None and self.method == "auto":
-                entries = box_plan_entries(total, d, n, self.center, entries, "auto")
+                entries = box_variance_entries(total, d, n, self.center, entries)
             return ReleasePlan(total, entries)
         # In the frame I / B (rows in the ball of radius B): radius 1 for the
         # first step, which clips at B, the Gaussian tail radius after it.
@@ -334,7 +345,7 @@ default="auto"
         (the Gaussian paths' refusals are unchanged)."""
         d = data.d
         if is_diagonal(plan):
-            prediction = diagonal_prediction(mechanisms["diagonal"], d, self.center)
+            prediction = variance_prediction(mechanisms["diagonal"], d, self.center)
             return with_sampling(prediction, data.n, d)
         if self.bounds is not None:
             prediction = full_prediction(mechanisms, self.method, d)
@@ -367,8 +378,9 @@ default="auto"
         if box is not None:
             X = box_rows(X, box)
         if is_diagonal(plan):
-            mean, variances, sd = release_diagonal(X, plan, rng, self.center)
-            fitted = self._in_data_units(box, mean, variances, np.eye(d), sd)
+            pure = isinstance(plan.total, PureDP)
+            measured = release_variances(X, plan, rng, self.center, pure)
+            fitted = self._diagonal_model(box, measured)
             fitted["method_"] = "diagonal"
             return fitted
         radius = self._radius(d)

@@ -26,16 +26,18 @@ from dpgauss.releases._diagonal import (
     BoxMixin,
     box_rows,
     box_useless_message,
-    diagonal_entries,
-    diagonal_mechanism,
-    diagonal_prediction,
+    entry_mechanisms,
     is_diagonal,
     reference_norm,
-    release_diagonal,
     with_sampling,
 )
 from dpgauss.releases._prediction import Prediction, report_useless
 from dpgauss.releases._threshold_search import predicted_noise
+from dpgauss.releases._variances import (
+    release_variances,
+    variance_entries,
+    variance_prediction,
+)
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import _fit_context
 
@@ -190,9 +192,11 @@ class TailSensitiveCovariance(BoxMixin, BasePrivateCovariance):
     (a function of its own row and the public box) and the releases above
     are made on those rows with ``data_norm = sqrt(d)``, or, when it is
     predicted better (a choice from n, d and the cost only, made before the
-    spend), the one diagonal release of :class:`PrivateCovariance` (the
-    2d-vector of means and second moments: l1 sensitivity 9d/(4n), l2
-    2 sqrt(d)/n). The cap of the box-unit variances at 1, the map back by
+    spend), the one per-coordinate release of :class:`PrivateCovariance`
+    (the 2d-vector of means and twice the centred second moments: l2
+    sensitivity 2.2683 sqrt(d)/n, l-infinity 2/n under pure epsilon, proven
+    in :mod:`dpgauss.releases._moments`), each variance kept only above its
+    noise. The cap of the box-unit variances at 1, the map back by
     ``diag(h)`` and the projection of the location into the box are
     post-processing.
 
@@ -329,10 +333,9 @@ class TailSensitiveCovariance(BoxMixin, BasePrivateCovariance):
         # With a box: the tail-sensitive release or the diagonal one, whichever
         # is predicted the smaller error on the reference data (public values
         # only, before the spend; both plans cost ``total``).
-        diagonal = diagonal_entries(total, d, self.center, n)
-        diag = diagonal_prediction(
-            diagonal_mechanism(total, n, d, self.center), d, self.center
-        )
+        diagonal = variance_entries(total, d, self.center, n)
+        built = entry_mechanisms(total, diagonal)
+        diag = variance_prediction(built["diagonal"], d, self.center)
         full = self._box_tail_prediction(plan, n, d)
         if not full.loses and full.error <= diag.error:
             return plan
@@ -378,7 +381,7 @@ _diagonal.diagonal_prediction`) or :meth:`_box_tail_prediction`, whichever
         """
         n, d = data.n, data.d
         if is_diagonal(plan):
-            prediction = diagonal_prediction(mechanisms["diagonal"], d, self.center)
+            prediction = variance_prediction(mechanisms["diagonal"], d, self.center)
             return with_sampling(prediction, n, d)
         if self.bounds is not None:
             return with_sampling(self._box_tail_prediction(plan, n, d), n, d)
@@ -415,8 +418,9 @@ _diagonal.diagonal_prediction`) or :meth:`_box_tail_prediction`, whichever
         if box is not None:
             X = box_rows(X, box)
         if is_diagonal(plan):
-            mean, variances, sd = release_diagonal(X, plan, rng, self.center)
-            fitted = self._box_model(box, mean, variances, np.eye(d), sd)
+            pure = isinstance(plan.total, PureDP)
+            measured = release_variances(X, plan, rng, self.center, pure)
+            fitted = self._diagonal_model(box, measured)
             radius = self._radius(d)
             fitted.update(
                 method_="diagonal",

@@ -267,6 +267,27 @@ def release_diagonal(Z, plan, rng, centered=True):
     noise_sd : float
         The public standard deviation of one second moment's noise.
     """
+    mean, squares, var = _released_moments(Z, plan, rng, centered)
+    if centered:
+        variances = squares - mean * mean + min(var, 1.0)
+        noise = var + 2.0 * var * var
+    else:
+        variances, noise = squares, var
+    # Project onto [0, 1], where every variance of a box coordinate lies (never
+    # farther from it), then shrink towards the prior mean by the public noise
+    # (post-processing): a variance the noise swamps falls back to PRIOR_MEAN,
+    # so the axes order by the box's widths there. Both keep it in [0, 1].
+    variances = np.clip(variances, 0.0, 1.0)
+    weight = PRIOR_VARIANCE / (PRIOR_VARIANCE + noise)
+    variances = PRIOR_MEAN + weight * (variances - PRIOR_MEAN)
+    return mean, np.clip(variances, 0.0, 1.0), math.sqrt(var)
+
+
+def _released_moments(Z, plan, rng, centered):
+    """The diagonal release itself: the noisy means (projected into [-1, 1];
+    zeros when not centered), the noisy second moments and the public
+    variance of one entry's noise. Everything after the noise is
+    post-processing."""
     n, d = Z.shape
     squares = np.sum(Z * Z, axis=0) / n
     mech = plan.calibrate("diagonal")
@@ -279,19 +300,8 @@ def release_diagonal(Z, plan, rng, centered=True):
     noisy = np.nan_to_num(noisy, nan=0.0, posinf=1.0, neginf=-1.0)
     var = float(mech.variance(size))
     if centered:
-        mean = np.clip(noisy[:d], -1.0, 1.0)
-        variances = noisy[d:] - mean * mean + min(var, 1.0)
-        noise = var + 2.0 * var * var
-    else:
-        mean, variances, noise = np.zeros(d), noisy, var
-    # Project onto [0, 1], where every variance of a box coordinate lies (never
-    # farther from it), then shrink towards the prior mean by the public noise
-    # (post-processing): a variance the noise swamps falls back to PRIOR_MEAN,
-    # so the axes order by the box's widths there. Both keep it in [0, 1].
-    variances = np.clip(variances, 0.0, 1.0)
-    weight = PRIOR_VARIANCE / (PRIOR_VARIANCE + noise)
-    variances = PRIOR_MEAN + weight * (variances - PRIOR_MEAN)
-    return mean, np.clip(variances, 0.0, 1.0), math.sqrt(var)
+        return np.clip(noisy[:d], -1.0, 1.0), noisy[d:], var
+    return np.zeros(d), noisy, var
 
 
 def cap_box_spectrum(values, vectors):

@@ -2,13 +2,14 @@
 
 Diagonal release (pure DP): n = 50 rows in the box (-1, 1), half at -1/2 and
 half at 1/2, except the first; ``PrivateCovariance(bounds=(-1, 1),
-method="diagonal", center=True)`` releases the 2-vector (mean, second moment)
-of the box coordinates with Laplace noise at l1 sensitivity 9/(4n). The first
-row moves from -1e12 (z = -1) to 1e12 (z = 1): the mean moves by 2/n, the
-second moment not at all, so the audited ``location_`` sees epsilon 8/9 of the
-claim. The canaries are the release calibrated to a twentieth of its
-sensitivity, and the box map without its clip (a row 1e12 away then moves the
-mean by 1e12/n).
+method="diagonal", center=True)`` releases the 2-vector (mean, 2 x centred
+second moment) of the box coordinates with the cube's K-norm noise at
+l-infinity sensitivity 2/n (:mod:`dpgauss.releases._moments`). The first row
+moves from -1e12 (z = -1) to 1e12 (z = 1): the mean moves by 2/n, the second
+moment not at all, so the audited ``location_`` sees the whole claim. The
+canaries are the release calibrated to a twentieth of its sensitivity, and
+the box map without its clips (a row 1e12 away then moves the mean by
+1e12/n).
 
 Full release in box units (zCDP): ``method="gauss"``, ``center=False``, d = 1:
 the second moment about the box centre moves by 1/n when the first row goes
@@ -20,7 +21,7 @@ clips to, so that clip carries the guarantee; the canary skips both clips.
 import numpy as np
 import pytest
 
-import dpgauss.releases._diagonal as module
+import dpgauss.releases._variances as variances
 from dpgauss import PrivateCovariance
 from dpgauss.accounting import zcdp_to_approx
 from dpgauss.testing.audit import audit
@@ -88,23 +89,30 @@ def test_diagonal_release_keeps_its_claim_with_a_far_row():
 
 @pytest.mark.filterwarnings("ignore::dpgauss.exceptions.UtilityWarning")
 def test_canary_a_twentieth_of_the_diagonal_sensitivity_is_caught(monkeypatch):
-    original = module.diagonal_mechanism
+    original = variances.moments_mechanism
 
-    def weak(cost, n, d, centered=True):
-        mech = original(cost, n, d, centered)
-        return type(mech)(sensitivity=mech.sensitivity / 20.0, epsilon=cost.epsilon)
+    def weak(cost, n, d, n_partials=None):
+        # Calibrated as if there were 20 times the rows: a twentieth of each
+        # sensitivity (the rounding terms aside).
+        return original(cost, 20 * n, d, n_partials)
 
-    monkeypatch.setattr(module, "diagonal_mechanism", weak)
+    monkeypatch.setattr(variances, "moments_mechanism", weak)
     result = _diagonal_audit(600)
     assert result.epsilon_lower > EPSILON, result
 
 
+def _unclipped_moments(X, center, half_width, second=True):
+    z = (np.asarray(X, dtype=np.float64) - center) / half_width
+    return z.mean(axis=0), (z * z - 0.5).mean(axis=0)
+
+
 @pytest.mark.filterwarnings("ignore::dpgauss.exceptions.UtilityWarning")
 def test_canary_an_unclipped_box_is_caught_by_the_diagonal_audit(monkeypatch):
-    monkeypatch.setattr(module, "box_rows", _unclipped)
+    # Both clips (the box map's and the moments' own) skipped.
     import dpgauss.covariance._private_covariance as estimator
 
     monkeypatch.setattr(estimator, "box_rows", _unclipped)
+    monkeypatch.setattr(variances, "box_moments", _unclipped_moments)
     result = _diagonal_audit(600)
     assert result.epsilon_lower > EPSILON, result
 

@@ -71,6 +71,11 @@ def _unclipped(X, box):
     return (np.asarray(X, dtype=np.float64) - center) / half_width
 
 
+def _unclipped_moments(X, center, half_width, second=True):
+    z = (np.asarray(X, dtype=np.float64) - center) / half_width
+    return z.mean(axis=0), (z * z - 0.5).mean(axis=0)
+
+
 def _unclipped_sums(X, center, radius, with_outer=True, trace_bits=None):
     y = np.asarray(X, dtype=np.float64) - center
     return y.sum(axis=0), y.T @ y
@@ -141,6 +146,8 @@ def test_diagonal_fallback_keeps_its_claim_with_a_far_row():
 def test_canary_an_unclipped_box_is_caught_by_the_diagonal_fallback_audit(
     monkeypatch,
 ):
+    # Both clips skipped: the box map's and the moments' own.
     monkeypatch.setattr("dpgauss.covariance._tail_sensitive.box_rows", _unclipped)
+    monkeypatch.setattr("dpgauss.releases._variances.box_moments", _unclipped_moments)
     result = _diagonal_audit(600)
     assert result.epsilon_lower > EPSILON, result

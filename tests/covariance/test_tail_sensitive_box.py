@@ -48,11 +48,12 @@ def test_pure_dp_small_n_takes_the_diagonal_release(mixed_units):
     assert est.method_ == "diagonal"
     off = est.covariance_ - np.diag(np.diag(est.covariance_))
     assert np.all(off == 0.0)
-    # The diagonal release's Laplace noise on a box-unit variance is about
-    # 0.015 (l1 9d/(4n) at epsilon 2), against variances ~0.06: within a
-    # factor 3 of the truth per column.
+    # The diagonal release's Laplace noise on a box-unit variance has sd
+    # 0.021 (l1 9d/(4n) at epsilon 2), against variances of 0.0625, below
+    # the K = 5.4 sds a variance must clear to be kept: each is 0 up to the
+    # floor (the zero matrix's answer) or within a factor 3 of the truth.
     ratio = np.diag(est.covariance_) / np.var(X, axis=0)
-    assert np.all((ratio > 1 / 3) & (ratio < 3))
+    assert np.all((ratio < 2.0**-40) | ((ratio > 1 / 3) & (ratio < 3)))
 
 
 def test_refuses_before_the_spend_when_nothing_beats_the_zero_matrix(mixed_units):

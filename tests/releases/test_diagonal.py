@@ -19,6 +19,8 @@ from dpgauss.releases._diagonal import (
     release_diagonal,
     to_data_units,
 )
+from dpgauss.releases._measured import noise_quantile
+from dpgauss.releases._variances import release_variances, variance_entries
 
 
 def test_per_coordinate_sensitivity_bounds_are_reached_and_never_exceeded():
@@ -56,6 +58,40 @@ def test_release_stays_in_the_box_for_any_draw():
     assert np.all(np.abs(mean) <= 1.0)
     assert np.all((variances >= 0.0) & (variances <= 1.0))
     assert math.isfinite(sd)
+
+
+@pytest.mark.parametrize("pure", [True, False])
+def test_released_variances_are_never_inflated_by_the_noise(pure):
+    # A column filling the box (variance 1/3) and a faint one (1e-4, a
+    # hundredth of the noise sd): over 200 draws the faint one is always 0
+    # up to the floor (a draw beyond K sds has probability 1e-3 / d, so
+    # about 0.1 of one in 200 fits), the wide one always kept, within 5
+    # noise sds (sd 2e-3 at pure epsilon 1, n = 5,000, d = 2).
+    rng = np.random.default_rng(0)
+    n, d = 5000, 2
+    Z = np.column_stack([rng.uniform(-1, 1, n), rng.normal(0.5, 0.01, n)])
+    total = PureDP(1.0) if pure else ZCDP(0.5)
+    true = Z.var(axis=0)
+    for seed in range(200):
+        plan = ReleasePlan(total, variance_entries(total, d, True, n))
+        out = release_variances(Z, plan, np.random.default_rng(seed), True, pure)
+        box_units = out.values * out.scale**2
+        assert out.measured.tolist() == [True, False]
+        assert box_units[1] == 0.0
+        assert abs(box_units[0] - true[0]) < 0.01
+        assert np.all(out.scale > 0.0) & np.all(out.scale <= 1.0)
+        assert 0.0 < out.noise_sd <= 1.0 / noise_quantile(d, pure)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2**31 - 1])
+def test_released_variances_stay_in_the_box_for_any_draw(seed):
+    rng = np.random.default_rng(seed)
+    Z = rng.uniform(-1, 1, size=(30, 5))
+    plan = ReleasePlan(PureDP(1e-6), variance_entries(PureDP(1e-6), 5, True, 30))
+    out = release_variances(Z, plan, rng, True, True)
+    assert np.all(np.abs(out.mean) <= 1.0)
+    assert np.all((out.values >= 0.0) & (out.values <= 1.0))
+    assert np.all(np.isfinite(out.scale)) & np.all(out.scale <= 1.0)
 
 
 def test_box_plan_adapts_to_the_budget():
