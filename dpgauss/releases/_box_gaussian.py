@@ -64,6 +64,7 @@ candidate costs the whole cost.
 
 import math
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 
@@ -89,7 +90,6 @@ from dpgauss.releases._covariance import (
 )
 from dpgauss.releases._diagonal import (
     BOX_FILL,
-    PRIOR_VARIANCE,
     REFERENCE_CORRELATION,
     SAMPLING_FILL,
     cap_box_spectrum,
@@ -272,18 +272,72 @@ def moments_error(mechanism, d, fill=BOX_FILL):
     return math.sqrt(d * var), math.hypot(noise, off)
 
 
+#: The expected number of coordinates whose variance the noise alone would
+#: keep (:func:`significance`): a twentieth, over all d of them.
+FALSE_KEEPS = 0.05
+
+
+def significance(d, laplace):
+    """k, the noise sds a released variance must clear to be kept
+    (:func:`significant_variances`): the one-sided tail of the noise at
+    :data:`FALSE_KEEPS` / d, ``Phi^-1(1 - FALSE_KEEPS / d)`` for Gaussian
+    noise, ``log(d / (2 FALSE_KEEPS)) / sqrt(2)`` for Laplace noise (whose
+    tail ``exp(-sqrt(2) k) / 2`` is heavier). Under a relative error (each
+    column in its own units, as mixed units need) an overshoot is unbounded
+    while an undershoot costs at most the zero matrix's error, so a variance
+    the noise could have made is released as 0. Public values only."""
+    if laplace:
+        return math.log(d / (2.0 * FALSE_KEEPS)) / math.sqrt(2.0)
+    return float(NormalDist().inv_cdf(1.0 - FALSE_KEEPS / d))
+
+
+#: The eigenvalue floor of the diagonal plan, as a fraction of its largest
+#: variance (:func:`diagonal_floor`).
+DIAGONAL_FLOOR = 2.0**-20
+
+
+def significant_variances(raw, noise_var, k):
+    """Variances shrunk by the significance of each one (post-processing).
+
+    ``raw (1 - k^2 t^2 / raw^2)`` where positive, 0 elsewhere (the
+    non-negative garrote), ``t^2`` the public noise variance of each and ``k
+    =`` :func:`significance`: a variance below ``k`` noise sds
+    (which the noise alone could have made) becomes 0, one far above it is
+    kept up to a relative bias ``k^2 t^2 / raw^2``. Columns that fill a
+    hundredth of their box (Student t rows, near-constant pixels) have
+    variances far below the noise at small n: shrunk towards a prior mean or
+    by a weight they came out at 4-8 times their variance, worse than the
+    zero matrix in their own units. Projected onto [0, 1], where every
+    variance of a box coordinate lies."""
+    raw = np.asarray(raw, dtype=np.float64)
+    cut = k * k * np.asarray(noise_var, dtype=np.float64)
+    kept = raw * raw > cut
+    safe = np.where(kept, raw, 1.0)
+    return np.clip(np.where(kept, safe - cut / safe, 0.0), 0.0, 1.0)
+
+
+def diagonal_floor(values):
+    """The eigenvalue floor of a diagonal release: :data:`DIAGONAL_FLOOR`
+    times its largest variance (the cap-based floor of
+    :func:`~dpgauss.releases._center.eigenvalue_floor` when every one is 0).
+    A variance released as 0 is one the noise could not tell from 0: a
+    floor at the noise level would put it at many times its own variance,
+    while this one keeps the covariance positive definite and adds at most
+    a millionth of the largest variance."""
+    top = float(np.max(values)) if values.size else 0.0
+    if not top > 0.0:
+        return eigenvalue_floor(values, 0.0, float(values.shape[0]))
+    tiny = 4.0 / np.finfo(np.float64).max
+    return max(DIAGONAL_FLOOR * top, values.shape[0] * 2.0**-52 * top, tiny)
+
+
 def _release_moments(X, center, half, plan, rng):
     """The diagonal plan's release and its post-processing: the means
     projected into [-1, 1], and the variances ``s + 1/2 - m^2 + var`` (the
     raw second moment about the box centre less the squared mean, unbiased
-    for the squared mean's noise ``var``) projected onto [0, 1], where every
-    variance of a box coordinate lies, then shrunk towards 0 by the public
-    noise and the released mean (both keep them in [0, 1]). Towards 0, not
-    the diagonal release's prior mean: a variance the noise swamps is then at
-    most the zero matrix's error in relative terms, while one pulled up to
-    the prior mean was 14 times the variance of columns that fill a tenth of
-    their box (Student t rows in their min/max box). Returns the means, the
-    variances and the public sd of one mean's noise."""
+    for the squared mean's noise ``var``) kept where the noise could not
+    have made them (:func:`significant_variances`), in [0, 1]. Returns the
+    means, the variances and the public sd of one mean's noise."""
     d = X.shape[1]
     first, squares = box_moments(X, center, half)
     mech = plan.calibrate("box_moments", n_partials=n_partial_sums(X))
@@ -294,9 +348,10 @@ def _release_moments(X, center, half, plan, rng):
     var = float(mech.variance(2 * d))
     mean = np.clip(noisy[:d], -1.0, 1.0)
     second = noisy[d:] / SQUARE_WEIGHT + 0.5
-    variances = np.clip(second - mean * mean + min(var, 1.0), 0.0, 1.0)
-    weight = PRIOR_VARIANCE / (PRIOR_VARIANCE + _moments_noise(var, mean))
-    return mean, np.clip(weight * variances, 0.0, 1.0), math.sqrt(var)
+    raw = np.clip(second - mean * mean + min(var, 1.0), -1.0, 1.0)
+    k = significance(d, not isinstance(plan.total, ZCDP))
+    variances = significant_variances(raw, _moments_noise(var, mean), k)
+    return mean, variances, math.sqrt(var)
 
 
 def _entries(total, n, d, share):
@@ -400,9 +455,9 @@ def release_box_gaussian(X, center, half, plan, rng):
     """
     d = X.shape[1]
     if any(r.name == "box_moments" for r in plan.releases()):
-        mean, variances, sd = _release_moments(X, center, half, plan, rng)
+        mean, variances, _ = _release_moments(X, center, half, plan, rng)
         values, vectors = cap_box_spectrum(variances, np.eye(d))
-        return mean, values, vectors, eigenvalue_floor(values, sd, float(d))
+        return mean, values, vectors, diagonal_floor(values)
     Z = box_offsets(X, center, half)
     if not any(r.name == "box_mean" for r in plan.releases()):
         return _release_augmented(Z, plan, rng)

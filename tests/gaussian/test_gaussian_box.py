@@ -13,6 +13,7 @@ from dpgauss.releases._box_gaussian import (
     box_gaussian_plan,
     box_gaussian_predict,
     from_box,
+    significant_variances,
 )
 
 
@@ -156,3 +157,37 @@ def test_pure_dp_means_beat_the_diagonal_gaussian_s():
     mean = box_gaussian_predict(total, 4000, 8, built).mean
     # Laplace noise, no lattice: the ratio is 2/3 up to the rounding terms.
     assert mean.error == pytest.approx(2.0 / 3.0 * mean.baseline, rel=1e-6)
+
+
+def test_significant_variances_drop_what_the_noise_could_make():
+    # Noise variance 1e-4 (sd 0.01), k = 2: a raw variance of 0.015 (1.5 sds)
+    # is 0, one of 0.5 is kept at 0.5 - 4e-4 / 0.5, and nothing leaves [0, 1].
+    raw = np.array([-0.3, 0.015, 0.5, 1.2])
+    out = significant_variances(raw, np.full(4, 1e-4), 2.0)
+    assert out[0] == 0.0
+    assert out[1] == 0.0
+    assert out[2] == pytest.approx(0.5 - 4e-4 / 0.5, rel=1e-12)
+    assert out[3] == 1.0
+
+
+def test_a_diagonal_fit_of_columns_filling_a_thousandth_of_the_box():
+    # Student t rows (3 dof) in a box 100 wide fill about 1e-3 of it: at n =
+    # 150 and epsilon 1 each variance's noise sd is about 0.09 box units, a
+    # hundred times the variances. Each is released as 0 (then the floor, a
+    # millionth of the largest) unless its noise clears k = 2.77 sds, which
+    # a Laplace draw does with chance about 1% per coordinate (a twentieth
+    # per fit, FALSE_KEEPS): over 20 fits of 5 coordinates, 1 expected; allow
+    # 4 beyond twice their variance (the zero matrix's relative error is 1).
+    beyond = []
+    for seed in range(20):
+        X = np.random.default_rng(seed).standard_t(3, size=(150, 5))
+        est = PrivateGaussianEstimator(
+            bounds=(-50.0, 50.0), epsilon=1.0, random_state=seed, on_useless="warn"
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UtilityWarning)
+            est.fit(X)
+        beyond.append(int(np.sum(np.diag(est.covariance_) > 2.0 * X.var(axis=0))))
+    plan = box_gaussian_plan(PureDP(1.0), 150, 5)
+    assert [r.name for r in plan] == ["box_moments"]
+    assert sum(beyond) <= 4, beyond
