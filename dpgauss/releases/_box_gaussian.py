@@ -40,7 +40,16 @@ plans, chosen before the spend from public values (n, d, the cost):
   top-left block less the released mean's outer product is the covariance,
   at the noise of GaussCov with twice the squared radius. Under pure DP the
   Laplace release's l1 sensitivity grows with d and the mean would carry
-  ``(d + 2) / sqrt(d)`` times the baseline's noise: not offered.
+  ``(d + 2) / sqrt(d)`` times the baseline's noise: not offered. Under zCDP
+  the fits take it inside the staged plan below, not alone.
+
+* **staged** (zCDP only; :mod:`dpgauss.releases._box_staged`): the moments
+  release at a quarter of the cost, then, chosen from its released
+  variances (post-processing), the augmented release or the moments release
+  again at the rest. It replaces the augmented and full plans under zCDP:
+  those choose a full covariance for reference data filling a tenth of the
+  box, and lost to the diagonal by 2-10 times on columns filling a
+  hundredth (Student t rows, near-constant pixels) or independent ones.
 
 **The choice and the split.** Each plan is predicted against the baseline
 with the same public knowledge and the same whole cost: the diagonal
@@ -77,6 +86,12 @@ from dpgauss.releases._box_mean import (
     box_mean_plan,
     box_predict,
     box_units_mean,
+)
+from dpgauss.releases._box_staged import (
+    STAGED,
+    release_staged,
+    staged_entries,
+    staged_errors,
 )
 from dpgauss.releases._center import (
     covariance_plan_entries,
@@ -331,13 +346,21 @@ def diagonal_floor(values):
     return max(DIAGONAL_FLOOR * top, values.shape[0] * 2.0**-52 * top, tiny)
 
 
+def moments_variances(second, mean, var_mean, var_second, laplace):
+    """The variances ``second - m^2 + var_mean`` (the raw second moment about
+    the box centre less the squared mean, unbiased for the squared mean's
+    noise) kept where the noise could not have made them
+    (:func:`significant_variances`, noise variance ``var_second + 4 m^2
+    var_mean + 2 var_mean^2``), in [0, 1]. Post-processing."""
+    raw = np.clip(second - mean * mean + min(var_mean, 1.0), -1.0, 1.0)
+    noise = var_second + 4.0 * mean * mean * var_mean + 2.0 * var_mean * var_mean
+    return significant_variances(raw, noise, significance(mean.shape[0], laplace))
+
+
 def _release_moments(X, center, half, plan, rng):
     """The diagonal plan's release and its post-processing: the means
-    projected into [-1, 1], and the variances ``s + 1/2 - m^2 + var`` (the
-    raw second moment about the box centre less the squared mean, unbiased
-    for the squared mean's noise ``var``) kept where the noise could not
-    have made them (:func:`significant_variances`), in [0, 1]. Returns the
-    means, the variances and the public sd of one mean's noise."""
+    projected into [-1, 1], and the variances of :func:`moments_variances`.
+    Returns the means, the variances and the public sd of one mean's noise."""
     d = X.shape[1]
     first, squares = box_moments(X, center, half)
     mech = plan.calibrate("box_moments", n_partials=n_partial_sums(X))
@@ -348,9 +371,8 @@ def _release_moments(X, center, half, plan, rng):
     var = float(mech.variance(2 * d))
     mean = np.clip(noisy[:d], -1.0, 1.0)
     second = noisy[d:] / SQUARE_WEIGHT + 0.5
-    raw = np.clip(second - mean * mean + min(var, 1.0), -1.0, 1.0)
-    k = significance(d, not isinstance(plan.total, ZCDP))
-    variances = significant_variances(raw, _moments_noise(var, mean), k)
+    laplace = not isinstance(plan.total, ZCDP)
+    variances = moments_variances(second, mean, var, var / SQUARE_WEIGHT**2, laplace)
     return mean, variances, math.sqrt(var)
 
 
@@ -362,6 +384,8 @@ def _entries(total, n, d, share):
         return moments_entries(total, n, d)
     if share == AUGMENTED:
         return covariance_entries("gauss", total, d + 1, n, _augmented_radius(d))
+    if share == STAGED:
+        return staged_entries(total, n, d, SQUARE_WEIGHT, _augmented_radius(d))
     mean, rest = split_cost(total, [share, 1.0 - share])
     covariance = covariance_plan_entries(rest, d, "auto", False, n, _radius(d))
     return [*box_mean_plan(mean, n, d), *covariance]
@@ -395,6 +419,8 @@ def box_gaussian_predict(total, n, d, mechanisms):
     mean_base = mean_baseline(total, n, d)
     if "box_moments" in mechanisms:
         mean, cov = moments_error(mechanisms["box_moments"], d)
+    elif "box_first" in mechanisms:
+        mean, cov = _staged_prediction(mechanisms, d)
     elif "box_mean" not in mechanisms:  # the augmented release
         mech = mechanisms["second_moment"]
         mean = math.sqrt(mech.entry_variances()[1])  # sqrt(d) / sqrt(d) per row
@@ -414,6 +440,19 @@ def box_gaussian_predict(total, n, d, mechanisms):
     )
 
 
+def _staged_prediction(mechanisms, d, fill=BOX_FILL):
+    """Predicted errors of the staged plan on the reference data: the
+    combined means' l2 error and the better of its two options' Frobenius
+    errors (the choice between them is made after the first stage, to the
+    data's fill). Public values only."""
+    mean, moments, _, _ = staged_errors(mechanisms, d, SQUARE_WEIGHT)
+    cap = max(fill, 1.0 - fill)
+    noise = math.sqrt(d) * min(math.sqrt(moments + 2.0 * mean * mean), cap)
+    off = REFERENCE_CORRELATION * fill * math.sqrt(d * (d - 1.0))
+    augmented = gauss_error(mechanisms["second_moment"], d, trace=d * fill)
+    return math.sqrt(d * mean), min(math.hypot(noise, off), augmented + d * mean)
+
+
 def box_gaussian_plan(total, n, d):
     """The releases of a Gaussian fit in a box (module docstring): among the
     candidates, admissible first, the one whose :attr:`BoxGaussPrediction.score`
@@ -424,7 +463,10 @@ def box_gaussian_plan(total, n, d):
     if n is None:
         return best
     best_key = _key(total, n, d, best)
-    shares = ((AUGMENTED,) if isinstance(total, ZCDP) else ()) + MEAN_SHARES
+    # Under zCDP the staged plan reads the data's fill before it releases a
+    # full covariance; the full plans cannot, and lose to the diagonal on
+    # columns that fill a hundredth of their box.
+    shares = (STAGED,) if isinstance(total, ZCDP) else MEAN_SHARES
     for share in shares:
         entries = _entries(total, n, d, share)
         key = _key(total, n, d, entries)
@@ -454,6 +496,10 @@ def release_box_gaussian(X, center, half, plan, rng):
         Its eigenvalue floor (:func:`~dpgauss.releases._center.eigenvalue_floor`).
     """
     d = X.shape[1]
+    if any(r.name == "box_first" for r in plan.releases()):
+        post = (SQUARE_WEIGHT, moments_variances, significance, _augmented_radius(d))
+        mean, values, vectors, _ = release_staged(X, center, half, plan, rng, post)
+        return mean, values, vectors, diagonal_floor(values)
     if any(r.name == "box_moments" for r in plan.releases()):
         mean, variances, _ = _release_moments(X, center, half, plan, rng)
         values, vectors = cap_box_spectrum(variances, np.eye(d))
