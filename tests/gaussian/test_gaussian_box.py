@@ -12,6 +12,7 @@ from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.exceptions import UselessFitError, UtilityWarning
 from dpgauss.releases._box_gaussian import (
     _entries,
+    box_gaussian_plan,
     box_gaussian_predict,
     from_box,
     significant_variances,
