@@ -311,14 +311,23 @@ def significance(d, laplace):
 DIAGONAL_FLOOR = 2.0**-20
 
 
+#: The share of the garrote's shrinkage a kept variance takes
+#: (:func:`significant_variances`): the whole of it (``v - k^2 t^2 / v``)
+#: took columns 2-3 noise sds above 0 (independent columns in a box 15 sds
+#: wide at n = 150-500) to half their variance; half of it kept them closer
+#: and gained 2-10% on the real tables measured (fair, anes96, digits).
+GARROTE_SHRINK = 0.5
+
+
 def significant_variances(raw, noise_var, k):
     """Variances shrunk by the significance of each one (post-processing).
 
-    ``raw (1 - k^2 t^2 / raw^2)`` where positive, 0 elsewhere (the
-    non-negative garrote), ``t^2`` the public noise variance of each and ``k
-    =`` :func:`significance`: a variance below ``k`` noise sds
-    (which the noise alone could have made) becomes 0, one far above it is
-    kept up to a relative bias ``k^2 t^2 / raw^2``. Columns that fill a
+    ``raw (1 - g k^2 t^2 / raw^2)`` where ``raw > k t``, 0 elsewhere (the
+    non-negative garrote at a share g = :data:`GARROTE_SHRINK`), ``t^2``
+    the public noise variance of each and ``k =`` :func:`significance`: a
+    variance below ``k`` noise sds (which the noise alone could have made)
+    becomes 0, one far above it is kept up to a relative bias ``g k^2 t^2 /
+    raw^2``. Columns that fill a
     hundredth of their box (Student t rows, near-constant pixels) have
     variances far below the noise at small n: shrunk towards a prior mean or
     by a weight they came out at 4-8 times their variance, worse than the
@@ -328,7 +337,8 @@ def significant_variances(raw, noise_var, k):
     cut = k * k * np.asarray(noise_var, dtype=np.float64)
     kept = raw * raw > cut
     safe = np.where(kept, raw, 1.0)
-    return np.clip(np.where(kept, safe - cut / safe, 0.0), 0.0, 1.0)
+    shrunk = safe - GARROTE_SHRINK * cut / safe
+    return np.clip(np.where(kept, shrunk, 0.0), 0.0, 1.0)
 
 
 def diagonal_floor(values):

@@ -168,12 +168,13 @@ def test_pure_dp_means_beat_the_diagonal_gaussian_s():
 
 def test_significant_variances_drop_what_the_noise_could_make():
     # Noise variance 1e-4 (sd 0.01), k = 2: a raw variance of 0.015 (1.5 sds)
-    # is 0, one of 0.5 is kept at 0.5 - 4e-4 / 0.5, and nothing leaves [0, 1].
+    # is 0, one of 0.5 is kept at 0.5 - 0.5 * 4e-4 / 0.5 (half the garrote),
+    # and nothing leaves [0, 1].
     raw = np.array([-0.3, 0.015, 0.5, 1.2])
     out = significant_variances(raw, np.full(4, 1e-4), 2.0)
     assert out[0] == 0.0
     assert out[1] == 0.0
-    assert out[2] == pytest.approx(0.5 - 4e-4 / 0.5, rel=1e-12)
+    assert out[2] == pytest.approx(0.5 - 0.5 * 4e-4 / 0.5, rel=1e-12)
     assert out[3] == 1.0
 
 
