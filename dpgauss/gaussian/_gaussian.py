@@ -116,8 +116,10 @@ class PrivateGaussianEstimator(
         and covariance are released there by one of three plans, chosen
         before the spend from n, d and the cost: one release of the
         per-coordinate means and second moments (a diagonal covariance);
-        under zCDP, one GaussCov release of the rows augmented by a constant,
-        whose last column is the mean; or the box mean of
+        under zCDP, that release at a quarter of the budget, then, chosen
+        from the variances it released, either one GaussCov release of the
+        rows augmented by a constant (whose last column is the mean) or the
+        same release again; or, under pure DP, the box mean of
         :class:`~dpgauss.mean.PrivateMean` then the full covariance about
         it. The plan taken is the one predicted best against the
         diagonal Gaussian (per-coordinate means and variances at half the
@@ -228,8 +230,12 @@ class PrivateGaussianEstimator(
     (each a function of its own row and the public box): ``box_moments``
     (per-coordinate means and centred squares weighted by 3/2,
     :mod:`dpgauss.releases._moments`: l1 sensitivity ``8 d / (3 n)``, l2
-    ``2 sqrt(d) / n``), or ``second_moment`` (GaussCov of
-    the rows augmented by the constant ``sqrt(d)``, radius ``sqrt(2 d)``), or
+    ``2 sqrt(d) / n``), or, under zCDP, ``box_first`` (the same release at a
+    quarter of the cost) then the choice ``box_second``, made from its
+    released variances, between ``second_moment`` (GaussCov of the rows
+    augmented by the constant ``sqrt(d)``, radius ``sqrt(2 d)``) and
+    ``box_rest`` (the moments again), each at the rest of the cost
+    (:mod:`dpgauss.releases._box_staged`), or
     ``box_mean`` (with ``box_center`` and ``box_spread`` when it adapts its
     windows; :mod:`dpgauss.releases._box_mean`) then ``trace`` and GaussCov
     or SeparateCov about the released mean at radius ``sqrt(d)``. The plan

@@ -1,20 +1,21 @@
-"""End-to-end audit of the Gaussian's augmented release in a box, with canaries.
+"""End-to-end audit of the Gaussian's staged release in a box, with canaries.
 
-``PrivateGaussianEstimator(bounds=(-1, 1), rho=0.05)`` on n = 50 rows of one
-feature, half at -1/2 and half at 1/2 except the first, takes the augmented
-plan (checked below): GaussCov of the rows ``(z, 1)`` in the ball of radius
-``sqrt(2)``, Frobenius sensitivity ``sqrt(2) 2 / n``. The first row moves
-from -1e12 (z = -1) to 1e12 (z = 1): the second moment ``[[z^2, z], [z, 1]]``
-moves by 2 in both off-diagonal entries, Frobenius ``2 sqrt(2) / n``, the
-whole sensitivity, and the audited ``mean_`` (the off-diagonal entry) sees
-it all. Canaries: the release calibrated to a twentieth of its sensitivity,
-and the box map without its clip.
+``PrivateGaussianEstimator(bounds=(-1, 1), rho=0.1)`` on n = 1000 rows of two
+features at +-1/2 (variance 1/4 each), except the first row, takes the
+staged plan (checked below): the moments ``box_first`` at a quarter of rho,
+then, the fills being large, the augmented GaussCov of the rows ``(z,
+sqrt(2))`` in the ball of radius 2 (Frobenius sensitivity ``sqrt(2) 4 /
+n``) at the rest. The first row moves from -1e12 (z = -1) to 1e12 (z = 1):
+its first coordinate's mean moves by 2 / n in the first stage and its
+``sqrt(2) z`` entries of the second moment by ``2 sqrt(2) / n``; the audited
+``mean_[0]`` combines both. Canaries: the augmented release calibrated to a
+twentieth of its sensitivity, and the box map without its clip.
 """
 
 import numpy as np
 import pytest
 
-import dpgauss.releases._box_gaussian as module
+import dpgauss.releases._box_staged as module
 from dpgauss import PrivateGaussianEstimator
 from dpgauss.accounting import ZCDP, zcdp_to_approx
 from dpgauss.releases._box_gaussian import box_gaussian_plan
@@ -22,7 +23,7 @@ from dpgauss.testing.audit import audit
 
 pytestmark = pytest.mark.audit
 
-RHO, DELTA, N = 0.05, 1e-2, 50
+RHO, DELTA, N = 0.1, 1e-2, 1000
 CLAIM = zcdp_to_approx(RHO, DELTA)
 
 
@@ -37,12 +38,18 @@ def _runner(X):
     return run
 
 
-def _audit(n):
-    X = np.full((N, 1), 0.5)
+def _rows():
+    X = np.full((N, 2), 0.5)
     X[: N // 2] = -0.5
+    X[::2, 1] *= -1.0
     X[0] = -1e12
     Y = X.copy()
     Y[0] = 1e12
+    return X, Y
+
+
+def _audit(n):
+    X, Y = _rows()
     return audit(
         _runner(X),
         _runner(Y),
@@ -53,8 +60,23 @@ def _audit(n):
     )
 
 
-def test_the_audited_fit_takes_the_augmented_release():
-    assert [r.name for r in box_gaussian_plan(ZCDP(RHO), N, 1)] == ["second_moment"]
+def test_the_audited_fit_takes_the_staged_release_and_its_augmented_option(
+    monkeypatch,
+):
+    plan = box_gaussian_plan(ZCDP(RHO), N, 2)
+    assert [r.name for r in plan] == ["box_first", "box_second"]
+    import dpgauss.releases._box_staged as staged
+
+    taken = []
+    original = staged.choose_augmented
+
+    def spy(*args):
+        taken.append(original(*args))
+        return taken[-1]
+
+    monkeypatch.setattr(staged, "choose_augmented", spy)
+    _runner(_rows()[0])(5, np.random.default_rng(0))
+    assert taken == [True] * 5
 
 
 @pytest.mark.filterwarnings("ignore::dpgauss.exceptions.UtilityWarning")

@@ -12,8 +12,10 @@ from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.exceptions import UselessFitError, UtilityWarning
 from dpgauss.releases._box_gaussian import (
     _entries,
+    box_gaussian_plan,
     box_gaussian_predict,
     from_box,
+    significant_variances,
 )
 
 
@@ -109,15 +111,17 @@ def test_every_plan_stays_in_the_box_with_rows_1e12_away(privacy, n):
     assert np.all(np.linalg.eigvalsh(est.covariance_) > 0)
 
 
-def test_the_augmented_plan_gives_the_baselines_mean_and_a_full_covariance():
-    # d = 4, n = 5000, rho = 0.5: the mean's noise is 2 sqrt(4) / (n sqrt(1))
-    # = 8e-4 box units per coordinate (sd); the covariance's entries carry
-    # GaussCov noise of about 2 sqrt(2) d / (n sqrt(2 rho)) ~ 2e-3. The true
-    # correlation 0.5 between the first two columns (box-unit covariance
-    # 0.005) is recovered within 3e-3 box units, the mean within 4e-3.
+def test_the_staged_plan_gives_the_baselines_mean_and_a_full_covariance():
+    # d = 4, n = 20000, rho = 0.5: the first stage (a quarter) releases the
+    # variances, 0.01 box units, far above its noise, so the augmented option
+    # runs at 3/4 of rho. The mean's noise is that of the whole rho, 2 sqrt(4)
+    # / n = 2e-4 box units per coordinate (sd); an off-diagonal entry's is
+    # 2 sqrt(2) d / (n sqrt(2 * 0.375)) / sqrt(2) ~ 4.6e-4, and the entry is
+    # kept when it clears 2.39 of those (1.1e-3; the true covariance is
+    # 5e-3). Recovered within 3e-3 box units (6 sds), the mean within 4e-3.
     rng = np.random.default_rng(0)
     cov = 0.01 * np.array([[1, 0.5, 0, 0], [0.5, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]])
-    X = rng.multivariate_normal([0.2, -0.3, 0.0, 0.1], cov, size=5000)
+    X = rng.multivariate_normal([0.2, -0.3, 0.0, 0.1], cov, size=20000)
     est = PrivateGaussianEstimator(bounds=(-1, 1), rho=0.5, random_state=0).fit(X)
     assert np.all(np.abs(est.mean_ - X.mean(0)) < 4e-3)
     assert abs(est.covariance_[0, 1] - np.cov(X.T)[0, 1]) < 3e-3
@@ -160,3 +164,38 @@ def test_pure_dp_means_beat_the_diagonal_gaussian_s():
     expected = math.sqrt((2 * d + 1) * (2 * d + 2) / 3) * 2 / (math.sqrt(2) * 4 * d)
     # No lattice in the ideal scales: the ratio up to the rounding terms.
     assert mean.error == pytest.approx(expected * mean.baseline, rel=1e-6)
+
+
+def test_significant_variances_drop_what_the_noise_could_make():
+    # Noise variance 1e-4 (sd 0.01), k = 2: a raw variance of 0.015 (1.5 sds)
+    # is 0, one of 0.5 is kept at 0.5 - 0.5 * 4e-4 / 0.5 (half the garrote),
+    # and nothing leaves [0, 1].
+    raw = np.array([-0.3, 0.015, 0.5, 1.2])
+    out = significant_variances(raw, np.full(4, 1e-4), 2.0)
+    assert out[0] == 0.0
+    assert out[1] == 0.0
+    assert out[2] == pytest.approx(0.5 - 0.5 * 4e-4 / 0.5, rel=1e-12)
+    assert out[3] == 1.0
+
+
+def test_a_diagonal_fit_of_columns_filling_a_thousandth_of_the_box():
+    # Student t rows (3 dof) in a box 100 wide fill about 1e-3 of it: at n =
+    # 150 and epsilon 1 each variance's noise sd is about 0.09 box units, a
+    # hundred times the variances. Each is released as 0 (then the floor, a
+    # millionth of the largest) unless its noise clears k = 2.77 sds, which
+    # a Laplace draw does with chance about 1% per coordinate (a twentieth
+    # per fit, FALSE_KEEPS): over 20 fits of 5 coordinates, 1 expected; allow
+    # 4 beyond twice their variance (the zero matrix's relative error is 1).
+    beyond = []
+    for seed in range(20):
+        X = np.random.default_rng(seed).standard_t(3, size=(150, 5))
+        est = PrivateGaussianEstimator(
+            bounds=(-50.0, 50.0), epsilon=1.0, random_state=seed, on_useless="warn"
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UtilityWarning)
+            est.fit(X)
+        beyond.append(int(np.sum(np.diag(est.covariance_) > 2.0 * X.var(axis=0))))
+    plan = box_gaussian_plan(PureDP(1.0), 150, 5)
+    assert [r.name for r in plan] == ["box_moments"]
+    assert sum(beyond) <= 4, beyond

@@ -18,8 +18,9 @@ from dpgauss.releases._box_gaussian import (
     release_box_gaussian,
 )
 from dpgauss.releases._box_mean import baseline_error
+from dpgauss.releases._box_staged import STAGED, choose_augmented
 
-CANDIDATES = [None, AUGMENTED, *MEAN_SHARES]
+CANDIDATES = [None, AUGMENTED, STAGED, *MEAN_SHARES]
 
 
 def _names(entries):
@@ -37,7 +38,7 @@ def test_priced_without_n_the_plan_is_the_moments_release():
 @pytest.mark.parametrize("total", [PureDP(1.0), ZCDP(0.5)])
 @pytest.mark.parametrize("share", CANDIDATES)
 def test_every_candidate_costs_the_whole_budget(total, share):
-    if share == AUGMENTED and isinstance(total, PureDP):
+    if share in (AUGMENTED, STAGED) and isinstance(total, PureDP):
         pytest.skip("the augmented release is offered under zCDP only")
     # The plan refuses charges above its total; none is left unspent either.
     plan = ReleasePlan(total, _entries(total, 500, 4, share))
@@ -46,10 +47,12 @@ def test_every_candidate_costs_the_whole_budget(total, share):
     assert getattr(spent, key) == pytest.approx(getattr(total, key), rel=1e-9)
 
 
-def test_zcdp_with_many_rows_takes_the_augmented_release():
+def test_zcdp_with_many_rows_takes_the_staged_release():
     # d = 8, n = 5000, rho = 0.5: the mean is the baseline's and the full
-    # covariance is predicted a tenth of the zero matrix's error.
-    assert _names(box_gaussian_plan(ZCDP(0.5), 5000, 8)) == ["second_moment"]
+    # covariance is predicted a tenth of the zero matrix's error; the staged
+    # plan releases the fills first and the full covariance only where they
+    # let it beat the diagonal.
+    assert _names(box_gaussian_plan(ZCDP(0.5), 5000, 8)) == ["box_first", "box_second"]
 
 
 def test_small_n_takes_the_moments_release():
@@ -97,7 +100,7 @@ def _rows(n, d, seed):
 @pytest.mark.parametrize("share", CANDIDATES)
 @pytest.mark.parametrize("total", [PureDP(1e-3), ZCDP(1e-6), ZCDP(5.0)])
 def test_releases_stay_in_the_box_for_every_plan(share, total):
-    if share == AUGMENTED and isinstance(total, PureDP):
+    if share in (AUGMENTED, STAGED) and isinstance(total, PureDP):
         pytest.skip("the augmented release is offered under zCDP only")
     n, d = 400, 3
     X = _rows(n, d, 0)
@@ -113,3 +116,27 @@ def test_releases_stay_in_the_box_for_every_plan(share, total):
     assert np.all(np.diag(C) <= half**2 * (1 + 1e-9))
     assert np.all(values >= floor)
     assert floor > 0
+
+
+def test_the_staged_choice_reads_the_fills():
+    # Noise variances of d = 5 at n = 2000, rho = 0.5 (box units): diagonal
+    # 1e-6 (moments) and 1.3e-5 (augmented), off-diagonal 3e-5 (sd 5.5e-3).
+    # Columns filling a tenth of their box: each pair's noise is 0.055 of
+    # its scale, below the reference correlation 0.3, so the augmented option
+    # wins; filling a thousandth it is 5.5 times, and the diagonal keeps them.
+    noise = (1e-6, 1.3e-5, 3e-5)
+    assert choose_augmented(np.full(5, 0.1), *noise)
+    assert not choose_augmented(np.full(5, 1e-3), *noise)
+    assert not choose_augmented(np.zeros(5), *noise)
+
+
+def test_the_staged_mean_carries_the_baselines_noise():
+    # Both options combine the first stage's means with the second's: the
+    # noise of the per-coordinate means at the whole rho, 2 sqrt(d) / (n
+    # sqrt(2 rho)) per coordinate (the lattice sampler adds well under 1%).
+    total, n, d = ZCDP(0.5), 2000, 6
+    prediction = box_gaussian_predict(
+        total, n, d, _mechanisms(total, _entries(total, n, d, STAGED))
+    )
+    ratio = prediction.mean.error / baseline_error(total, n, d)
+    assert ratio == pytest.approx(1.0, rel=1e-2)
