@@ -541,10 +541,16 @@ class PrivateGaussianEstimator(
         mapped back (post-processing)."""
         center, half = self._box(X.shape[1])
         mean, values, vectors, floor = release_box_gaussian(X, center, half, plan, rng)
-        mean, values, vectors, floor = from_box(
+        mean, values, vectors, floor, scale = from_box(
             mean, values, vectors, floor, center, half
         )
         fitted = self._gaussian_attributes(mean, values, vectors, floor)
+        # The public change of units (post-processing): the spectrum stays in
+        # box units, the model is diag(scale) times its Gaussian.
+        outer = np.outer(scale, scale)
+        fitted["covariance_"] = fitted["covariance_"] * outer
+        fitted["precision_"] = fitted["precision_"] / outer
+        fitted["_model"] = (*fitted["_model"], scale)
         fitted.update(
             mean_=fitted["location_"].copy(), frame_=np.diag(1.0 / half), mean_steps_=1
         )

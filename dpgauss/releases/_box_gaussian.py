@@ -556,17 +556,33 @@ def from_box(mean, values, vectors, floor, center, half):
     The mean is projected into the box (``|m_j| <= 1``). The covariance
     ``C = V diag(max(values, floor)) V^T`` gets each variance capped at 1 (a
     variable in [-1, 1] has variance at most 1) by ``D C D`` with ``D_jj =
-    min(1, C_jj^(-1/2))``, which keeps it positive definite, then maps back
-    to ``diag(h) D C D diag(h)``; its eigenvalues are at least ``floor
-    min(h D)^2``, the floor returned.
+    min(1, C_jj^(-1/2))``, which keeps it positive definite and its
+    eigenvalues at least ``floor min(D)^2``, the floor returned. The model in
+    the data's units is ``diag(half)`` times that Gaussian: the spectrum is
+    returned in box units with ``scale = half``, so columns in units 1e-3 and
+    1e6 apart keep their own precision (an eigendecomposition in the data's
+    units would lose the small column's variance to the rounding of the
+    large one's).
+
+    Returns
+    -------
+    location : ndarray of shape (d,)
+        In the data's units, inside the box.
+    values, vectors : ndarray
+        The capped covariance's spectrum in box units.
+    floor : float
+        Its eigenvalue floor, in box units.
+    scale : ndarray of shape (d,)
+        ``half``: the covariance in the data's units is ``diag(scale) V
+        diag(values) V^T diag(scale)``.
     """
     mean = np.clip(np.nan_to_num(mean, nan=0.0), -1.0, 1.0)
     location = np.clip(center + half * mean, center - half, center + half)
     values = np.maximum(values, floor)
     C = (vectors * values) @ vectors.T
     cap = np.minimum(1.0, 1.0 / np.sqrt(np.maximum(np.diag(C), 1e-300)))
-    scale = half * cap
-    C = scale[:, None] * C * scale[None, :]
+    C = cap[:, None] * C * cap[None, :]
     new_values, new_vectors = np.linalg.eigh(0.5 * (C + C.T))
-    new_floor = max(float(floor) * float(np.min(scale)) ** 2, np.finfo(float).tiny)
-    return location, np.maximum(new_values, new_floor), new_vectors, new_floor
+    new_floor = max(float(floor) * float(np.min(cap)) ** 2, np.finfo(float).tiny)
+    scale = np.asarray(half, dtype=np.float64)
+    return location, np.maximum(new_values, new_floor), new_vectors, new_floor, scale

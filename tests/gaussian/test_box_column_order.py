@@ -3,21 +3,21 @@
 The box release is made in box units, where every column has the same scale;
 the map back to the data's units is post-processing and should be exact up to
 rounding entry by entry. Columns whose scales are not sorted (1, 1e-3, 1e6)
-expose a map back that goes through an eigendecomposition in the data's
-units: the smallest column's variance is then lost to the rounding of the
-largest (relative ``2^-52`` of 1.6e13 against 1.6e-5), and comes back 100
+exposed a map back that went through an eigendecomposition in the data's
+units: the smallest column's variance was then lost to the rounding of the
+largest (relative ``2^-52`` of 1.6e13 against 1.6e-5), and came back 100
 times too small or too large, depending on the draw. The same rows with the
 columns sorted keep it. The columns are correlated (0.5 between any two) so
 that the release keeps its off-diagonal entries: independent columns come
 out diagonal (entries below the noise's tail are dropped), and a diagonal
-matrix maps back exactly. Marked as expected to fail until the map back
-keeps the box units' precision.
+matrix maps back exactly. The model keeps its spectrum in box units with
+the half-widths as a public scale (as the covariance estimators' box models
+do), so the map back is entry by entry.
 """
 
 import warnings
 
 import numpy as np
-import pytest
 
 from dpgauss import PrivateGaussianEstimator
 
@@ -43,10 +43,6 @@ def test_sorted_columns_keep_every_variance():
     assert np.all(np.abs(ratios - 1.0) < 0.2), ratios
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="from_box eigendecomposes the covariance in the data's units",
-)
 def test_unsorted_columns_keep_every_variance():
     ratios = _variance_ratios([0, 1, 2], seed=0)
     assert np.all(np.abs(ratios - 1.0) < 0.2), ratios

@@ -52,7 +52,7 @@ def test_from_box_caps_the_variances_and_keeps_definiteness():
     rng = np.random.default_rng(3)
     A = rng.normal(size=(3, 3)) * 5
     values, vectors = np.linalg.eigh(A @ A.T)
-    mean, new, _, floor = from_box(
+    mean, new, _, floor, _ = from_box(
         np.array([3.0, -0.5, np.nan]), values, vectors, 1e-9, np.zeros(3), np.ones(3)
     )
     assert np.array_equal(mean, [1.0, -0.5, 0.0])

@@ -109,9 +109,10 @@ def test_releases_stay_in_the_box_for_every_plan(share, total):
     released = release_box_gaussian(X, center, half, plan, np.random.default_rng(0))
     plan.finish()
     assert np.all(np.abs(released[0]) <= 1.0)
-    mean, values, vectors, floor = from_box(*released, center, half)
+    mean, values, vectors, floor, scale = from_box(*released, center, half)
     assert np.all((mean >= center - half) & (mean <= center + half))
-    C = (vectors * values) @ vectors.T
+    assert np.array_equal(scale, half)
+    C = scale[:, None] * ((vectors * values) @ vectors.T) * scale[None, :]
     assert np.all(np.isfinite(C))
     assert np.all(np.diag(C) <= half**2 * (1 + 1e-9))
     assert np.all(values >= floor)
