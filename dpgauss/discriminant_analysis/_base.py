@@ -179,6 +179,37 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
             return float(self.data_norm)
         return float(np.nextafter(math.sqrt(d), math.inf))
 
+    # -- what the messages name: the public bound the user gave -------------------
+    def _given_text(self):
+        """The public bound as the user gave it, for messages."""
+        if self.bounds is not None:
+            return "bounds (the box)"
+        if self.location is None:
+            return "data_norm (a bound on the rows' l2 norm around 0)"
+        return "data_norm and location"
+
+    def _bound_text(self):
+        """What the clipping radius is compared with, for messages."""
+        if self.bounds is not None:
+            return "the box's half-diagonal (sqrt(d) in units of its half-widths)"
+        return "data_norm"
+
+    def _clipped_text(self):
+        """Where the rows probably lie when the radius reaches the bound."""
+        share = f"{1 - RADIUS_QUANTILE:.0%} of the rows or more"
+        if self.bounds is not None:
+            return (
+                f"probably {share} lie at the box's corners, most of them "
+                "beyond bounds and clipped to it"
+            )
+        return f"probably {share} lie beyond data_norm and are clipped"
+
+    def _wider_text(self):
+        """What would help when the rows are clipped, for messages."""
+        if self.bounds is not None:
+            return "Wider bounds, from domain knowledge (never from the rows),"
+        return "A larger data_norm (or rows in other units)"
+
     def _rows(self, data):
         """The rows the releases read: ``X``, or with a box its rows in box
         units (:func:`~dpgauss.releases._box.box_offsets`, each from its own
@@ -325,10 +356,9 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
             warnings.warn(
                 f"{type(self).__name__}: the released {RADIUS_QUANTILE:.0%} radius "
                 "of the rows around the released center is within "
-                f"{AT_BOUND:.0%} of data_norm: probably {1 - RADIUS_QUANTILE:.0%} "
-                "of the rows or more lie beyond data_norm and are clipped, which "
-                "biases the class means and covariance. A larger data_norm (or "
-                "rows in other units) fits better.",
+                f"{AT_BOUND:.0%} of {self._bound_text()}: "
+                f"{self._clipped_text()}, which biases the class means and "
+                f"covariance. {self._wider_text()} fits better.",
                 UtilityWarning,
                 stacklevel=caller_stacklevel(),
             )
@@ -353,7 +383,7 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
                 f"lies within {1 - EDGE_SHARE:.0%} of the edge of the clipping ball "
                 f"(radius {radius:.3g}): most rows are probably at or beyond it, "
                 "clipped to its edge, so the class means and covariance say little. "
-                "Check data_norm and location against the rows' units.",
+                f"Check {self._given_text()} against the rows' units.",
                 UtilityWarning,
                 stacklevel=caller_stacklevel(),
             )
