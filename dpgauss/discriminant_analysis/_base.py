@@ -388,6 +388,24 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
                 stacklevel=caller_stacklevel(),
             )
 
+    def _warn_if_priors_only(self, offsets):
+        """UtilityWarning when the shrinkage pulled every released class mean
+        to their average (:func:`~dpgauss.releases._classes.shrink_means`):
+        the means then carry no signal above their noise, and the classifier
+        predicts by the priors alone, the majority class of the released
+        counts unless ``priors`` are given. Reads released values only."""
+        if offsets.shape[0] < 2 or not np.all(offsets == offsets[0]):
+            return
+        warnings.warn(
+            f"{type(self).__name__}: every released class mean lies within its "
+            "noise of their average, so the classifier predicts by the priors "
+            "alone (the majority class of the released counts): the fit is no "
+            "better than that simplest private classifier. "
+            f"{self._useless_help()}",
+            UtilityWarning,
+            stacklevel=caller_stacklevel(),
+        )
+
     def _class_attributes(self, parts):
         """The fitted attributes both analyses set from :meth:`_release_classes`
         (with a box, the means and the clipping center in data units)."""
@@ -431,6 +449,7 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
             # the means are projected into the box (post-processing).
             offsets = np.clip(center + offsets, -1.0, 1.0) - center
         offsets = shrink_means(offsets, sizes, mech.sd(K * d) * n / sizes)
+        self._warn_if_priors_only(offsets)
         self._warn_if_clipped_away(
             noisy_sums.sum(axis=0), radius, mech.sd() * math.sqrt(K * d)
         )

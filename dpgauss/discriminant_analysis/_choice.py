@@ -123,10 +123,10 @@ class PlanChoiceMixin:
             "too noisy to beat the majority class (on a reference problem whose "
             "classes lie 2 within-class standard deviations apart: error "
             f"{prediction.error:.3g} against {prediction.baseline:.3g}). "
-            f"{self._useless_help(plan)}",
+            f"{self._useless_help()}",
         )
 
-    def _useless_help(self, plan):
+    def _useless_help(self):
         """What would help a fit refused as useless, naming what the user gave
         (bounds or data_norm) and the covariance type only where another
         one is predicted better. Public values only."""

@@ -194,3 +194,24 @@ def test_rows_beyond_the_box_warn_about_bounds_not_data_norm(cls):
         texts = [str(w.message) for w in caught if w.category is UtilityWarning]
         assert all("data_norm" not in t for t in texts)
         assert any(expected in t for t in texts), texts
+
+
+@pytest.mark.parametrize("cls", MODELS)
+def test_means_within_their_noise_warn_that_the_priors_decide(cls):
+    # Three classes independent of 13 uniform columns, 134 rows at epsilon 1
+    # (wine's shape): the shrinkage pulls every released class mean to their
+    # average (in 8 of seeds 0-9) and the classifier predicts the majority
+    # class of the released counts, which the fit says (from released
+    # values). Well-separated classes at a large budget keep their means and
+    # do not warn.
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1.0, 1.0, (134, 13))
+    y = rng.integers(0, 3, 134)
+    clf = cls(classes=[0, 1, 2], bounds=(-1.0, 1.0), epsilon=1.0, on_useless="warn")
+    with pytest.warns(UtilityWarning, match="predicts by the priors alone"):
+        clf.set_params(random_state=0).fit(X, y)
+    assert np.all(clf.predict(X) == clf.classes_[np.argmax(clf.priors_)])
+    X, y, box = _boxed(2000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UtilityWarning)
+        cls(classes=[0, 1], bounds=box, rho=1.0, random_state=0).fit(X, y)
