@@ -370,6 +370,14 @@ ESTIMATORS = {
         ALL_FORMS,
         NUMPY,
     ),
+    "PrivateMean-bounds": (
+        lambda **p: PrivateMean(
+            bounds=([0.0, -10.0], [20.0, 0.0]), random_state=0, on_useless="warn", **p
+        ),
+        "bounded",
+        ALL_FORMS,
+        NUMPY,
+    ),
     "PrivateGaussianEstimator-bounds-moments": (
         lambda **p: PrivateGaussianEstimator(
             bounds=([0.0, -10.0], [20.0, 0.0]), random_state=0, on_useless="warn", **p

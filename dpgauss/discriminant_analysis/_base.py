@@ -129,13 +129,17 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
         check_consistent_length(X, y)
         if y.dtype.kind in "fc":
             _assert_all_finite(y, input_name="y")
-        if type_of_target(y) == "continuous":
+        classes = check_classes(self.classes, owner)
+        codes = encode_labels(y, classes)
+        # Labels are read only against the public classes: every label set
+        # within them is accepted alike (a refusal that depended on which
+        # valid labels occur would tell something about a row). Only labels
+        # outside the classes, an input error, are described further.
+        if np.any(codes < 0) and type_of_target(y) == "continuous":
             raise ValueError(
                 f"Unknown label type: continuous. {owner} is a classifier: y must "
                 "hold class labels (from classes)."
             )
-        classes = check_classes(self.classes, owner)
-        codes = encode_labels(y, classes)
         if np.any(codes < 0):
             raise ValueError(
                 f"{owner}: y contains labels that are not in classes "

@@ -9,7 +9,8 @@ reproducible).
 
 Floating point. By default (``exact=True``) every release is exact: additive
 mechanisms round the statistic to a power-of-two lattice and add integer noise
-(discrete Gaussian or discrete Laplace) sampled with integer arithmetic only
+(discrete Gaussian, discrete Laplace, or the cube's K-norm noise on the integer
+lattice) sampled with integer arithmetic only
 (Canonne, Kamath and Steinke 2020), calibrated to the sensitivity plus the
 rounding; selection mechanisms run on integer utilities with exact
 Bernoulli(exp(-rational)) coins. The output is a fixed function of an integer
@@ -21,6 +22,7 @@ of the privacy audits.
 """
 
 from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
+from dpgauss.mechanisms._linf import LInfinityMechanism
 from dpgauss.mechanisms._selection import AboveThreshold, ExponentialMechanism
 from dpgauss.mechanisms._statistics import HistogramMechanism, QuantileMechanism
 from dpgauss.mechanisms._symmetric import (
@@ -33,6 +35,7 @@ __all__ = [
     "ExponentialMechanism",
     "GaussianMechanism",
     "HistogramMechanism",
+    "LInfinityMechanism",
     "LaplaceMechanism",
     "QuantileMechanism",
     "SymmetricGaussianMechanism",

@@ -11,6 +11,7 @@ floating-point noise, whose reachable output floats depend on the center.
 * :func:`bernoulli_exp`: Bernoulli(exp(-num/den)) for integer arrays.
 * :func:`discrete_laplace`: ``P(k) ∝ exp(-|k| / t)`` on the integers.
 * :func:`discrete_gaussian`: ``P(k) ∝ exp(-k^2 / (2 t u))`` on the integers.
+* :func:`discrete_linf`: ``P(z) ∝ exp(-||z||_inf / t)`` on the integer vectors.
 
 Vectorisation: each sampler keeps the indices of the entries still running and
 draws one array of coins per round for all of them. Entries are independent, so
@@ -26,7 +27,7 @@ import numpy as np
 
 from dpgauss.utils._random import check_generator
 
-__all__ = ["bernoulli_exp", "discrete_gaussian", "discrete_laplace"]
+__all__ = ["bernoulli_exp", "discrete_gaussian", "discrete_laplace", "discrete_linf"]
 
 #: Largest denominator of :func:`bernoulli_exp` (``rng.integers(0, den)`` and the
 #: products formed below stay within int64).
@@ -453,3 +454,92 @@ def discrete_gaussian(t, u, size, rng):
 
     out = _pooled(attempts, n, 0.7)
     return out.reshape(shape)
+
+
+# -- the l-infinity K-norm lattice noise -----------------------------------------
+def _geometric_attempts(t, m, rng):
+    """m attempts of CKS Algorithm 2 without the sign: accepted ``X >= 0`` with
+    ``P(X = x) ∝ exp(-x / t)`` (see :func:`_laplace_attempts` for the proof)."""
+    limit = (2**62 - t) // t
+    u = rng.integers(0, t, size=m)
+    u = u[_bernoulli_exp_fraction(u, t, rng)]
+    v = _count_successes(u.size, rng)
+    if v.size and int(v.max()) > limit:  # probability below exp(-1024)
+        raise OverflowError("geometric draw beyond 2**62.")
+    return u + t * v
+
+
+def _linf_radius(t, d, rng):
+    """One draw of K with ``P(K = k) ∝ (2k + 1)^d exp(-k / t)``, a Python int.
+
+    Proposal: ``N``, the sum of ``d + 1`` independent geometric draws with
+    ``P(x) ∝ q^x`` (``q = exp(-1/t)``), has ``P(N = k) = C(k + d, d) (1 - q)^(d+1)
+    q^k`` (the compositions of k into d + 1 parts). Accept ``N = k`` with
+    probability ``prod_{j=1..d} (2k + 1) / (2k + 2j)``, each factor one exactly
+    uniform integer below ``2k + 2j`` compared with ``2k + 1``. Then
+    ``P(K = k) ∝ C(k + d, d) q^k (2k + 1)^d k! / (2^d (k + d)!) = q^k (2k + 1)^d
+    / (2^d d!)``, the target. Every factor is at most 1 (``2j >= 1``), and near 1
+    when k is far above ``d^2``: the mechanisms use ``t >= 2**40``, where almost
+    every proposal is accepted.
+    """
+    while True:
+        parts = _pooled(lambda m: _geometric_attempts(t, m, rng), d + 1, 0.62)
+        k = sum(int(x) for x in parts.tolist())
+        if 2 * k + 2 * d >= 2**62:  # probability below exp(-2**20) at t <= 2**52
+            raise OverflowError("l-infinity noise radius beyond 2**61.")
+        denominators = 2 * k + 2 * np.arange(1, d + 1, dtype=np.int64)
+        if np.all(rng.integers(0, denominators) < 2 * k + 1):
+            return k
+
+
+def discrete_linf(t, d, rng):
+    """One exact draw of integer noise with ``P(z) ∝ exp(-||z||_inf / t)`` on Z^d.
+
+    Parameters
+    ----------
+    t : int
+        The scale, ``1 <= t <= 2**52``.
+    d : int
+        The dimension, ``d >= 1``.
+    rng : None, int or numpy.random.Generator
+        Source of randomness (resolved once).
+
+    Returns
+    -------
+    ndarray of int64, shape (d,)
+        The draw.
+
+    Notes
+    -----
+    A mixture of uniform cubes. Draw the radius K with ``P(K = k) ∝ (2k + 1)^d
+    q^k``, ``q = exp(-1/t)`` (:func:`_linf_radius`), then Z uniform on
+    ``{-K, ..., K}^d`` (``rng.integers``, exactly uniform). For a point z with
+    ``||z||_inf = m``,
+
+    .. math::
+
+       P(Z = z) = \\sum_{k \\ge m} \\frac{P(K = k)}{(2k + 1)^d}
+       \\propto \\sum_{k \\ge m} q^k = \\frac{q^m}{1 - q},
+
+    so ``P(Z = z) ∝ exp(-||z||_inf / t)``: the K-norm mechanism of the unit cube
+    (Hardt and Talwar 2010) on the integer lattice. Shifting an integer center by
+    ``delta`` changes every probability by a factor at most
+    ``exp(||delta||_inf / t)`` (triangle inequality), so adding this noise to an
+    integer vector of l-infinity sensitivity ``Delta`` is ``Delta / t``-DP. Each
+    entry's variance is ``E[K (K + 1)] / 3``, about ``(d + 1)(d + 2) t^2 / 3``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpgauss.mechanisms._discrete import discrete_linf
+    >>> rng = np.random.default_rng(0)
+    >>> z = np.array([discrete_linf(50, 3, rng) for _ in range(4000)])
+    >>> # ||Z||_inf is about Gamma(d, t): mean d t
+    >>> z.shape, round(float(np.abs(z).max(axis=1).mean()) / 50, 1)
+    ((4000, 3), 3.0)
+    """
+    t = _positive_int("t", t, MAX_LAPLACE_SCALE)
+    d = _positive_int("d", d, 2**20)
+    rng = check_generator(rng)
+    k = _linf_radius(t, d, rng)
+    return rng.integers(-k, k + 1, size=d, dtype=np.int64)

@@ -29,6 +29,7 @@ from dpgauss.mechanisms._discrete import (
     MAX_LAPLACE_SCALE,
     discrete_gaussian,
     discrete_laplace,
+    discrete_linf,
 )
 from dpgauss.utils._random import check_generator
 
@@ -37,6 +38,7 @@ __all__ = [
     "draw_gaussian",
     "draw_gumbel",
     "draw_laplace",
+    "draw_linf",
     "draw_symmetric",
     "draw_uniform",
     "dyadic_below",
@@ -46,6 +48,7 @@ __all__ = [
     "laplace_lattice_scale",
     "lattice_gaussian",
     "lattice_laplace",
+    "lattice_linf",
     "power_of_two_grid",
     "to_lattice",
 ]
@@ -346,6 +349,11 @@ def lattice_laplace(t, size, rng):
     return discrete_laplace(t, size, rng)
 
 
+def lattice_linf(t, d, rng):
+    """Integer noise with ``P(z) ∝ exp(-||z||_inf / t)`` on Z^d (one draw)."""
+    return discrete_linf(t, d, rng)
+
+
 # -- floating point (exact=False: not float-safe) ---------------------------------
 def draw_gaussian(scale, size, random_state):
     """Draw N(0, scale^2) float noise of shape ``size`` (not float-safe)."""
@@ -355,6 +363,16 @@ def draw_gaussian(scale, size, random_state):
 def draw_laplace(scale, size, random_state):
     """Draw Laplace(0, scale) float noise (not float-safe)."""
     return check_generator(random_state).laplace(0.0, scale, size=size)
+
+
+def draw_linf(scale, d, random_state):
+    """Draw float noise with density ``∝ exp(-||x||_inf / scale)`` on R^d (not
+    float-safe): a radius ``R ~ Gamma(d + 1, scale)`` times a uniform point of
+    the cube ``[-1, 1]^d`` (the density at x is ``∝ int_{R >= ||x||_inf} R^d
+    e^{-R/scale} / R^d dR ∝ e^{-||x||_inf / scale}``)."""
+    rng = check_generator(random_state)
+    radius = rng.gamma(d + 1.0, scale)
+    return radius * rng.uniform(-1.0, 1.0, size=d)
 
 
 def draw_gumbel(size, random_state):

@@ -69,6 +69,7 @@ from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.exceptions import UtilityWarning
+from dpgauss.mechanisms._linf import LInfinityMechanism
 from dpgauss.mechanisms._releases import mean_mechanism
 from dpgauss.releases._box import box_frame, check_bounds
 from dpgauss.releases._moments import (
@@ -185,8 +186,13 @@ def variance_floor(mechanism, weight=1.0):
     ``mechanism`` over ``weight``, the second statistic's weight in its
     release), capped at 1, at least :data:`MIN_BOX_VARIANCE`. Released
     variances below twice it are reported; they are floored at
-    :data:`FLOOR_FRACTION` of it."""
-    return min(max(float(mechanism.scale) / weight, MIN_BOX_VARIANCE), 1.0)
+    :data:`FLOOR_FRACTION` of it. The cube's K-norm noise counts by the
+    Laplace scale of the same per-entry sd (its own ``scale`` is the radius's,
+    far below an entry's noise)."""
+    scale = float(mechanism.scale)
+    if isinstance(mechanism, LInfinityMechanism):
+        scale = float(mechanism.sd()) / math.sqrt(2.0)
+    return min(max(scale / weight, MIN_BOX_VARIANCE), 1.0)
 
 
 @fill_doc

@@ -78,6 +78,7 @@ from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.density import sampling_generator
 from dpgauss.mechanisms._factory import additive
+from dpgauss.releases._prediction import Prediction, report_useless
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._leak import warn_if_scored_in_search
 from dpgauss.utils._sklearn_compat import _fit_context
@@ -87,6 +88,9 @@ __all__ = ["PrivateProductDistribution"]
 
 #: Probability (over the data, for accuracy only) that some round drops a row.
 TRUNCATION_BETA = 0.05
+#: The RMS error of answering 1/2 for a marginal drawn uniformly from [0, 1]:
+#: the baseline a fit must be predicted to beat (it reads nothing).
+UNINFORMED_ERROR = 1.0 / math.sqrt(12.0)
 
 
 def n_rounds_for(d):
@@ -374,6 +378,11 @@ class PrivateProductDistribution(DensityMixin, PrivateEstimatorMixin, BaseEstima
     functions of n, d and earlier releases (adaptive composition). See
     :ref:`product` for the proof and the algorithm.
 
+    Before the spend the fit predicts a marginal's noise sd from round 1's
+    mechanism (public: n, d, the cost) and, where it is no better than
+    answering 1/2 for every marginal (RMS error ``1/sqrt(12)`` for marginals
+    spread over [0, 1]), refuses per ``on_useless``.
+
     Accuracy rests on the rows being independent draws of a product
     distribution; privacy holds for any binary input. ``fit`` accepts only
     entries that are exactly 0 or 1 and refuses anything else before any
@@ -474,6 +483,36 @@ class PrivateProductDistribution(DensityMixin, PrivateEstimatorMixin, BaseEstima
                 for name, cost in zip(names, costs, strict=True)
             ],
         )
+
+    def _predict_error(self, plan, data, mechanisms):
+        """Round 1's noise on a marginal, against answering 1/2 (public).
+
+        Every coordinate's estimate includes round 1's count, whose neighbours
+        differ in up to d entries (nothing is truncated there); later rounds
+        only add independent releases of the same counts, so round 1's noise
+        sd over n bounds a marginal's noise. The baseline is the answer that
+        reads nothing, 1/2 for every marginal: its RMS error is ``1/sqrt(12)``
+        for marginals spread uniformly over [0, 1]. The sampling error is
+        that of a marginal at 1/2, ``1 / (2 sqrt(n))``.
+        """
+        first = next(iter(plan.releases()))
+        mech = counts_mechanism(first.cost, data.d)
+        error = float(mech.sd(data.d)) / data.n
+        return Prediction(
+            error, UNINFORMED_ERROR, "rms per marginal", 0.5 / math.sqrt(data.n)
+        )
+
+    def _check_utility(self, plan, data):
+        prediction = data.prediction
+        if prediction.loses:
+            report_useless(
+                self,
+                f"PrivateProductDistribution: with n={data.n}, d={data.d} and "
+                f"{plan.total}, a marginal's noise sd is predicted at "
+                f"{prediction.error:.3g}, no better than answering 1/2 for every "
+                f"marginal (RMS error {prediction.baseline:.3g} for marginals "
+                "spread over [0, 1]). Give a larger budget or more rows.",
+            )
 
     # -- the fit ------------------------------------------------------------------
     def _fit_releases(self, data, plan, rng):

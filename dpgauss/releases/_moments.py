@@ -54,6 +54,17 @@ w / 2)``) and neighbours' differ by at most twice that more. The product
 at least 1 (the product is then exact). :func:`moments_mechanism` adds all
 of it.
 
+**l-infinity** (pure DP). Each entry of ``n (m, w s)`` moves by at most
+``t <= 2`` (a mean) or ``w t q <= w`` (a square: ``t q <= ((t + q) / 2)^2
+<= 1``), so the vector's l-infinity sensitivity is ``max(2, w) / n`` in exact
+arithmetic; per entry the rounding adds at most ``2 e`` (a mean: a chunked
+mean of values in [-1, 1] is within ``e`` of the exact one) or ``w (3 u / n
++ e) + 2 u w`` (a square, as above). Under a pure cost the release takes the
+cube's K-norm noise (:mod:`dpgauss.mechanisms._linf`) when its per-entry
+variance ``(2d + 1)(2d + 2) / 3 (Dinf / epsilon)^2`` is below the Laplace's
+``2 (D1 / epsilon)^2``: always at ``w = 2`` (0.90 of the Laplace sd at d = 1,
+0.60 at d = 5, 0.53 at d = 30) and at ``w = 3/2`` (0.70 at d = 5).
+
 Why joint (``w = 2``): two releases at half the cost each put noise of sd
 ``2 sqrt(2) k`` on m and ``sqrt(2) k`` on s (``k = sqrt(d) / (n sqrt(2
 rho))``; Laplace: scales ``4 d / (n epsilon)`` and ``2 d / (n epsilon)``);
@@ -73,7 +84,8 @@ from fractions import Fraction
 import numpy as np
 
 from dpgauss.accounting import ZCDP
-from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
+from dpgauss.mechanisms._additive import GaussianMechanism
+from dpgauss.mechanisms._factory import additive
 from dpgauss.releases._box import box_offsets
 from dpgauss.utils._sums import _over_blocks, iter_chunks, summation_error
 
@@ -85,6 +97,7 @@ __all__ = [
     "moments_l1",
     "moments_l2",
     "moments_mechanism",
+    "moments_sensitivities",
     "weighted_moments",
 ]
 
@@ -234,7 +247,8 @@ def moments_mechanism(cost, n, d, n_partials=None, weight=SECOND_WEIGHT):
     Parameters
     ----------
     cost : ZCDP or PureDP
-        Gaussian noise for zCDP (l2), Laplace for pure DP (l1).
+        Gaussian noise for zCDP (l2); for pure DP the Laplace (l1) or the
+        cube's K-norm (l-infinity) noise, whichever has the smaller variance.
     n, d : int
         Rows and features (public).
     n_partials : int, default=None
@@ -244,16 +258,36 @@ def moments_mechanism(cost, n, d, n_partials=None, weight=SECOND_WEIGHT):
 
     Returns
     -------
-    GaussianMechanism or LaplaceMechanism
+    GaussianMechanism, LaplaceMechanism or LInfinityMechanism
 
     Examples
     --------
     >>> from dpgauss.accounting import PureDP
     >>> from dpgauss.releases._moments import moments_mechanism
-    >>> round(moments_mechanism(PureDP(1.0), n=100, d=4).sensitivity, 6)
-    0.125
+    >>> mech = moments_mechanism(PureDP(1.0), n=100, d=4)
+    >>> type(mech).__name__, round(mech.sensitivity, 6)
+    ('LInfinityMechanism', 0.02)
     >>> round(moments_mechanism(PureDP(1.0), n=300, d=3, weight=1.5).sensitivity, 6)
-    0.026667
+    0.006667
+    """
+    bounds = moments_sensitivities(n, d, n_partials, weight)
+    if isinstance(cost, ZCDP):
+        return GaussianMechanism(sensitivity=bounds["l2"], rho=cost.rho)
+    return additive(
+        cost, l2=bounds["l2"], l1=bounds["l1"], linf=bounds["linf"], size=2 * d
+    )
+
+
+def moments_sensitivities(n, d, n_partials=None, weight=SECOND_WEIGHT):
+    """The l2, l1 and l-infinity sensitivities of the computed ``(m, w s)``,
+    rounding included (module docstring; public: n, d, the chunk count, w).
+
+    Examples
+    --------
+    >>> from dpgauss.releases._moments import moments_sensitivities
+    >>> bounds = moments_sensitivities(100, 4)
+    >>> {k: round(v, 6) for k, v in bounds.items()}
+    {'l2': 0.045366, 'l1': 0.125, 'linf': 0.02}
     """
     w = _check_weight(weight)
     e = summation_error(n, n_partials)
@@ -261,10 +295,13 @@ def moments_mechanism(cost, n, d, n_partials=None, weight=SECOND_WEIGHT):
     # sqrt(d) and sqrt(2 d) rounded up: at least the real roots.
     root = float(np.nextafter(math.sqrt(d), math.inf))
     root2 = float(np.nextafter(math.sqrt(2.0 * d), math.inf))
-    if isinstance(cost, ZCDP):
-        l2 = root * (moments_l2(w) + 4.0 * w * _U) / n + 2.0 * e * root2 * max(
-            1.0, w / 2.0
-        )
-        return GaussianMechanism(sensitivity=l2 + product * root, rho=cost.rho)
+    l2 = root * (moments_l2(w) + 4.0 * w * _U) / n + 2.0 * e * root2 * max(1.0, w / 2.0)
     l1 = d * (moments_l1(w) + 4.0 * w * _U) / n + (2.0 + w) * e * d
-    return LaplaceMechanism(sensitivity=l1 + product * d, epsilon=cost.epsilon)
+    # l-infinity (module docstring): a mean entry 2/n + 2e, a square entry
+    # w (1 + 3u) / n + w e + 2 u w; the larger, rounded up by a relative u.
+    linf = max(2.0 / n + 2.0 * e, w * (1.0 + 3.0 * _U) / n + w * e + 2.0 * _U * w)
+    return {
+        "l2": l2 + product * root,
+        "l1": l1 + product * d,
+        "linf": float(np.nextafter(linf, math.inf)),
+    }

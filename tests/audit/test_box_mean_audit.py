@@ -69,3 +69,57 @@ def test_canary_without_clipping_is_caught(monkeypatch):
     monkeypatch.setattr(module, "_window_mean", window_mean)
     result = _box_audit(600)
     assert result.epsilon_lower > EPSILON, result
+
+
+# -- three features: the cube's K-norm noise (pure epsilon, d >= 2) -------------
+D3 = 3
+
+
+def _cube_runner(X, a, b):
+    # Summary: the privacy loss of the ideal mechanism between the exact means
+    # a (of X) and b (of its neighbour), ||y - a||_inf - ||y - b||_inf: its
+    # level sets are where the two output laws differ most.
+    est = PrivateMean(bounds=(-np.ones(D3), np.ones(D3)), epsilon=EPSILON)
+
+    def run(n, rng):
+        out = np.array(
+            [est.set_params(random_state=rng).fit(X).mean_ for _ in range(n)]
+        )
+        return np.abs(out - a).max(axis=1) - np.abs(out - b).max(axis=1)
+
+    return run
+
+
+def _cube_audit(n):
+    # Every coordinate of the far row moves from -1 to 1 after clipping: the
+    # l-infinity distance 2/n is reached in all three coordinates at once.
+    X = np.full((N, D3), 0.5)
+    X[: N // 2] = -0.5
+    X[0] = -1e12
+    Y = X.copy()
+    Y[0] = 1e12
+    a = np.clip(X, -1, 1).mean(0)
+    b = np.clip(Y, -1, 1).mean(0)
+    return audit(
+        _cube_runner(X, a, b),
+        _cube_runner(Y, a, b),
+        n_samples=n,
+        n_select=n // 2,
+        random_state=11,
+    )
+
+
+def test_cube_noise_keeps_its_pure_claim_with_a_far_row():
+    result = _cube_audit(2000)
+    assert result.epsilon_lower <= EPSILON, result
+
+
+def test_canary_cube_noise_at_a_twentieth_of_the_sensitivity_is_caught(monkeypatch):
+    original = module.LInfinityMechanism
+
+    def weak(*, sensitivity, epsilon, size):
+        return original(sensitivity=sensitivity / 20.0, epsilon=epsilon, size=size)
+
+    monkeypatch.setattr(module, "LInfinityMechanism", weak)
+    result = _cube_audit(600)
+    assert result.epsilon_lower > EPSILON, result

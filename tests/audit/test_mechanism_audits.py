@@ -32,6 +32,7 @@ from dpgauss.mechanisms import (
     SymmetricLaplaceMechanism,
     _noise,
 )
+from dpgauss.mechanisms._linf import LInfinityMechanism
 from dpgauss.mechanisms._range import QuantileSearch
 from dpgauss.testing.audit import audit
 
@@ -57,6 +58,25 @@ def _additive(cls, **cost):
         )
 
     return make
+
+
+# --- l-infinity K-norm: every entry moves by D at once ------------------------------
+def _linf(broken):
+    # A = 0 and B = (1, 1, 1): l-infinity distance D = 1 with every entry moved,
+    # the case where the privacy loss reaches epsilon in a whole cone. Summary:
+    # the privacy loss itself, ||y||_inf - ||y - B||_inf (in [-1, 1] times 1/scale),
+    # so the events {summary >= t} are the likelihood ratio's level sets.
+    mech = LInfinityMechanism(sensitivity=0.5 if broken else 1.0, epsilon=1.0, size=3)
+    b = np.ones(3)
+
+    def run(value):
+        def sample(n, rng):
+            out = np.array([mech.randomise(value, rng) for _ in range(n)])
+            return np.abs(out).max(axis=1) - np.abs(out - b).max(axis=1)
+
+        return sample
+
+    return run(np.zeros(3)), run(b)
 
 
 # --- symmetric Gaussian: neighbours differ off the diagonal ---------------------
@@ -254,6 +274,7 @@ CASES = [
         200_000,
     ),
     Case("laplace", _additive(LaplaceMechanism, epsilon=1.0), 1.0, 0.0, 200_000),
+    Case("linf", _linf, 1.0, 0.0, 10_000),
     Case(
         "symmetric_gaussian",
         _symmetric_gaussian,

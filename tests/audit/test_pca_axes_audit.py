@@ -14,6 +14,7 @@ import pytest
 
 import dpgauss.decomposition._axes as module
 from dpgauss import PrivacyBudget, PrivatePCA
+from dpgauss.mechanisms._linf import LInfinityMechanism
 from dpgauss.testing.audit import audit
 
 pytestmark = pytest.mark.audit
@@ -69,7 +70,9 @@ def test_canary_a_twentieth_of_the_sensitivity_is_caught(monkeypatch):
 
     def weak(cost, n, d, n_partials=None):
         mech = original(cost, n, d, n_partials)
-        return type(mech)(sensitivity=mech.sensitivity / 20.0, epsilon=cost.epsilon)
+        return LInfinityMechanism(
+            sensitivity=mech.sensitivity / 20.0, epsilon=cost.epsilon, size=mech.size
+        )
 
     monkeypatch.setattr(module, "moments_mechanism", weak)
     result = _audit(300)

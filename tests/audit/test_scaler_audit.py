@@ -27,6 +27,7 @@ import dpgauss.preprocessing._scaler as module
 import dpgauss.releases._moments as moments
 from dpgauss import PrivateStandardScaler
 from dpgauss.accounting import zcdp_to_approx
+from dpgauss.mechanisms._linf import LInfinityMechanism
 from dpgauss.testing.audit import audit
 
 pytestmark = pytest.mark.audit
@@ -88,7 +89,9 @@ def test_canary_joint_release_at_a_twentieth_of_the_sensitivity_is_caught(
 
     def weak(cost, n, d, n_partials=None):
         mech = original(cost, n, d, n_partials)
-        return type(mech)(sensitivity=mech.sensitivity / 20.0, epsilon=cost.epsilon)
+        return LInfinityMechanism(
+            sensitivity=mech.sensitivity / 20.0, epsilon=cost.epsilon, size=mech.size
+        )
 
     monkeypatch.setattr(module, "moments_mechanism", weak)
     result = _joint_audit(300)

@@ -128,14 +128,15 @@ def test_data_norm_or_bounds_not_both():
 
 
 def test_axes_far_beyond_the_non_private_error_warn_before_the_spend():
-    # n = 2,000, d = 5, epsilon 0.5: a released variance's Laplace noise (l1
-    # 25 d / (8 n) at epsilon 0.5, sd about 0.022 box units) is about 20 times
-    # a non-private variance's sampling sd at the sampling fill (0.033 sqrt(2 /
-    # n) = 0.001): below the random-subspace limit (1), so the fit spends, but
-    # it warns first; at epsilon 1e4 it is silent.
+    # n = 2,000, d = 5, epsilon 0.2: a released variance's noise (the cube's
+    # K-norm on 10 entries, l-infinity 2 / n: sd sqrt(11 * 12 / 3) 2 / (n
+    # epsilon), about 0.033 box units) is about 30 times a non-private
+    # variance's sampling sd at the sampling fill (0.033 sqrt(2 / n) = 0.001):
+    # below the random-subspace limit (1), so the fit spends, but it warns
+    # first; at epsilon 1e4 it is silent.
     Z = np.random.default_rng(3).uniform(-1, 1, size=(2000, 5))
     with pytest.warns(UtilityWarning, match="times the non-private"):
-        PrivatePCA(n_components=2, bounds=(-1, 1), epsilon=0.5, random_state=0).fit(Z)
+        PrivatePCA(n_components=2, bounds=(-1, 1), epsilon=0.2, random_state=0).fit(Z)
     with warnings.catch_warnings():
         warnings.simplefilter("error", UtilityWarning)
         PrivatePCA(n_components=2, bounds=(-1, 1), epsilon=1e4, random_state=0).fit(Z)

@@ -2,6 +2,7 @@
 
 import math
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from sklearn.exceptions import NotFittedError
 from dpgauss import PrivacyBudget, PrivateProductDistribution
 from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.accounting._composition import compose
+from dpgauss.exceptions import UselessFitError, UtilityWarning
 from dpgauss.product._product import (
     count_bound,
     n_rounds_for,
@@ -101,8 +103,14 @@ def test_ledger_matches_the_plan(privacy, total):
     d = 37
     X = _binary(0, 500, np.full(d, 0.1))
     budget = PrivacyBudget(rho=100.0)
-    est = PrivateProductDistribution(budget=budget, random_state=0, **privacy)
-    est.fit(X)
+    # At epsilon 1 a marginal's predicted noise sd (0.63) loses to answering
+    # 1/2: the fit spends only on request, with a warning.
+    est = PrivateProductDistribution(
+        budget=budget, random_state=0, on_useless="warn", **privacy
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UtilityWarning)
+        est.fit(X)
     events = budget.ledger()
     costs = [e.cost for e in events]
     assert costs == est.planned_costs(d)
@@ -342,3 +350,20 @@ def test_count_bound_holds_for_the_worst_binomial(mu, n):
     assert n * stats.binom.sf(k, width, mu / width) <= beta
     assert count_bound(mu, n, beta) <= count_bound(2 * mu, n, beta)
     assert k > mu
+
+
+@pytest.mark.parametrize("epsilon", [0.001, 0.05, 0.2])
+def test_a_fit_no_better_than_one_half_is_refused_before_the_spend(epsilon):
+    # n = 150, d = 4 (two releases at epsilon / 2, round 1's l1 sensitivity
+    # 4): a marginal's Laplace sd is sqrt(2) 8 / (150 epsilon), at least
+    # 0.377 here, above the 0.289 RMS error of answering 1/2.
+    X = _binary(0, 150, np.array([0.1, 0.5, 0.9, 0.3]))
+    budget = PrivacyBudget(epsilon=1.0)
+    with pytest.raises(UselessFitError, match="answering 1/2"):
+        PrivateProductDistribution(epsilon=epsilon, budget=budget).fit(X)
+    assert budget.ledger() == []
+    with pytest.warns(UtilityWarning, match="answering 1/2"):
+        PrivateProductDistribution(
+            epsilon=epsilon, on_useless="warn", random_state=0
+        ).fit(X)
+    PrivateProductDistribution(epsilon=1.0, random_state=0).fit(X)

@@ -11,6 +11,7 @@ import pytest
 
 from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.accounting._plan import ReleasePlan
+from dpgauss.mechanisms._linf import LInfinityMechanism
 from dpgauss.releases._box_gaussian import (
     SQUARE_WEIGHT,
     _release_moments,
@@ -23,6 +24,7 @@ from dpgauss.releases._moments import (
     moments_l1,
     moments_l2,
     moments_mechanism,
+    moments_sensitivities,
     weighted_moments,
 )
 
@@ -79,12 +81,24 @@ def test_weights_must_be_finite_and_positive(w):
 @pytest.mark.parametrize(("n", "d"), [(50, 1), (300, 7), (20000, 30)])
 @pytest.mark.parametrize("w", [1.5, 2.0, 3.0])
 def test_mechanism_sensitivities_are_the_proven_ones_plus_rounding(n, d, w):
-    pure = moments_mechanism(PureDP(1.0), n, d, weight=w).sensitivity
+    bounds = moments_sensitivities(n, d, weight=w)
+    pure = bounds["l1"]
     zcdp = moments_mechanism(ZCDP(0.5), n, d, weight=w).sensitivity
     # The floating-point terms are below 1e-6 relative at these n (the
     # summation error grows like n u).
     assert pure == pytest.approx(d * moments_l1(w) / n, rel=1e-6)
     assert pure >= d * moments_l1(w) / n
+    linf = bounds["linf"]
+    assert linf == pytest.approx(max(2.0, w) / n, rel=1e-6)
+    assert linf >= max(2.0, w) / n
+    # The pure mechanism is the one of smaller per-entry variance.
+    mech = moments_mechanism(PureDP(1.0), n, d, weight=w)
+    k = 2 * d
+    if (k + 1) * (k + 2) / 3 * linf**2 < 2 * pure**2:
+        assert isinstance(mech, LInfinityMechanism)
+        assert mech.sensitivity == linf
+    else:
+        assert mech.sensitivity == pure
     assert zcdp == pytest.approx(math.sqrt(d) * moments_l2(w) / n, rel=1e-6)
     assert zcdp >= math.sqrt(d) * moments_l2(w) / n
 
@@ -115,8 +129,25 @@ def test_the_worst_pair_reaches_the_mechanism_s_sensitivity(w, pure, low):
         *box_moments(X, center, half), w
     )
     moved = np.sum(np.abs(diff)) if pure else np.linalg.norm(diff)
-    cost = PureDP(1.0) if pure else ZCDP(1.0)
-    assert 0.9999 < moved / moments_mechanism(cost, n, d, weight=w).sensitivity <= 1
+    bound = moments_sensitivities(n, d, weight=w)["l1" if pure else "l2"]
+    assert 0.9999 < moved / bound <= 1
+
+
+@pytest.mark.parametrize("w", [0.7, 1.5, 2.0, 3.0])
+def test_the_worst_pair_reaches_the_linf_sensitivity(w):
+    # A mean entry moves by 2/n (z from -1 to 1, its square unmoved); a
+    # square entry by w/n (z from 0 to 1, t q = 1): the larger is reached.
+    n, d = 100, 4
+    center, half = np.zeros(d), np.ones(d)
+    X = np.random.default_rng(0).uniform(-0.5, 0.5, size=(n, d))
+    X[0] = -1e12 if w <= 2 else 0.0
+    Y = X.copy()
+    Y[0] = 1e12
+    diff = weighted_moments(*box_moments(Y, center, half), w) - weighted_moments(
+        *box_moments(X, center, half), w
+    )
+    bound = moments_sensitivities(n, d, weight=w)["linf"]
+    assert 0.9999 < np.max(np.abs(diff)) / bound <= 1
 
 
 @pytest.mark.parametrize("w", [1.5, 2.0, 0.7])
@@ -133,11 +164,10 @@ def test_far_rows_move_the_release_by_at_most_the_sensitivity(w):
         diff = weighted_moments(*box_moments(X, center, half), w) - weighted_moments(
             *box_moments(Y, center, half), w
         )
-        for cost, moved in (
-            (PureDP(1.0), np.sum(np.abs(diff))),
-            (ZCDP(1.0), np.linalg.norm(diff)),
-        ):
-            assert moved <= moments_mechanism(cost, n, d, weight=w).sensitivity
+        bounds = moments_sensitivities(n, d, weight=w)
+        assert np.sum(np.abs(diff)) <= bounds["l1"]
+        assert np.linalg.norm(diff) <= bounds["l2"]
+        assert np.max(np.abs(diff)) <= bounds["linf"]
 
 
 def _plan(total, n, d):
