@@ -260,10 +260,17 @@ def test_invariance_checks_with_a_fixed_seed(estimator):
 
 @pytest.mark.parametrize("estimator", ESTIMATORS, ids=instance_id)
 def test_dp_checks(estimator):
-    X = _data(estimator, (60, 3))
+    n = 60
+    if type(estimator).__name__ == "SubsampleAggregate":
+        # The checks compare noisy releases. On 60 rows the aggregate is
+        # predicted useless, its searches go astray and it releases the
+        # public centre, zeros, the same in every fit (free, by design);
+        # 20,000 rows give releases that carry their noise at both budgets.
+        n = 20_000
+    X = _data(estimator, (n, 3))
     y = None
     if is_classifier(estimator):
-        y = np.arange(60) % 2
+        y = np.arange(n) % 2
     check_dp_estimator(estimator, X, RELEASE[type(estimator).__name__], y=y)
 
 

@@ -183,6 +183,37 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
             return float(self.data_norm)
         return float(np.nextafter(math.sqrt(d), math.inf))
 
+    # -- what the messages name: the public bound the user gave -------------------
+    def _given_text(self):
+        """The public bound as the user gave it, for messages."""
+        if self.bounds is not None:
+            return "bounds (the box)"
+        if self.location is None:
+            return "data_norm (a bound on the rows' l2 norm around 0)"
+        return "data_norm and location"
+
+    def _bound_text(self):
+        """What the clipping radius is compared with, for messages."""
+        if self.bounds is not None:
+            return "the box's half-diagonal (sqrt(d) in units of its half-widths)"
+        return "data_norm"
+
+    def _clipped_text(self):
+        """Where the rows probably lie when the radius reaches the bound."""
+        share = f"{1 - RADIUS_QUANTILE:.0%} of the rows or more"
+        if self.bounds is not None:
+            return (
+                f"probably {share} lie at the box's corners, most of them "
+                "beyond bounds and clipped to it"
+            )
+        return f"probably {share} lie beyond data_norm and are clipped"
+
+    def _wider_text(self):
+        """What would help when the rows are clipped, for messages."""
+        if self.bounds is not None:
+            return "Wider bounds, from domain knowledge (never from the rows),"
+        return "A larger data_norm (or rows in other units)"
+
     def _rows(self, data):
         """The rows the releases read: ``X``, or with a box its rows in box
         units (:func:`~dpgauss.releases._box.box_offsets`, each from its own
@@ -329,10 +360,9 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
             warnings.warn(
                 f"{type(self).__name__}: the released {RADIUS_QUANTILE:.0%} radius "
                 "of the rows around the released center is within "
-                f"{AT_BOUND:.0%} of data_norm: probably {1 - RADIUS_QUANTILE:.0%} "
-                "of the rows or more lie beyond data_norm and are clipped, which "
-                "biases the class means and covariance. A larger data_norm (or "
-                "rows in other units) fits better.",
+                f"{AT_BOUND:.0%} of {self._bound_text()}: "
+                f"{self._clipped_text()}, which biases the class means and "
+                f"covariance. {self._wider_text()} fits better.",
                 UtilityWarning,
                 stacklevel=caller_stacklevel(),
             )
@@ -357,10 +387,28 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
                 f"lies within {1 - EDGE_SHARE:.0%} of the edge of the clipping ball "
                 f"(radius {radius:.3g}): most rows are probably at or beyond it, "
                 "clipped to its edge, so the class means and covariance say little. "
-                "Check data_norm and location against the rows' units.",
+                f"Check {self._given_text()} against the rows' units.",
                 UtilityWarning,
                 stacklevel=caller_stacklevel(),
             )
+
+    def _warn_if_priors_only(self, offsets):
+        """UtilityWarning when the shrinkage pulled every released class mean
+        to their average (:func:`~dpgauss.releases._classes.shrink_means`):
+        the means then carry no signal above their noise, and the classifier
+        predicts by the priors alone, the majority class of the released
+        counts unless ``priors`` are given. Reads released values only."""
+        if offsets.shape[0] < 2 or not np.all(offsets == offsets[0]):
+            return
+        warnings.warn(
+            f"{type(self).__name__}: every released class mean lies within its "
+            "noise of their average, so the classifier predicts by the priors "
+            "alone (the majority class of the released counts): the fit is no "
+            "better than that simplest private classifier. "
+            f"{self._useless_help()}",
+            UtilityWarning,
+            stacklevel=caller_stacklevel(),
+        )
 
     def _class_attributes(self, parts):
         """The fitted attributes both analyses set from :meth:`_release_classes`
@@ -405,6 +453,7 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
             # the means are projected into the box (post-processing).
             offsets = np.clip(center + offsets, -1.0, 1.0) - center
         offsets = shrink_means(offsets, sizes, mech.sd(K * d) * n / sizes)
+        self._warn_if_priors_only(offsets)
         self._warn_if_clipped_away(
             noisy_sums.sum(axis=0), radius, mech.sd() * math.sqrt(K * d)
         )

@@ -122,7 +122,19 @@ class PlanChoiceMixin:
             f"classes and {plan.total}, the released class means are predicted "
             "too noisy to beat the majority class (on a reference problem whose "
             "classes lie 2 within-class standard deviations apart: error "
-            f"{prediction.error:.3g} against {prediction.baseline:.3g}). Use a "
-            "larger budget, more rows, fewer features, tighter bounds or "
-            "data_norm, or covariance_type='diag'.",
+            f"{prediction.error:.3g} against {prediction.baseline:.3g}). "
+            f"{self._useless_help()}",
         )
+
+    def _useless_help(self):
+        """What would help a fit refused as useless, naming what the user gave
+        (bounds or data_norm) and the covariance type only where another
+        one is predicted better. Public values only."""
+        if self.bounds is not None:
+            tighter = "tighter bounds (from domain knowledge, never from the rows)"
+        else:
+            tighter = "a tighter data_norm (with location at the rows' centre)"
+        helps = ["a larger budget", "more rows", "fewer features", tighter]
+        if self.covariance_type == "full":
+            helps.append("covariance_type='diag' or 'auto'")
+        return f"Use {', '.join(helps[:-1])} or {helps[-1]}."

@@ -30,6 +30,7 @@ from dpgauss.releases._winsorized import MIN_GROUPS
 __all__ = [
     "MIN_GROUP_ROWS",
     "assemble",
+    "astray_to_center",
     "attribute_names",
     "auto_groups",
     "group_candidates",
@@ -291,3 +292,26 @@ def bounded_statistic(value, bound, psd=False):
     if top <= bound:
         return value
     return value * (bound / top)
+
+
+def astray_to_center(value, center, bound):
+    """The released aggregate and median, or the statistic's centre (0) for
+    both when the release went astray.
+
+    In a fit predicted useless (too few or too small groups, run on request
+    with ``on_useless="warn"``) the private median and radius searches go
+    astray and the aggregate lands at the public ``bound`` (1e6, not a
+    statistic's value). A release with an entry (of the aggregate or of the
+    released median ``center``) at or beyond ``bound``, or not finite, is
+    replaced by the zero vector (and so is the median): the centre of the
+    public box ``[-bound, bound]^p``, the simplest answer with the same
+    public knowledge. Otherwise both are returned as they are. A function
+    of released values and the public bound only: post-processing, free.
+    """
+    value = np.asarray(value, dtype=np.float64)
+    parts = [value] if center is None else [value, np.asarray(center, np.float64)]
+    with np.errstate(invalid="ignore"):
+        astray = any(not np.all(np.abs(part) < bound) for part in parts)
+    if not astray:
+        return value, center
+    return np.zeros_like(value), None if center is None else np.zeros_like(parts[1])

@@ -50,6 +50,7 @@ from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.ensemble._group_fits import (
     DEFAULT_BOUND,
     assemble,
+    astray_to_center,
     attribute_names,
     bounded_statistic,
     call_released,
@@ -151,7 +152,11 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         Source of the groups' split and the noise. Only an int seed makes a fit
         reproducible (tests and research).
     on_useless : {"raise", "warn"}, default="raise"
-        Too few groups: refuse before the spend (UselessFitError) or warn.
+        Too few or too small groups: refuse before the spend
+        (UselessFitError) or warn and spend. Such a fit's searches usually go
+        astray; when its released aggregate or median reaches ``bound`` in
+        any entry, ``statistic_`` (and ``center_``) is the centre, zeros (free
+        post-processing), never a value at the bound.
 
     Attributes
     ----------
@@ -461,6 +466,11 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
             if collecting:
                 gc.enable()
         bound = self._bound()
+        if self.space != "psd" and useless_reason(self, plan, data, k) is not None:
+            # Spent on request although predicted useless (public values):
+            # a release the searches sent to the bound is the centre instead
+            # (post-processing, see astray_to_center).
+            value, center = astray_to_center(value, center, bound)
         value = bounded_statistic(value, bound, self.space == "psd")
         if center is not None:
             center = bounded_statistic(center, bound, False)

@@ -95,3 +95,46 @@ def test_canary_with_a_twentieth_of_the_sensitivity_is_caught(monkeypatch, runs)
     monkeypatch.setattr(winsorized_module, "mean_mechanism", broken)
     result = _audit(_runs(), runs)
     assert result.epsilon_lower > CLAIM, result
+
+
+# -- the centre of a useless-predicted fit (on_useless="warn") -----------------------
+# A fit predicted useless (100 groups of 2 rows) whose release goes astray gives
+# the centre, 0, decided from the released aggregate and median and the public
+# bound only. Neighbours: every row at 5 (the release is about 5) against the
+# same with row 0 at 1e12 (its group's candidate far beyond the bound).
+
+
+def _far_runs():
+    X = np.full((200, 1), 5.0)
+    Y = X.copy()
+    Y[0] = 1e12
+    return _runner(X, 3.0), _runner(Y, 3.0)
+
+
+def test_the_astray_centre_keeps_the_claim():
+    result = _audit(_far_runs(), FAST_RUNS)
+    assert result.epsilon_lower <= CLAIM, result
+
+
+def test_canary_an_astray_test_on_the_candidates_is_caught(monkeypatch):
+    # The plausible mistake: asking whether the group statistics (private)
+    # reach the bound rather than the release. Row 0 at 1e12 then turns
+    # every release into 0, against about 5 without it.
+    import dpgauss.ensemble._subsample as subsample_module
+
+    seen = {}
+    real = subsample_module.winsorized_mean
+
+    def spy(Y, *args, **kwargs):
+        seen["Y"] = Y
+        return real(Y, *args, **kwargs)
+
+    def broken(value, center, bound):
+        if np.max(np.abs(seen["Y"])) >= bound:
+            return np.zeros_like(value), center
+        return value, center
+
+    monkeypatch.setattr(subsample_module, "winsorized_mean", spy)
+    monkeypatch.setattr(subsample_module, "astray_to_center", broken)
+    result = _audit(_far_runs(), FAST_RUNS)
+    assert result.epsilon_lower > CLAIM, result

@@ -144,3 +144,74 @@ def test_a_fit_predicted_below_the_majority_class_refuses_before_the_spend(cls):
     with pytest.warns(UtilityWarning, match="majority class"):
         clf.fit(X, y)
     assert len(budget.ledger()) > 0
+
+
+@pytest.mark.parametrize("cls", MODELS)
+def test_the_refusal_names_the_bound_the_user_gave(cls):
+    # With a box the advice is tighter bounds, never data_norm (which a box
+    # excludes); with data_norm it is data_norm, never bounds. Reads public
+    # values only: the same message for any rows.
+    X, y, box = _boxed(150)
+    X = np.hstack([X] * 10)  # d = 30
+    box = (np.tile(box[0], 10), np.tile(box[1], 10))
+    with pytest.raises(UselessFitError) as boxed:
+        cls(classes=[0, 1], bounds=box, epsilon=0.5).fit(X, y)
+    assert "tighter bounds" in str(boxed.value)
+    assert "data_norm" not in str(boxed.value)
+    with pytest.raises(UselessFitError) as normed:
+        cls(classes=[0, 1], data_norm=1e4, epsilon=0.5).fit(X - 5.0, y)
+    assert "tighter data_norm" in str(normed.value)
+    assert "bounds" not in str(normed.value)
+    full = cls(classes=[0, 1], bounds=box, epsilon=0.5, covariance_type="full")
+    with pytest.raises(UselessFitError, match="covariance_type='diag' or 'auto'"):
+        full.fit(X, y)
+
+
+@pytest.mark.parametrize("cls", MODELS)
+def test_rows_beyond_the_box_warn_about_bounds_not_data_norm(cls):
+    # Rows 50 box widths out, in one direction (all at one corner in box
+    # units: with fixed clipping, the released mean offset lies at the ball's
+    # edge) or in random directions (every row at some corner: the released
+    # 90% radius is the box's half-diagonal). The warnings name the box.
+    rng = np.random.default_rng(0)
+    one_way = rng.normal(50.0, 1.0, (3000, 3))
+    corners = 50.0 * rng.choice([-1.0, 1.0], (3000, 3))
+    y = np.arange(3000) % 2
+    cases = [
+        (one_way, "fixed", "Check bounds (the box)"),
+        (corners, "adaptive", "box's corners, most of them beyond bounds"),
+    ]
+    for X, clipping, expected in cases:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            cls(
+                classes=[0, 1],
+                bounds=(-1.0, 1.0),
+                clipping=clipping,
+                rho=1.0,
+                random_state=0,
+            ).fit(X, y)
+        texts = [str(w.message) for w in caught if w.category is UtilityWarning]
+        assert all("data_norm" not in t for t in texts)
+        assert any(expected in t for t in texts), texts
+
+
+@pytest.mark.parametrize("cls", MODELS)
+def test_means_within_their_noise_warn_that_the_priors_decide(cls):
+    # Three classes independent of 13 uniform columns, 134 rows at epsilon 1
+    # (wine's shape): the shrinkage pulls every released class mean to their
+    # average (in 8 of seeds 0-9) and the classifier predicts the majority
+    # class of the released counts, which the fit says (from released
+    # values). Well-separated classes at a large budget keep their means and
+    # do not warn.
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1.0, 1.0, (134, 13))
+    y = rng.integers(0, 3, 134)
+    clf = cls(classes=[0, 1, 2], bounds=(-1.0, 1.0), epsilon=1.0, on_useless="warn")
+    with pytest.warns(UtilityWarning, match="predicts by the priors alone"):
+        clf.set_params(random_state=0).fit(X, y)
+    assert np.all(clf.predict(X) == clf.classes_[np.argmax(clf.priors_)])
+    X, y, box = _boxed(2000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UtilityWarning)
+        cls(classes=[0, 1], bounds=box, rho=1.0, random_state=0).fit(X, y)

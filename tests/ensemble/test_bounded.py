@@ -11,8 +11,12 @@ from sklearn.svm import LinearSVC
 
 from dpgauss import PrivacyBudget
 from dpgauss.ensemble import SubsampleAggregate
-from dpgauss.ensemble._group_fits import DEFAULT_BOUND, bounded_statistic
-from dpgauss.exceptions import UselessFitError
+from dpgauss.ensemble._group_fits import (
+    DEFAULT_BOUND,
+    astray_to_center,
+    bounded_statistic,
+)
+from dpgauss.exceptions import UselessFitError, UtilityWarning
 
 
 def _fit(est, X, y):
@@ -54,6 +58,44 @@ def test_a_given_bound_is_the_one_used():
     )
     _fit(est, X, y)
     assert np.abs(est.statistic_).max() <= 0.25
+
+
+@pytest.mark.parametrize("logistic", [False, True])
+@pytest.mark.parametrize("n", [300, 1000, 10_000])
+def test_a_useless_fit_spent_on_request_releases_the_centre_not_the_bound(n, logistic):
+    # Pure epsilon 1 with a 5-coefficient statistic: k_min is far above what n
+    # allows, so the fit is predicted useless; spent with on_useless="warn",
+    # its searches land at the bound (1e6 in every seed before): the centre, 0,
+    # is released instead, and the plan is still charged.
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1.0, 1.0, (n, 5))
+    y = X.sum(axis=1) + rng.normal(size=n)
+    inner, extra = LinearRegression(), {}
+    if logistic:
+        inner, extra, y = LogisticRegression(), {"classes": [0, 1]}, (y > 0) * 1
+    for seed in range(3):
+        budget = PrivacyBudget(epsilon=10.0)
+        est = SubsampleAggregate(
+            inner, epsilon=1.0, on_useless="warn", random_state=seed, budget=budget
+        ).set_params(**extra)
+        with pytest.warns(UtilityWarning, match="too few"):
+            est.fit(X, y)
+        np.testing.assert_array_equal(est.statistic_, 0.0)
+        np.testing.assert_array_equal(est.center_, 0.0)
+        assert [e.cost for e in budget.ledger()] == est.planned_costs(5)
+        np.testing.assert_array_equal(est.estimator_.coef_, 0.0)
+
+
+def test_the_centre_replaces_only_a_release_at_the_bound():
+    # Post-processing of the released aggregate and median and the bound.
+    value, center = np.array([0.5, -2.0]), np.array([0.4, -1.9])
+    out = astray_to_center(value, center, 5.0)
+    np.testing.assert_array_equal(out[0], value)
+    np.testing.assert_array_equal(out[1], center)
+    for v, c in [([5.0, 0.0], center), (value, [0.0, -5.0]), ([np.nan, 0], None)]:
+        out = astray_to_center(np.array(v), c, 5.0)
+        np.testing.assert_array_equal(out[0], 0.0)
+        assert out[1] is None if c is None else np.all(out[1] == 0.0)
 
 
 def test_the_projection_is_post_processing_within_the_bound():
