@@ -179,7 +179,10 @@ class PrivateGaussianEstimator(
     precision_ : ndarray of shape (n_features, n_features)
         The inverse of ``covariance_``.
     eigenvalue_floor_ : float
-        The smallest eigenvalue of ``covariance_``.
+        The smallest eigenvalue of the model's spectrum: of ``covariance_``
+        without ``bounds``; with ``bounds``, of the covariance in box units
+        (``covariance_`` is ``diag(h)`` times it, h the half-widths), which
+        keeps columns in very different units at their own precision.
     mean_steps_ : int
         The number of mean steps the ``mean`` release was split into.
     frame_ : ndarray of shape (n_features, n_features)
