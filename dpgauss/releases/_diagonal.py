@@ -372,7 +372,16 @@ def entry_mechanisms(total, entries):
     return {r.name: r.build() for r in ReleasePlan(total, entries).releases()}
 
 
-def box_plan_entries(total, d, n, centered, full, predict_method="gauss"):
+def box_plan_entries(
+    total,
+    d,
+    n,
+    centered,
+    full,
+    predict_method="gauss",
+    per_coordinate=None,
+    per_coordinate_prediction=None,
+):
     """The releases of a fit with a box that may adapt: ``full`` (the full
     covariance release in box units) or the diagonal release, whichever is
     predicted the smaller Frobenius error on the reference data
@@ -381,16 +390,20 @@ def box_plan_entries(total, d, n, centered, full, predict_method="gauss"):
     the plan of ``predict_method`` (``"auto"`` or ``"gauss"``; a ``"tail"``
     release is predicted as GaussCov at the box's radius, the worst radius its
     search can end at). A decision from public values only (n, d, the cost),
-    made before the spend; both plans cost ``total``.
+    made before the spend; both plans cost ``total``. ``per_coordinate`` and
+    ``per_coordinate_prediction`` replace the diagonal release and its
+    prediction by another per-coordinate option with the same signatures.
     """
     if n is None:  # priced only: the same total either way
         return full
+    entries_of = per_coordinate or diagonal_entries
+    predict_of = per_coordinate_prediction or diagonal_prediction
     radius = math.sqrt(d)
     predict = covariance_plan_entries(total, d, predict_method, centered, n, radius)
     full_error = full_prediction(entry_mechanisms(total, predict), predict_method, d)
-    diagonal = diagonal_entries(total, d, centered, n)
+    diagonal = entries_of(total, d, centered, n)
     built = entry_mechanisms(total, diagonal)
-    diag = diagonal_prediction(built["diagonal"], d, centered)
+    diag = predict_of(built["diagonal"], d, centered)
     if full_error is not None and not full_error.loses:
         if full_error.error <= diag.error:
             return full

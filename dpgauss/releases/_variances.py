@@ -19,14 +19,12 @@ import numpy as np
 
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release
-from dpgauss.releases._center import covariance_plan_entries
 from dpgauss.releases._diagonal import (
     BOX_FILL,
     REFERENCE_CORRELATION,
     _released_moments,
+    box_plan_entries,
     diagonal_entries,
-    entry_mechanisms,
-    full_prediction,
     reference_norm,
 )
 from dpgauss.releases._measured import UNMEASURED_SCALE, noise_quantile
@@ -207,15 +205,13 @@ def box_variance_entries(total, d, n, centered, full, predict_method="auto"):
     per-coordinate release's and the zero matrix's, the per-coordinate
     release otherwise. Public values only (n, d, the cost), before the
     spend; both plans cost ``total``."""
-    if n is None:  # priced only: the same total either way
-        return full
-    radius = math.sqrt(d)
-    predict = covariance_plan_entries(total, d, predict_method, centered, n, radius)
-    full_error = full_prediction(entry_mechanisms(total, predict), predict_method, d)
-    per_coordinate = variance_entries(total, d, centered, n)
-    built = entry_mechanisms(total, per_coordinate)
-    diag = variance_prediction(built["diagonal"], d, centered)
-    if full_error is not None and not full_error.loses:
-        if full_error.error <= diag.error:
-            return full
-    return per_coordinate
+    return box_plan_entries(
+        total,
+        d,
+        n,
+        centered,
+        full,
+        predict_method,
+        per_coordinate=variance_entries,
+        per_coordinate_prediction=variance_prediction,
+    )
