@@ -163,14 +163,17 @@ def write(rows, path, cmd, seconds):
         "each over its own seeds) is not significantly above 1 (one-sided",
         f"permutation test, level {ALPHA}) and the worst seed is within 3 times the",
         "baseline's median error; two draws of one mechanism fail it about 5% of",
-        "the time, the seed-paired `floor` about half. Peers: their median",
+        "the time, the seed-paired `floor` about half. `clear losses`: rows that",
+        "spent with a median beyond 1.3 or a seed beyond 3 times the baseline",
+        "(seed-paired). Peers: their median",
         "ratio to the same baseline (pure epsilon only; `n/a`: not run).",
         "",
         "## Headline",
         "",
-        "| estimator | task | rows | floor fails | tested fails | silent>10x rows |"
-        " flagged rows | error rows | all-refused rows | a peer ahead |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| estimator | task | rows | floor fails | tested fails | clear losses |"
+        " silent>10x rows | flagged rows | error rows | all-refused rows |"
+        " a peer ahead |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     body = []
     for est, task in estimators:
@@ -210,6 +213,7 @@ def write(rows, path, cmd, seconds):
             f"| {est} | {task} | {n_rows}"
             f" | {sum(not r['floor_ok'] for r in recs.values())}"
             f" | {sum(not r['noise_ok'] for r in recs.values())}"
+            f" | {sum(_clear_loss(r) for r in recs.values())}"
             f" | {sum(r['silent_10x'] > 0 for r in recs.values())}"
             f" | {sum(r['flagged'] > 0 for r in recs.values())}"
             f" | {sum(r['errors'] > 0 for r in recs.values())}"
@@ -225,6 +229,12 @@ def write(rows, path, cmd, seconds):
     with open(path + ".md", "w") as f:
         f.write("\n".join(lines + body) + "\n")
     _plot(summary, estimators, path + ".png")
+
+
+def _clear_loss(rec):
+    """A row that spent and lost by more than noise can explain at 10 seeds:
+    median beyond 1.3 times the baseline or a seed beyond 3 times it."""
+    return bool(rec["spent"]) and (rec["med"] > 1.3 or rec["worst"] > 3.0)
 
 
 def _tested(rec):
@@ -252,9 +262,14 @@ def _targets(summary):
         " rows fail"
     )
     tested = sum(not v["noise_ok"] for v in mine.values())
+    clear = sum(_clear_loss(v) for v in mine.values())
     out.append(
         f"- The same, noise-aware (`tested`: not significantly above the baseline,"
         f" worst within 3x its median error): {tested} of {len(mine)} rows fail"
+    )
+    out.append(
+        f"- Clear losses (median beyond 1.3x or a seed beyond 3x the baseline):"
+        f" {clear} of {len(mine)} rows"
     )
     out.append(f"- No silent fit beyond 10x the non-private error: {silent} rows fail")
     out.append(
