@@ -131,15 +131,12 @@ class BoxMeanMechanism:
         widths = np.asarray(widths, dtype=np.float64)
         rounding = summation_error(n, n_partials)
         self.size = widths.size
-        candidates = []
+        candidates = [self._additive(cost, widths, n, rounding)]
         if (
-            isinstance(cost, ZCDP)
-            or noise == "laplace"
-            or not 2 <= widths.size <= LINF_MAX_SIZE
+            not isinstance(cost, ZCDP)
+            and noise == "best"
+            and 2 <= widths.size <= LINF_MAX_SIZE
         ):
-            candidates.append(self._additive(cost, widths, n, rounding))
-        else:
-            candidates.append(self._additive(cost, widths, n, rounding))
             candidates.append(self._linf(cost, widths, n, rounding))
         errors = [np.linalg.norm(a * m.sd(self.size)) for a, m, _ in candidates]
         self.weights, self.mechanism, self.sensitivity = candidates[
