@@ -267,7 +267,7 @@ def release_diagonal(Z, plan, rng, centered=True):
     noise_sd : float
         The public standard deviation of one second moment's noise.
     """
-    mean, squares, var = _released_moments(Z, plan, rng, centered)
+    mean, squares, var, _ = _released_moments(Z, plan, rng, centered)
     if centered:
         variances = squares - mean * mean + min(var, 1.0)
         noise = var + 2.0 * var * var
@@ -285,8 +285,8 @@ def release_diagonal(Z, plan, rng, centered=True):
 
 def _released_moments(Z, plan, rng, centered):
     """The diagonal release itself: the noisy means (projected into [-1, 1];
-    zeros when not centered), the noisy second moments and the public
-    variance of one entry's noise. Everything after the noise is
+    zeros when not centered), the noisy second moments, the public variance
+    of one entry's noise and the mechanism. Everything after the noise is
     post-processing."""
     n, d = Z.shape
     squares = np.sum(Z * Z, axis=0) / n
@@ -300,8 +300,8 @@ def _released_moments(Z, plan, rng, centered):
     noisy = np.nan_to_num(noisy, nan=0.0, posinf=1.0, neginf=-1.0)
     var = float(mech.variance(size))
     if centered:
-        return np.clip(noisy[:d], -1.0, 1.0), noisy[d:], var
-    return np.zeros(d), noisy, var
+        return np.clip(noisy[:d], -1.0, 1.0), noisy[d:], var, mech
+    return np.zeros(d), noisy, var, mech
 
 
 def cap_box_spectrum(values, vectors):
