@@ -80,6 +80,7 @@ import numpy as np
 from dpgauss.accounting import ZCDP, split_cost
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
+from dpgauss.mechanisms import LaplaceMechanism, LInfinityMechanism
 from dpgauss.releases._box import box_offsets
 from dpgauss.releases._box_mean import (
     baseline_error,
@@ -114,6 +115,7 @@ from dpgauss.releases._diagonal import (
     reference_norm,
     sampling_errors,
 )
+from dpgauss.releases._faint import kept, variance_noise
 from dpgauss.releases._moments import (
     box_moments,
     moments_mechanism,
@@ -287,20 +289,17 @@ def moments_error(mechanism, d, fill=BOX_FILL):
     return math.sqrt(d * var), math.hypot(noise, off)
 
 
-#: The expected number of coordinates whose variance the noise alone would
-#: keep (:func:`significance`): a twentieth, over all d of them.
+#: The expected number of off-diagonal entries the noise alone would keep
+#: (:func:`significance`): a twentieth, over all of them.
 FALSE_KEEPS = 0.05
 
 
 def significance(d, laplace):
-    """k, the noise sds a released variance must clear to be kept
-    (:func:`significant_variances`): the one-sided tail of the noise at
-    :data:`FALSE_KEEPS` / d, ``Phi^-1(1 - FALSE_KEEPS / d)`` for Gaussian
-    noise, ``log(d / (2 FALSE_KEEPS)) / sqrt(2)`` for Laplace noise (whose
-    tail ``exp(-sqrt(2) k) / 2`` is heavier). Under a relative error (each
-    column in its own units, as mixed units need) an overshoot is unbounded
-    while an undershoot costs at most the zero matrix's error, so a variance
-    the noise could have made is released as 0. Public values only."""
+    """k, the noise sds one of ``d`` released entries must clear to be kept
+    (the staged plan's off-diagonal covariances): the one-sided tail of the
+    noise at :data:`FALSE_KEEPS` / d, ``Phi^-1(1 - FALSE_KEEPS / d)`` for
+    Gaussian noise, ``log(d / (2 FALSE_KEEPS)) / sqrt(2)`` for Laplace noise
+    (whose tail ``exp(-sqrt(2) k) / 2`` is heavier). Public values only."""
     if laplace:
         return math.log(d / (2.0 * FALSE_KEEPS)) / math.sqrt(2.0)
     return float(NormalDist().inv_cdf(1.0 - FALSE_KEEPS / d))
@@ -309,36 +308,6 @@ def significance(d, laplace):
 #: The eigenvalue floor of the diagonal plan, as a fraction of its largest
 #: variance (:func:`diagonal_floor`).
 DIAGONAL_FLOOR = 2.0**-20
-
-
-#: The share of the garrote's shrinkage a kept variance takes
-#: (:func:`significant_variances`): the whole of it (``v - k^2 t^2 / v``)
-#: took columns 2-3 noise sds above 0 (independent columns in a box 15 sds
-#: wide at n = 150-500) to half their variance; half of it kept them closer
-#: and gained 2-10% on the real tables measured (fair, anes96, digits).
-GARROTE_SHRINK = 0.5
-
-
-def significant_variances(raw, noise_var, k):
-    """Variances shrunk by the significance of each one (post-processing).
-
-    ``raw (1 - g k^2 t^2 / raw^2)`` where ``raw > k t``, 0 elsewhere (the
-    non-negative garrote at a share g = :data:`GARROTE_SHRINK`), ``t^2``
-    the public noise variance of each and ``k =`` :func:`significance`: a
-    variance below ``k`` noise sds (which the noise alone could have made)
-    becomes 0, one far above it is kept up to a relative bias ``g k^2 t^2 /
-    raw^2``. Columns that fill a
-    hundredth of their box (Student t rows, near-constant pixels) have
-    variances far below the noise at small n: shrunk towards a prior mean or
-    by a weight they came out at 4-8 times their variance, worse than the
-    zero matrix in their own units. Projected onto [0, 1], where every
-    variance of a box coordinate lies."""
-    raw = np.asarray(raw, dtype=np.float64)
-    cut = k * k * np.asarray(noise_var, dtype=np.float64)
-    kept = raw * raw > cut
-    safe = np.where(kept, raw, 1.0)
-    shrunk = safe - GARROTE_SHRINK * cut / safe
-    return np.clip(np.where(kept, shrunk, 0.0), 0.0, 1.0)
 
 
 def diagonal_floor(values):
@@ -356,15 +325,21 @@ def diagonal_floor(values):
     return max(DIAGONAL_FLOOR * top, values.shape[0] * 2.0**-52 * top, tiny)
 
 
-def moments_variances(second, mean, var_mean, var_second, laplace):
+def moments_variances(second, mean, var_mean, var_second, laplace, cube=None):
     """The variances ``second - m^2 + var_mean`` (the raw second moment about
     the box centre less the squared mean, unbiased for the squared mean's
-    noise) kept where the noise could not have made them
-    (:func:`significant_variances`, noise variance ``var_second + 4 m^2
-    var_mean + 2 var_mean^2``), in [0, 1]. Post-processing."""
+    noise), kept where they rise above their noise by the rule of
+    :mod:`dpgauss.releases._faint` (which reads all the columns) and 0
+    elsewhere, in [0, 1] (where every variance of a box coordinate lies).
+    Under a relative error (each column in its own units, as mixed units
+    need) an overshoot is unbounded while an undershoot costs at most the
+    zero matrix's error. ``laplace`` and ``cube`` describe the noise (see
+    :func:`~dpgauss.releases._faint.variance_noise`). Post-processing."""
     raw = np.clip(second - mean * mean + min(var_mean, 1.0), -1.0, 1.0)
-    noise = var_second + 4.0 * mean * mean * var_mean + 2.0 * var_mean * var_mean
-    return significant_variances(raw, noise, significance(mean.shape[0], laplace))
+    sd, quantile = variance_noise(
+        mean, var_mean, var_second, laplace=laplace, cube=cube
+    )
+    return np.where(kept(raw, sd, quantile), np.clip(raw, 0.0, 1.0), 0.0)
 
 
 def _release_moments(X, center, half, plan, rng):
@@ -381,8 +356,13 @@ def _release_moments(X, center, half, plan, rng):
     var = float(mech.variance(2 * d))
     mean = np.clip(noisy[:d], -1.0, 1.0)
     second = noisy[d:] / SQUARE_WEIGHT + 0.5
-    laplace = not isinstance(plan.total, ZCDP)
-    variances = moments_variances(second, mean, var, var / SQUARE_WEIGHT**2, laplace)
+    laplace = isinstance(mech, LaplaceMechanism)
+    cube = None
+    if isinstance(mech, LInfinityMechanism):
+        cube = (mech.effective_scale(), 2 * d, SQUARE_WEIGHT)
+    variances = moments_variances(
+        second, mean, var, var / SQUARE_WEIGHT**2, laplace, cube
+    )
     return mean, variances, math.sqrt(var)
 
 

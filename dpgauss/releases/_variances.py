@@ -12,12 +12,10 @@ where it rises above its noise. Decisions before the spend read n, d and the
 cost only; everything after the noise is post-processing.
 """
 
-import functools
 import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import integrate, optimize, special
 
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release
@@ -30,7 +28,8 @@ from dpgauss.releases._diagonal import (
     diagonal_entries,
     reference_norm,
 )
-from dpgauss.releases._measured import BETA, UNMEASURED_SCALE, noise_quantile
+from dpgauss.releases._faint import kept, variance_noise
+from dpgauss.releases._measured import UNMEASURED_SCALE
 from dpgauss.releases._moments import (
     SECOND_WEIGHT,
     box_moments,
@@ -39,11 +38,6 @@ from dpgauss.releases._moments import (
 )
 from dpgauss.releases._prediction import Prediction
 from dpgauss.utils._sums import n_partial_sums
-
-#: Where no released variance is below 0 and the median is this many sds of
-#: its noise above 0, a variance is kept from this many sds of its noise (see
-#: :func:`release_variances`).
-LENIENT_SDS = 2.0
 
 __all__ = [
     "MeasuredVariances",
@@ -128,81 +122,6 @@ class MeasuredVariances:
     measured: np.ndarray
 
 
-def _variance_sd(mechanism, d, centered, mean, var):
-    """The sd of each released variance's noise and its one-sided
-    ``1 - BETA / d`` quantile (box units), given the released means.
-
-    The noise of ``v_j = s_j - m_j^2 + V`` is ``e_s - 2 m e - e^2 + V``
-    (``e_s`` the second moment's, ``e`` the mean's, ``V`` the mean entry's
-    noise variance); ``-e^2 <= 0`` only lowers it, so the quantile is that of
-    ``e_s - 2 m e`` plus ``V``. It grows with ``|m|``, which only the noisy
-    mean shows, and the noise that pulls an edge column's mean towards 0 is
-    the noise that inflates its variance (digits: a pixel's mean -0.99
-    released at -0.50 and its variance 0.005 released at 5.5 sds of the
-    noise computed at -0.50). So both use ``|m| <= |mean| + sqrt(V)`` (at
-    most 1). The quantile is exact for the cube's K-norm noise
-    (:func:`_cube_quantile`) and the Gaussian's; for the Laplace's it is one
-    Laplace's, whose tail is the heavier in sds.
-    """
-    if not centered:
-        sd = np.full(d, math.sqrt(var))
-        return sd, _quantile(mechanism, d, d, np.zeros(d), var)
-    bound = np.minimum(np.abs(mean) + math.sqrt(var), 1.0)
-    sd = np.sqrt(_variance_noise(mechanism, d, True, bound))
-    return sd, _quantile(mechanism, 2 * d, d, 2.0 * bound, var) + min(var, 1.0)
-
-
-def _quantile(mechanism, size, d, slope, var):
-    """The ``1 - BETA / d`` quantile of ``e_s / w + slope e`` per entry
-    (``w = SECOND_WEIGHT`` when the release is the joint ``(m, w s)``, else
-    the second moments themselves and slope 0)."""
-    p = BETA / max(int(d), 1)
-    weight = SECOND_WEIGHT if size == 2 * d else 1.0
-    if isinstance(mechanism, LInfinityMechanism):
-        scale = mechanism.effective_scale()
-        # Rounded up to 1/256: the quantile grows with the slope.
-        steps = np.ceil(np.asarray(slope) * 256.0)
-        return np.array(
-            [scale * _cube_quantile(size, 1.0 / weight, s / 256.0, p) for s in steps]
-        )
-    sd = np.sqrt(var / weight**2 + np.square(slope) * var)
-    k = noise_quantile(d, isinstance(mechanism, LaplaceMechanism))
-    return k * sd
-
-
-@functools.lru_cache(maxsize=4096)
-def _cube_quantile(size, a, b, p):
-    """x with ``P(R (a U + b U') > x) = p``: R ~ Gamma(size + 1, 1), U, U'
-    uniform on [-1, 1], all independent (the cube's K-norm noise on two
-    entries, in units of its scale: uniform in the cube of radius R).
-
-    ``S = a U + b U'`` has the trapezoid density ``1 / (2 max(a, b))`` on
-    ``|s| <= |a - b|`` falling linearly to 0 at ``a + b``, so ``P(R S > x)
-    = int_0^(a+b) f(s) Q(size + 1, x / s) ds`` (Q the regularised upper
-    incomplete gamma). Examples: size 18 (d = 9), a = 1/2: x / sd is 2.89 at
-    b = 0, 3.41 at b = 1, 3.14 at b = 2; the normal's 1 - 1.1e-4 quantile
-    is 3.69. Accuracy only: the release's privacy does not depend on it.
-    """
-    top, flat = a + b, abs(a - b)
-
-    def density(s):
-        if b == 0.0 or s <= flat:
-            return 0.5 / max(a, b)
-        return (top - s) / (4.0 * a * b)
-
-    def tail(x):
-        value, _ = integrate.quad(
-            lambda s: density(s) * special.gammaincc(size + 1.0, x / s),
-            0.0,
-            top,
-            points=[flat] if 0.0 < flat < top else None,
-        )
-        return value - p
-
-    high = top * float(special.gammainccinv(size + 1.0, p))
-    return float(optimize.brentq(tail, 1e-12 * high, high, xtol=1e-9 * high))
-
-
 def release_variances(Z, plan, rng, centered=True, pure=False):
     """The per-coordinate release of box rows ``Z`` (:func:`variance_entries`),
     post-processed so that no variance comes out far above its true value.
@@ -214,33 +133,10 @@ def release_variances(Z, plan, rng, centered=True, pure=False):
     centered, the second moments of :func:`release_diagonal` (module
     docstring), with its draws.
 
-    The covariance estimators' error is relative to each column's own
-    variance, which in a loose box can be far below the release's noise
-    (Student t columns in their min/max box: 0.007 box units; digits' faint
-    pixels: 1e-3, against a noise sd of 0.07 at n = 1,348 and epsilon 2).
-    Any value the noise puts on such a *faint* column overstates it tens of
-    times, far worse than the zero matrix's answer 0; a column that fills
-    its box, measured at 2 to 4 sds of its noise, is better kept. No rule on
-    one column tells the two apart, so the rule reads all the columns:
-
-    * where some released variance is below 0 (a faint column shows itself
-      about half the time, so a table with several shows at least one), or
-      the median variance is below ``LENIENT_SDS`` = 2 sds of its noise (a
-      table whose columns are mostly near the noise), a variance is kept only
-      above the one-sided ``1 - 0.001 / d`` quantile of its own noise
-      (:func:`_variance_sd`): a faint column is overstated by more than that
-      in about one fit in a thousand;
-    * otherwise it is kept from 2 sds of its noise. A table with a single
-      faint column among wide ones is then overstated in about 2% of fits
-      (the faint column's noise above 2 sds), Student t columns in their
-      min/max box (all near the noise) in 0.2-0.6% (0.1% under the strict
-      rule alone): the price of keeping the columns of the tables that fill
-      their boxes. On the real-data benchmark's 13 tables x 5 budgets x n
-      grid (10 seeds, the release alone) the rows whose median is above the
-      better of the zero matrix and the private diagonal by 5%, or whose
-      worst seed is beyond 3 times it, fell from 44 (the strict rule alone)
-      to 22.
-
+    A variance is kept where it rises above its noise by the rule of
+    :mod:`dpgauss.releases._faint`, which reads all the columns (a column
+    fainter than the noise is overstated tens of times by any value the
+    noise puts there, a column that fills its box is better kept).
     Below the threshold the coordinate is 0, the zero matrix's answer. Kept
     variances are capped at 1 (every box coordinate's variance is at most
     1). The frame is ``scale_j = sqrt(U_j)``, ``U_j = min(max(v_j, 0) +
@@ -282,11 +178,18 @@ def release_variances(Z, plan, rng, centered=True, pure=False):
         raw = second - mean * mean + min(var, 1.0)
     else:
         mean, raw, var, mech = _released_moments(Z, plan, rng, centered)
-    tau, quantile = _variance_sd(mech, d, centered, mean, var)
-    z = raw / tau
-    lenient = np.min(z) >= 0.0 and np.median(z) >= LENIENT_SDS
-    threshold = LENIENT_SDS * tau if lenient else quantile
-    measured = raw >= threshold
+    laplace = isinstance(mech, LaplaceMechanism)
+    if centered:
+        var_mean, var_second, size, weight = var, var / SECOND_WEIGHT**2, 2 * d, 2.0
+    else:
+        var_mean, var_second, size, weight = 0.0, var, d, 1.0
+    cube = None
+    if isinstance(mech, LInfinityMechanism):
+        cube = (mech.effective_scale(), size, weight)
+    tau, quantile = variance_noise(
+        mean, var_mean, var_second, laplace=laplace, cube=cube
+    )
+    measured = kept(raw, tau, quantile)
     upper = np.minimum(np.maximum(raw, 0.0) + quantile, 1.0)
     values = np.where(measured, np.minimum(raw, upper) / upper, 0.0)
     scale = np.sqrt(upper) * np.where(measured, 1.0, UNMEASURED_SCALE)

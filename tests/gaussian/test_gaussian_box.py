@@ -15,7 +15,7 @@ from dpgauss.releases._box_gaussian import (
     box_gaussian_plan,
     box_gaussian_predict,
     from_box,
-    significant_variances,
+    moments_variances,
 )
 
 
@@ -166,16 +166,14 @@ def test_pure_dp_means_beat_the_diagonal_gaussian_s():
     assert mean.error == pytest.approx(expected * mean.baseline, rel=1e-6)
 
 
-def test_significant_variances_drop_what_the_noise_could_make():
-    # Noise variance 1e-4 (sd 0.01), k = 2: a raw variance of 0.015 (1.5 sds)
-    # is 0, one of 0.5 is kept at 0.5 - 0.5 * 4e-4 / 0.5 (half the garrote),
-    # and nothing leaves [0, 1].
-    raw = np.array([-0.3, 0.015, 0.5, 1.2])
-    out = significant_variances(raw, np.full(4, 1e-4), 2.0)
-    assert out[0] == 0.0
-    assert out[1] == 0.0
-    assert out[2] == pytest.approx(0.5 - 0.5 * 4e-4 / 0.5, rel=1e-12)
-    assert out[3] == 1.0
+def test_moments_variances_drop_what_the_noise_could_make():
+    # Noise sd 0.01 on each second moment, none on the means (at 0): one
+    # variance below 0 shows a faint column, so the strict quantile (3.29 sds
+    # of a Gaussian at 1 - 0.001/4) applies: 0.015 (1.5 sds) is 0, 0.5 is
+    # kept as released, and nothing leaves [0, 1].
+    second = np.array([-0.3, 0.015, 0.5, 1.2])
+    out = moments_variances(second, np.zeros(4), 0.0, 1e-4, False)
+    assert out.tolist() == [0.0, 0.0, 0.5, 1.0]
 
 
 def test_a_diagonal_fit_of_columns_filling_a_thousandth_of_the_box():

@@ -148,7 +148,7 @@ def test_cube_quantile_matches_simulation(size, a, b):
     # x with P(R (a U + b U') > x) = 0.01, R ~ Gamma(size + 1): the
     # empirical exceedance over 400,000 draws has sd sqrt(0.01 0.99 / 4e5) =
     # 1.6e-4; allow 5 sds.
-    from dpgauss.releases._variances import _cube_quantile
+    from dpgauss.releases._faint import _cube_quantile
 
     x = _cube_quantile(size, a, b, 0.01)
     rng = np.random.default_rng(4)
