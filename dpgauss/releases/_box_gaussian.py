@@ -73,7 +73,6 @@ candidate costs the whole cost.
 
 import math
 from dataclasses import dataclass
-from statistics import NormalDist
 
 import numpy as np
 
@@ -115,7 +114,7 @@ from dpgauss.releases._diagonal import (
     reference_norm,
     sampling_errors,
 )
-from dpgauss.releases._faint import kept, variance_noise
+from dpgauss.releases._faint import moments_variances
 from dpgauss.releases._moments import (
     box_moments,
     moments_mechanism,
@@ -289,22 +288,6 @@ def moments_error(mechanism, d, fill=BOX_FILL):
     return math.sqrt(d * var), math.hypot(noise, off)
 
 
-#: The expected number of off-diagonal entries the noise alone would keep
-#: (:func:`significance`): a twentieth, over all of them.
-FALSE_KEEPS = 0.05
-
-
-def significance(d, laplace):
-    """k, the noise sds one of ``d`` released entries must clear to be kept
-    (the staged plan's off-diagonal covariances): the one-sided tail of the
-    noise at :data:`FALSE_KEEPS` / d, ``Phi^-1(1 - FALSE_KEEPS / d)`` for
-    Gaussian noise, ``log(d / (2 FALSE_KEEPS)) / sqrt(2)`` for Laplace noise
-    (whose tail ``exp(-sqrt(2) k) / 2`` is heavier). Public values only."""
-    if laplace:
-        return math.log(d / (2.0 * FALSE_KEEPS)) / math.sqrt(2.0)
-    return float(NormalDist().inv_cdf(1.0 - FALSE_KEEPS / d))
-
-
 #: The eigenvalue floor of the diagonal plan, as a fraction of its largest
 #: variance (:func:`diagonal_floor`).
 DIAGONAL_FLOOR = 2.0**-20
@@ -323,23 +306,6 @@ def diagonal_floor(values):
         return eigenvalue_floor(values, 0.0, float(values.shape[0]))
     tiny = 4.0 / np.finfo(np.float64).max
     return max(DIAGONAL_FLOOR * top, values.shape[0] * 2.0**-52 * top, tiny)
-
-
-def moments_variances(second, mean, var_mean, var_second, laplace, cube=None):
-    """The variances ``second - m^2 + var_mean`` (the raw second moment about
-    the box centre less the squared mean, unbiased for the squared mean's
-    noise), kept where they rise above their noise by the rule of
-    :mod:`dpgauss.releases._faint` (which reads all the columns) and 0
-    elsewhere, in [0, 1] (where every variance of a box coordinate lies).
-    Under a relative error (each column in its own units, as mixed units
-    need) an overshoot is unbounded while an undershoot costs at most the
-    zero matrix's error. ``laplace`` and ``cube`` describe the noise (see
-    :func:`~dpgauss.releases._faint.variance_noise`). Post-processing."""
-    raw = np.clip(second - mean * mean + min(var_mean, 1.0), -1.0, 1.0)
-    sd, quantile = variance_noise(
-        mean, var_mean, var_second, laplace=laplace, cube=cube
-    )
-    return np.where(kept(raw, sd, quantile), np.clip(raw, 0.0, 1.0), 0.0)
 
 
 def _release_moments(X, center, half, plan, rng):
@@ -487,8 +453,9 @@ def release_box_gaussian(X, center, half, plan, rng):
     """
     d = X.shape[1]
     if any(r.name == "box_first" for r in plan.releases()):
-        post = (SQUARE_WEIGHT, moments_variances, significance, _augmented_radius(d))
-        mean, values, vectors, _ = release_staged(X, center, half, plan, rng, post)
+        radius = _augmented_radius(d)
+        staged = release_staged(X, center, half, plan, rng, SQUARE_WEIGHT, radius)
+        mean, values, vectors, _ = staged
         return mean, values, vectors, diagonal_floor(values)
     if any(r.name == "box_moments" for r in plan.releases()):
         mean, variances, _ = _release_moments(X, center, half, plan, rng)

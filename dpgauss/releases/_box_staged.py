@@ -56,6 +56,7 @@ from dpgauss.accounting._plan import Choice, Release
 from dpgauss.releases._box import box_offsets
 from dpgauss.releases._covariance import covariance_entries
 from dpgauss.releases._diagonal import REFERENCE_CORRELATION, cap_box_spectrum
+from dpgauss.releases._faint import moments_variances, significance
 from dpgauss.releases._moments import box_moments, moments_mechanism, weighted_moments
 from dpgauss.utils._linalg import eigh_descending
 from dpgauss.utils._sums import clipped_sums, n_partial_sums
@@ -152,17 +153,16 @@ def _noisy_moments(X, center, half, plan, name, weight, rng):
     return np.clip(noisy, -4.0, 4.0), float(mech.variance(2 * X.shape[1]))
 
 
-def release_staged(X, center, half, plan, rng, post):
+def release_staged(X, center, half, plan, rng, weight, radius):
     """The staged plan's releases and their post-processing.
 
-    ``post`` is ``(weight, moments_variances, significance, radius)`` of
-    :mod:`dpgauss.releases._box_gaussian`: ``moments_variances(second, mean,
-    var_mean, var_second, laplace)`` the significant variances, and
-    ``significance(count, laplace)`` the noise's tail. Returns the means, the
-    covariance's spectrum (values, vectors) in box units and whether the
-    spectrum is diagonal.
+    ``weight`` is the moments release's weight on the centred squares,
+    ``radius`` the augmented release's clipping radius. The variances are
+    kept by :func:`~dpgauss.releases._faint.moments_variances`, the
+    off-diagonal entries above :func:`~dpgauss.releases._faint.significance`
+    sds of their noise. Returns the means, the covariance's spectrum
+    (values, vectors) in box units and whether the spectrum is diagonal.
     """
-    weight, moments_variances, significance, radius = post
     n, d = X.shape
     first, var1 = _noisy_moments(X, center, half, plan, "box_first", weight, rng)
     # Everything from here to the second release is post-processing of the

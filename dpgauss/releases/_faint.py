@@ -41,13 +41,21 @@ and public noise parameters only, and the guarantee is the release's.
 """
 
 import functools
+import math
+from statistics import NormalDist
 
 import numpy as np
 from scipy import integrate, optimize, special
 
 from dpgauss.releases._measured import BETA, noise_quantile
 
-__all__ = ["LENIENT_SDS", "kept", "variance_noise"]
+__all__ = [
+    "LENIENT_SDS",
+    "kept",
+    "moments_variances",
+    "significance",
+    "variance_noise",
+]
 
 #: Where no released variance is below 0 and the median is this many sds of
 #: its noise above 0, a variance is kept from this many sds of its noise.
@@ -133,6 +141,39 @@ def kept(raw, sd, quantile):
     z = raw / sd
     lenient = bool(np.min(z) >= 0.0) and bool(np.median(z) >= LENIENT_SDS)
     return raw >= (LENIENT_SDS * sd if lenient else quantile)
+
+
+def moments_variances(second, mean, var_mean, var_second, laplace, cube=None):
+    """The variances ``second - m^2 + var_mean`` (the raw second moment about
+    the box centre less the squared mean, unbiased for the squared mean's
+    noise), kept where they rise above their noise (:func:`kept`, which reads
+    all the columns) and 0
+    elsewhere, in [0, 1] (where every variance of a box coordinate lies).
+    Under a relative error (each column in its own units, as mixed units
+    need) an overshoot is unbounded while an undershoot costs at most the
+    zero matrix's error. ``laplace`` and ``cube`` describe the noise (see
+    :func:`variance_noise`). Post-processing."""
+    raw = np.clip(second - mean * mean + min(var_mean, 1.0), -1.0, 1.0)
+    sd, quantile = variance_noise(
+        mean, var_mean, var_second, laplace=laplace, cube=cube
+    )
+    return np.where(kept(raw, sd, quantile), np.clip(raw, 0.0, 1.0), 0.0)
+
+
+#: The expected number of off-diagonal entries the noise alone would keep
+#: (:func:`significance`): a twentieth, over all of them.
+FALSE_KEEPS = 0.05
+
+
+def significance(d, laplace):
+    """k, the noise sds one of ``d`` released entries must clear to be kept
+    (the staged plan's off-diagonal covariances): the one-sided tail of the
+    noise at :data:`FALSE_KEEPS` / d, ``Phi^-1(1 - FALSE_KEEPS / d)`` for
+    Gaussian noise, ``log(d / (2 FALSE_KEEPS)) / sqrt(2)`` for Laplace noise
+    (whose tail ``exp(-sqrt(2) k) / 2`` is heavier). Public values only."""
+    if laplace:
+        return math.log(d / (2.0 * FALSE_KEEPS)) / math.sqrt(2.0)
+    return float(NormalDist().inv_cdf(1.0 - FALSE_KEEPS / d))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -15,8 +15,8 @@ from dpgauss.releases._box_gaussian import (
     box_gaussian_plan,
     box_gaussian_predict,
     from_box,
-    moments_variances,
 )
+from dpgauss.releases._faint import moments_variances
 
 
 def _mixed_units(n, seed=0):
