@@ -163,7 +163,11 @@ class PrivateMean(
         is then a per-coordinate clipped mean with noise: on the whole box
         (the simplest private answer), or, where n and the budget let a
         private center and spread narrow each coordinate's clipping window,
-        in that window. ``mean_`` lies in the box. Excludes ``method`` other
+        in that window. ``mean_`` lies in the box. On the whole box the noise
+        is set by the box, not the rows: where it would exceed 10 sampling
+        errors of columns with sds of a twentieth of their half-widths (n,
+        d and the budget decide), the fit warns before the spend. Excludes
+        ``method`` other
         than ``"auto"``, ``covariance``, ``mean_bound`` and ``cov_bounds``;
         ``X_public`` is not used.
     range_share : float, default=0.05
