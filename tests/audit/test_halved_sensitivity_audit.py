@@ -43,7 +43,9 @@ from dpgauss import PrivateCovariance, PrivateGaussianEstimator
 from dpgauss.accounting import zcdp_to_approx
 from dpgauss.testing.audit import audit
 
-pytestmark = pytest.mark.audit
+# 2,000-5,000 fits per case (three minutes in all): run on purpose with
+# ``-m slow``; the default suite keeps the faster audits of these releases.
+pytestmark = [pytest.mark.audit, pytest.mark.slow]
 
 RHO, DELTA, N = 0.1, 1e-2, 1000
 CLAIM = zcdp_to_approx(RHO, DELTA)
