@@ -172,8 +172,8 @@ def write(rows, path, cmd, seconds):
         f"permutation test, level {ALPHA}) and the worst seed is within 3 times the",
         "baseline's median error; two draws of one mechanism fail it about 5% of",
         "the time, the seed-paired `floor` about half. `clear losses`: rows that",
-        "spent with a median beyond 1.3 or a seed beyond 3 times the baseline",
-        "(seed-paired). Peers: their median",
+        "spent with a median error beyond 1.3 times the baseline's median, or a",
+        "seed beyond 3 times it (each over its own seeds). Peers: their median",
         "ratio to the same baseline (pure epsilon only; `n/a`: not run).",
         "PrivateGaussianEstimator's mean is released with its covariance from one",
         "budget; the peers spend the whole budget on the mean, so they are shown",
@@ -246,8 +246,13 @@ def write(rows, path, cmd, seconds):
 
 def _clear_loss(rec):
     """A row that spent and lost by more than noise can explain at 10 seeds:
-    median beyond 1.3 times the baseline or a seed beyond 3 times it."""
-    return bool(rec["spent"]) and (rec["med"] > 1.3 or rec["worst"] > 3.0)
+    its median error beyond 1.3 times the baseline's median, or a seed beyond
+    3 times the baseline's median. Each side over its own seeds: a seed-paired
+    ratio divides one draw by another, and where the baseline's error takes a
+    few discrete values (PCA's axes ordered by private variances: 0.0005 or
+    0.27 as two close variances swap) one lucky baseline draw made a 532x
+    "loss" of an estimator whose median was a twentieth of the baseline's."""
+    return bool(rec["spent"]) and (rec["med_of"] > 1.3 or rec["worst_of"] > 3.0)
 
 
 def _tested(rec):
@@ -281,7 +286,8 @@ def _targets(summary):
         f" worst within 3x its median error): {tested} of {len(mine)} rows fail"
     )
     out.append(
-        f"- Clear losses (median beyond 1.3x or a seed beyond 3x the baseline):"
+        f"- Clear losses (median beyond 1.3x or a seed beyond 3x the baseline's"
+        " median):"
         f" {clear} of {len(mine)} rows"
     )
     out.append(f"- No silent fit beyond 10x the non-private error: {silent} rows fail")
