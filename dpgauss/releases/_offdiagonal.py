@@ -80,11 +80,9 @@ def no_direction(offdiagonal, d, noise_sd):
 
     Pure noise sits near ``2 sqrt(d)`` sds (Wigner's semicircle edge) and
     exceeded the bound in at most 0.2% of 2,000 draws at d = 5 to 64, Gaussian
-    or Laplace. A correlated block concentrates in one direction, which this
-    finds where :func:`noise_only`, spreading it over all ``m`` entries,
-    does not (breast cancer at rho 0.5: the test alone took a fit's
-    correlations away, 0.86 -> 0.95 of the zero matrix's error in the
-    columns' own units over 10 seeds).
+    or Laplace. A correlated block of a few coordinates concentrates in one
+    direction, which this finds where :func:`noise_only`, spreading it over
+    all ``m`` entries, may not (16 of 64 coordinates 1.1 sds apart).
 
     Examples
     --------

@@ -3,7 +3,7 @@
 import numpy as np
 
 from dpgauss.releases._covariance import MeasuredDiagonal
-from dpgauss.releases._offdiagonal import noise_only, sparsify
+from dpgauss.releases._offdiagonal import no_direction, noise_only, sparsify
 
 
 def _measured(C, noise, rng, off_sd=None):
@@ -82,3 +82,21 @@ def test_nothing_to_test_leaves_the_release():
     assert sparsify(values, vectors, MeasuredDiagonal(values, 0.1), False) is None
     one = MeasuredDiagonal(np.array([1.0]), 0.1, np.zeros(0), 0.1)
     assert sparsify(np.array([1.0]), np.eye(1), one, False) is None
+
+
+def test_a_correlated_block_shows_a_direction_the_sum_may_miss():
+    # A block of 16 of d = 64 coordinates whose 120 pairs sit 1.1 sds above
+    # pure noise: they add about 1.2 * 120 = 145 sds^2 to the chi-squared
+    # statistic, within its threshold (m = 2016, 3 sqrt(2 m) = 190 above
+    # the mean), while their direction has eigenvalue about 1.1 * 15 = 16.5
+    # sds on top of the noise's (about 16 at the edge 2 sqrt(d)), beyond
+    # the bound 2 sqrt(64) + 3 = 19.
+    rng = np.random.default_rng(4)
+    d, k = 64, 16
+    noise = rng.normal(0.0, 1.0, d * (d - 1) // 2)
+    rows, cols = np.triu_indices(d, 1)
+    block = noise + 1.1 * ((rows < k) & (cols < k))
+    assert noise_only(noise, 1.0)
+    assert no_direction(noise, d, 1.0)
+    assert noise_only(block, 1.0)
+    assert not no_direction(block, d, 1.0)
