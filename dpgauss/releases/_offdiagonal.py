@@ -159,7 +159,7 @@ def sparsify(values, vectors, measured, pure):
             return None
         sds = np.full(d, sd)
         dropped = ~kept(raw, sds, noise_quantile(d, pure) * sds)
-        if not dropped.any() or dropped.all():
+        if not dropped.any():
             return None
         C = C * np.outer(~dropped, ~dropped)
     out_values, out_vectors = eigh_descending(0.5 * (C + C.T))
