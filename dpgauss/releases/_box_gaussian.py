@@ -409,12 +409,34 @@ def _staged_prediction(mechanisms, d, fill=BOX_FILL):
     return math.sqrt(d * mean), min(math.hypot(noise, off), augmented + d * mean)
 
 
+#: Under pure DP a full plan is taken only where its predicted score is this
+#: many times below the diagonal plan's (see :func:`box_gaussian_plan`).
+FULL_MARGIN = 2.0
+
+
 def box_gaussian_plan(total, n, d):
     """The releases of a Gaussian fit in a box (module docstring): among the
     candidates, admissible first, the one whose :attr:`BoxGaussPrediction.score`
     is smallest (ties: the diagonal plan, then the smaller mean share). Public
     values only; every candidate costs ``total``. Priced without n: the
-    diagonal plan."""
+    diagonal plan.
+
+    The full plans' errors are predicted on reference data (columns filling
+    a tenth of their box, correlation 0.3), which tied, zero-inflated or
+    heavy-tailed columns do not fill: there the full release's diagonal,
+    whose noise is set by the whole ball, cannot measure variances that the
+    per-coordinate release measures, and the fit answers about the zero
+    matrix (randhie at epsilon 1, n = 5,047: 2.9 times the private diagonal's
+    error, predicted 0.85 of it). Under zCDP the staged plan reads the fill
+    first; under pure DP splitting the budget costs the diagonal 60% more
+    noise variance (a quarter then three quarters), so a full plan is taken
+    only where it is predicted :data:`FULL_MARGIN` = 2 times better than the
+    diagonal plan. On the real-data benchmark's pure-epsilon rows (10 seeds)
+    the covariance's clear losses fell from 8 to 2 and its largest median
+    ratio to the baseline from 5.4 to 1.4, the means unchanged; randhie at
+    n = 20,190 and epsilon 1 keeps its full plan (predicted 2.5 times better,
+    measured 0.36 of the baseline's error).
+    """
     best = _entries(total, n, d, None)
     if n is None:
         return best
@@ -422,12 +444,13 @@ def box_gaussian_plan(total, n, d):
     # Under zCDP the staged plan reads the data's fill before it releases a
     # full covariance; the full plans cannot, and lose to the diagonal on
     # columns that fill a hundredth of their box.
-    shares = (STAGED,) if isinstance(total, ZCDP) else MEAN_SHARES
-    for share in shares:
+    staged = isinstance(total, ZCDP)
+    margin = 1.0 if staged else FULL_MARGIN
+    for share in (STAGED,) if staged else MEAN_SHARES:
         entries = _entries(total, n, d, share)
-        key = _key(total, n, d, entries)
-        if key < best_key:
-            best, best_key = entries, key
+        inadmissible, score = _key(total, n, d, entries)
+        if (inadmissible, score * margin) < best_key:
+            best, best_key = entries, (inadmissible, score * margin)
     return best
 
 

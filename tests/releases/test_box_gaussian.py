@@ -55,6 +55,14 @@ def test_zcdp_with_many_rows_takes_the_staged_release():
     assert _names(box_gaussian_plan(ZCDP(0.5), 5000, 8)) == ["box_first", "box_second"]
 
 
+def test_pure_dp_takes_a_full_plan_only_where_predicted_twice_better():
+    # d = 9, epsilon 1 (public values only): at n = 5,047 the best full plan
+    # is predicted at 0.85 of the diagonal plan's score (not enough: on tied
+    # columns it answered the zero matrix), at n = 20,190 at 0.40 (taken).
+    assert _names(box_gaussian_plan(PureDP(1.0), 5047, 9)) == ["box_moments"]
+    assert "box_moments" not in _names(box_gaussian_plan(PureDP(1.0), 20190, 9))
+
+
 def test_small_n_takes_the_moments_release():
     for total in (PureDP(1.0), ZCDP(0.5)):
         assert _names(box_gaussian_plan(total, 150, 9)) == ["box_moments"]
