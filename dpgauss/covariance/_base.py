@@ -25,6 +25,7 @@ from dpgauss.releases._center import (
 )
 from dpgauss.releases._diagonal import cap_box_spectrum
 from dpgauss.releases._measured import confine
+from dpgauss.releases._offdiagonal import sparsify
 from dpgauss.utils._sklearn_compat import Interval
 from dpgauss.utils.validation import check_data_norm
 
@@ -169,8 +170,18 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
         """
         ceiling = None if box is None else 1.0  # a box coordinate's variance
         confined = None
+        drop = None
+        if measured is not None and box is not None:
+            # Post-processing of the release in box units: off-diagonal
+            # entries consistent with its noise as a whole and the rows and
+            # columns of coordinates within their noise are set to 0.
+            sparse = sparsify(values, vectors, measured, pure)
+            if sparse is not None:
+                values, vectors, drop = sparse
         if measured is not None:
-            confined = confine(values, vectors, measured, pure, ceiling=ceiling)
+            confined = confine(
+                values, vectors, measured, pure, ceiling=ceiling, drop=drop
+            )
         if confined is None or not confined.changed:
             # Nothing set to 0 and no variance capped: the released spectrum
             # as it is (the same model as the estimators sharing the release).

@@ -218,7 +218,9 @@ default="auto"
     a released variance only above its noise, the map back by
     ``diag(h)``, the cap of the variances at ``h^2`` and of the location to
     the box are post-processing. Everything after them
-    (the mean's shrinkage towards ``location``, eigen-decompositions, the
+    (the mean's shrinkage towards ``location``, eigen-decompositions, with
+    a box the full release's off-diagonal test and the zeroing of
+    coordinates within its noise (:mod:`dpgauss.releases._offdiagonal`), the
     spectral denoiser of
     :mod:`dpgauss.releases._denoise`, the isotonic projection of noisy sorted
     eigenvalues, the projection onto {PSD, trace <= B^2} or the private trace

@@ -196,9 +196,10 @@ class TailSensitiveCovariance(BoxMixin, BasePrivateCovariance):
     (the 2d-vector of means and twice the centred second moments: l2
     sensitivity 2.2683 sqrt(d)/n, l-infinity 2/n under pure epsilon, proven
     in :mod:`dpgauss.releases._moments`), each variance kept only above its
-    noise. The cap of the box-unit variances at 1, the map back by
-    ``diag(h)`` and the projection of the location into the box are
-    post-processing.
+    noise. The full release's off-diagonal test and the zeroing of
+    coordinates within its noise (:mod:`dpgauss.releases._offdiagonal`),
+    the cap of the box-unit variances at 1, the map back by ``diag(h)`` and
+    the projection of the location into the box are post-processing.
 
     **Confined by the released diagonal.** The final release's noise is the
     same on every entry whatever each column's scale. The diagonal of its

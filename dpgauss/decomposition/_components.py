@@ -34,6 +34,7 @@ from dpgauss.releases._diagonal import (
     full_prediction,
     with_sampling,
 )
+from dpgauss.releases._offdiagonal import noise_only
 
 __all__ = [
     "full_components_prediction",
@@ -41,21 +42,6 @@ __all__ = [
     "squared_prediction",
     "threshold_spectrum",
 ]
-
-#: How far above its pure-noise mean (in its pure-noise standard deviations)
-#: the off-diagonal statistic may be before the correlations count. Pure
-#: noise exceeds it with probability about 0.003 for large m (more for small
-#: m: about 0.02 at m = 6, where the chi-squared is skewed).
-GLOBAL_Z = 3.0
-
-
-def noise_only(offdiagonal, noise_sd):
-    """Whether released off-diagonal entries (one per pair, box units) are
-    consistent with pure noise of sd ``noise_sd``: ``sum(x^2) / sd^2 <= m +
-    GLOBAL_Z sqrt(2 m)``."""
-    m = offdiagonal.size
-    stat = float(np.sum(np.square(offdiagonal / noise_sd)))
-    return stat <= m + GLOBAL_Z * math.sqrt(2.0 * m)
 
 
 def threshold_spectrum(spectrum, noise_sd, half=None):

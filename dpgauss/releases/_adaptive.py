@@ -203,7 +203,7 @@ def release_adaptive(X, location, data_norm, center, plan, rng):
         radius=math.sqrt(scale) * radius,
         clip_radius=math.sqrt(scale) * tau,
         centering=path.centering,
-        measured=MeasuredDiagonal(scale * measured.values, scale * measured.sd),
+        measured=measured.scaled(scale),
     )
 
 

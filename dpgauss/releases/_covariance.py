@@ -238,8 +238,14 @@ def release_covariance(
         return result
     measured = None
     if released is not None:
-        sd = math.sqrt(mech.entry_variances(d)[0])
-        measured = MeasuredDiagonal(np.diag(released).astype(np.float64), sd)
+        sd, off_sd = (math.sqrt(v) for v in mech.entry_variances(d))
+        released = np.asarray(released, dtype=np.float64)
+        measured = MeasuredDiagonal(
+            np.diag(released).copy(),
+            sd,
+            released[np.triu_indices(d, 1)],
+            off_sd,
+        )
     return (*result, measured)
 
 
@@ -249,11 +255,23 @@ class MeasuredDiagonal:
 
     ``values[j]`` is ``M_jj`` plus one draw of the release's diagonal noise,
     whose standard deviation ``sd`` is public (a function of the mechanism's
-    calibration). Everything computed from it is post-processing.
+    calibration). ``offdiagonal`` holds the same matrix's upper triangle
+    (row-major, ``np.triu_indices(d, 1)``), each entry with noise of public
+    sd ``off_sd`` (``sd / sqrt(2)`` for GaussCov's Gaussian noise, ``sd``
+    for its Laplace noise); None where not kept. Everything computed from
+    them is post-processing.
     """
 
     values: np.ndarray
     sd: float
+    offdiagonal: np.ndarray | None = None
+    off_sd: float | None = None
+
+    def scaled(self, factor):
+        """The same release in units ``factor`` times larger (post-processing)."""
+        off = None if self.offdiagonal is None else factor * self.offdiagonal
+        off_sd = None if self.off_sd is None else factor * self.off_sd
+        return MeasuredDiagonal(factor * self.values, factor * self.sd, off, off_sd)
 
 
 def gauss_spectrum(mech, released, cap, trace=None, shift=0.0, denoise=True):

@@ -119,7 +119,7 @@ class Confined:
     changed: bool
 
 
-def confine(values, vectors, measured, pure, beta=BETA, ceiling=None):
+def confine(values, vectors, measured, pure, beta=BETA, ceiling=None, drop=None):
     """The estimate ``V diag(values) V^T`` confined by the released diagonal.
 
     Parameters
@@ -135,6 +135,10 @@ def confine(values, vectors, measured, pure, beta=BETA, ceiling=None):
     ceiling : float, default=None
         A public bound on every second moment (1 in box units): the bounds
         ``U_j`` are at most it.
+    drop : ndarray of shape (d,), dtype bool, default=None
+        Coordinates already found within the noise by a rule that reads
+        released values only (:func:`~dpgauss.releases._offdiagonal.sparsify`):
+        their rows and columns are set to 0 as unmeasured ones are.
 
     Returns
     -------
@@ -169,6 +173,8 @@ def confine(values, vectors, measured, pure, beta=BETA, ceiling=None):
     with np.errstate(over="ignore", invalid="ignore"):
         below_top = float(np.max(released)) - released >= SPREAD * k * sd
     kept = ~(low_level & below_top)
+    if drop is not None:
+        kept &= ~np.asarray(drop, dtype=bool)
     top = np.finfo(np.float64).max if ceiling is None else float(ceiling)
     with np.errstate(over="ignore"):
         upper = np.minimum(np.maximum(released, 0.0) + k * sd, top)
