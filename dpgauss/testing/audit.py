@@ -24,7 +24,34 @@ from scipy.stats import beta
 
 from dpgauss.utils._random import check_generator
 
-__all__ = ["AuditResult", "audit", "clopper_pearson"]
+__all__ = ["AuditResult", "audit", "clopper_pearson", "fit_seed"]
+
+
+def fit_seed(rng):
+    """An integer seed for one fit, drawn from the audit's generator.
+
+    A fit given a Generator mixes fresh operating-system entropy into it (two
+    fits must never share noise), so an audit that passed its own generator
+    to every fit changed from run to run; an integer seed is used as given.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The audit's generator (the ``rng`` of ``run(n, rng)``).
+
+    Returns
+    -------
+    int
+        A seed in ``[0, 2**63)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpgauss.testing.audit import fit_seed
+    >>> fit_seed(np.random.default_rng(0)) == fit_seed(np.random.default_rng(0))
+    True
+    """
+    return int(rng.integers(2**63))
 
 
 def clopper_pearson(successes, trials, alpha):

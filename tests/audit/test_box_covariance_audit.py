@@ -24,7 +24,7 @@ import pytest
 import dpgauss.releases._variances as variances
 from dpgauss import PrivateCovariance
 from dpgauss.accounting import zcdp_to_approx
-from dpgauss.testing.audit import audit
+from dpgauss.testing.audit import audit, fit_seed
 
 pytestmark = pytest.mark.audit
 
@@ -47,7 +47,11 @@ def _runner(X, attribute, **params):
     def run(n, rng):
         return np.array(
             [
-                np.ravel(getattr(est.set_params(random_state=rng).fit(X), attribute))[0]
+                np.ravel(
+                    getattr(
+                        est.set_params(random_state=fit_seed(rng)).fit(X), attribute
+                    )
+                )[0]
                 for _ in range(n)
             ]
         )

@@ -19,7 +19,7 @@ import dpgauss.releases._box_staged as module
 from dpgauss import PrivateGaussianEstimator
 from dpgauss.accounting import ZCDP, zcdp_to_approx
 from dpgauss.releases._box_gaussian import box_gaussian_plan
-from dpgauss.testing.audit import audit
+from dpgauss.testing.audit import audit, fit_seed
 
 pytestmark = pytest.mark.audit
 
@@ -32,7 +32,10 @@ def _runner(X):
 
     def run(n, rng):
         return np.array(
-            [est.set_params(random_state=rng).fit(X).mean_[0] for _ in range(n)]
+            [
+                est.set_params(random_state=fit_seed(rng)).fit(X).mean_[0]
+                for _ in range(n)
+            ]
         )
 
     return run

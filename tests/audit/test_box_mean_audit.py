@@ -14,7 +14,7 @@ import pytest
 
 import dpgauss.releases._box_mean as module
 from dpgauss.mean import PrivateMean
-from dpgauss.testing.audit import audit
+from dpgauss.testing.audit import audit, fit_seed
 
 pytestmark = pytest.mark.audit
 
@@ -26,7 +26,10 @@ def _runner(X):
 
     def run(n, rng):
         return np.array(
-            [est.set_params(random_state=rng).fit(X).mean_[0] for _ in range(n)]
+            [
+                est.set_params(random_state=fit_seed(rng)).fit(X).mean_[0]
+                for _ in range(n)
+            ]
         )
 
     return run
@@ -83,7 +86,7 @@ def _cube_runner(X, a, b):
 
     def run(n, rng):
         out = np.array(
-            [est.set_params(random_state=rng).fit(X).mean_ for _ in range(n)]
+            [est.set_params(random_state=fit_seed(rng)).fit(X).mean_ for _ in range(n)]
         )
         return np.abs(out - a).max(axis=1) - np.abs(out - b).max(axis=1)
 

@@ -17,7 +17,7 @@ import pytest
 import dpgauss.releases._center as module
 from dpgauss import PrivateCovariance
 from dpgauss.accounting import zcdp_to_approx
-from dpgauss.testing.audit import audit
+from dpgauss.testing.audit import audit, fit_seed
 
 pytestmark = pytest.mark.audit
 
@@ -40,7 +40,7 @@ def _runner(X):
     def run(n, rng):
         return np.array(
             [
-                est.set_params(random_state=rng).fit(X).covariance_[0, 1]
+                est.set_params(random_state=fit_seed(rng)).fit(X).covariance_[0, 1]
                 for _ in range(n)
             ]
         )

@@ -18,7 +18,7 @@ import pytest
 import dpgauss.discriminant_analysis._base as module
 from dpgauss.accounting import zcdp_to_approx
 from dpgauss.discriminant_analysis import PrivateLinearDiscriminantAnalysis
-from dpgauss.testing.audit import audit
+from dpgauss.testing.audit import audit, fit_seed
 
 pytestmark = pytest.mark.audit
 
@@ -48,7 +48,7 @@ def _runner(X, y):
     def run(n, rng):
         return np.array(
             [
-                _sum_of_class_0(est.set_params(random_state=rng).fit(X, y))
+                _sum_of_class_0(est.set_params(random_state=fit_seed(rng)).fit(X, y))
                 for _ in range(n)
             ]
         )

@@ -46,7 +46,7 @@ from dpgauss.discriminant_analysis import (
     PrivateLinearDiscriminantAnalysis,
     PrivateQuadraticDiscriminantAnalysis,
 )
-from dpgauss.testing.audit import audit
+from dpgauss.testing.audit import audit, fit_seed
 
 pytestmark = pytest.mark.audit
 
@@ -195,7 +195,7 @@ def _runner(cls, params, data, release, summary, record):
     def run(n, rng):
         out = []
         for _ in range(n):
-            est.set_params(random_state=rng).fit(X, y)
+            est.set_params(random_state=fit_seed(rng)).fit(X, y)
             out.append(summary(record[release]))
         return np.array(out)
 
@@ -329,7 +329,7 @@ def _radius_audit(monkeypatch, n_samples):
         def run(n, rng):
             out = []
             for _ in range(n):
-                est.set_params(random_state=rng).fit(*data)
+                est.set_params(random_state=fit_seed(rng)).fit(*data)
                 out.append(float(record["radius"]))
             return np.array(out)
 

@@ -17,7 +17,7 @@ import pytest
 import dpgauss.releases._center as module
 from dpgauss import PrivateEllipticEnvelope
 from dpgauss.accounting import zcdp_to_approx
-from dpgauss.testing.audit import audit
+from dpgauss.testing.audit import audit, fit_seed
 
 pytestmark = pytest.mark.audit
 
@@ -40,7 +40,9 @@ def _runner(X):
     def run(n, rng):
         return np.array(
             [
-                env.set_params(random_state=rng).fit(X).decision_function(V[None])[0]
+                env.set_params(random_state=fit_seed(rng))
+                .fit(X)
+                .decision_function(V[None])[0]
                 for _ in range(n)
             ]
         )

@@ -30,7 +30,7 @@ import dpgauss.releases._moments as moments
 from dpgauss import PrivateGaussianEstimator
 from dpgauss.accounting import ZCDP, PureDP, zcdp_to_approx
 from dpgauss.releases._box_gaussian import box_gaussian_plan
-from dpgauss.testing.audit import audit
+from dpgauss.testing.audit import audit, fit_seed
 
 pytestmark = pytest.mark.audit
 
@@ -52,7 +52,7 @@ def _runner(X, read, **privacy):
 
     def run(n, rng):
         return np.array(
-            [read(est.set_params(random_state=rng).fit(X)) for _ in range(n)]
+            [read(est.set_params(random_state=fit_seed(rng)).fit(X)) for _ in range(n)]
         )
 
     return run

@@ -28,7 +28,7 @@ import dpgauss.releases._moments as moments
 from dpgauss import PrivateStandardScaler
 from dpgauss.accounting import zcdp_to_approx
 from dpgauss.mechanisms._linf import LInfinityMechanism
-from dpgauss.testing.audit import audit
+from dpgauss.testing.audit import audit, fit_seed
 
 pytestmark = pytest.mark.audit
 
@@ -51,7 +51,7 @@ def _runner(X, attribute, **params):
     def run(n, rng):
         return np.array(
             [
-                getattr(est.set_params(random_state=rng).fit(X), attribute)[0]
+                getattr(est.set_params(random_state=fit_seed(rng)).fit(X), attribute)[0]
                 for _ in range(n)
             ]
         )
