@@ -11,8 +11,11 @@ import numpy as np
 from sklearn.mixture import GaussianMixture
 
 from dpgauss.accounting._costs import privacy_parameters, scaled
+from dpgauss.accounting._plan import PlanError
 from dpgauss.base import FitData
 from dpgauss.gaussian import PrivateGaussianEstimator
+from dpgauss.mechanisms._checks import check_radius
+from dpgauss.mechanisms._releases import second_moment_mechanism
 from dpgauss.mechanisms._statistics import HistogramMechanism
 from dpgauss.mixture._refine import cholesky_factors
 from dpgauss.releases._range import finite_mean, scaled_deviations
@@ -67,6 +70,34 @@ class _PublicClusters:
         return _assign(
             X, lambda rows: (rows - self._center) / self._scale, self.model.predict
         )
+
+
+#: ``reg_covar`` of the public-only mixture, in units of the public rows'
+#: squared scale: scikit-learn's 1e-6 leaves the covariance of a component
+#: with fewer public rows than d + 1 singular, and held-out rows then score
+#: near -1e12 per row.
+PUBLIC_REG = 1e-3
+
+
+def public_mixture(public, k, seed):
+    """The mixture fitted on the public rows alone: weights, means and
+    covariances in the rows' units (free: it reads public rows only).
+
+    The rows are standardised by their public scale (one number) so the
+    covariance floor ``PUBLIC_REG`` is relative; the fit is mapped back
+    exactly (means ``c + s m``, covariances ``s^2 C``).
+    """
+    center, scale = _standardisation(public)
+    with np.errstate(all="ignore"):
+        Z = np.clip(np.nan_to_num((public - center) / scale), -BIG, BIG)
+    model = GaussianMixture(
+        k, covariance_type="full", n_init=3, reg_covar=PUBLIC_REG, random_state=seed
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(Z)
+    means = center + scale * model.means_
+    return model.weights_, means, scale**2 * model.covariances_
 
 
 def _bic_components(public, largest, seed):
@@ -336,3 +367,26 @@ def separation_problems(fitted, public, public_labels, sd, n):
             f"apart (below {MIN_SEPARATION}: hard assignment misassigns rows)"
         )
     return problems
+
+
+def _weights_factory(cost, *, k):
+    """The ``weights`` release: the histogram of the k cluster sizes."""
+    return _weights(cost, k)
+
+
+def _pca_factory(n, d, public):
+    """The factory of the ``pca`` release: the second moment of n rows in d
+    features clipped to the public rows' ball (:func:`_pca_ball`), whose
+    radius must lie where float64 squares and sums stay exact
+    (:func:`~dpgauss.mechanisms._checks.check_radius`, a ValueError before
+    the spend). Without the public rows (a plan priced from their count) the
+    radius is given by the caller."""
+    ball = None if public is None else _pca_ball(public)[1]
+
+    def make(cost, *, radius=ball, n_partials=None):
+        if radius is None:
+            raise PlanError("the pca release's radius comes from the public rows.")
+        check_radius(radius, "the public rows' ball radius")
+        return second_moment_mechanism(cost, n, d, radius, n_partials)
+
+    return make
