@@ -72,32 +72,64 @@ class _PublicClusters:
         )
 
 
-#: ``reg_covar`` of the public-only mixture, in units of the public rows'
-#: squared scale: scikit-learn's 1e-6 leaves the covariance of a component
-#: with fewer public rows than d + 1 singular, and held-out rows then score
-#: near -1e12 per row.
-PUBLIC_REG = 1e-3
+#: Covariance floors (``reg_covar``, in units of each column's public
+#: variance) the public-only mixture chooses from by cross-validation on the
+#: public rows: with fewer public rows per component than d + 1 a component's
+#: covariance is singular, and the floor decides held-out log-likelihoods
+#: (scikit-learn's 1e-6 scored wine's held-out rows near -1e12 per row).
+PUBLIC_REGS = (1e-3, 1e-2, 0.1, 0.3, 1.0)
+#: Folds of that cross-validation.
+PUBLIC_FOLDS = 3
+
+
+def _public_fit(Z, k, reg, seed):
+    model = GaussianMixture(
+        k, covariance_type="full", n_init=2, reg_covar=reg, random_state=seed
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return model.fit(Z)
+
+
+def _public_reg(Z, k, seed):
+    """The floor of :data:`PUBLIC_REGS` with the best mean held-out
+    log-likelihood over :data:`PUBLIC_FOLDS` folds of the public rows (the
+    largest when too few rows for k components in every fold)."""
+    m = Z.shape[0]
+    folds = np.arange(m) % PUBLIC_FOLDS
+    if m - m // PUBLIC_FOLDS - 1 < k:
+        return PUBLIC_REGS[-1]
+    scores = []
+    for reg in PUBLIC_REGS:
+        total = 0.0
+        for f in range(PUBLIC_FOLDS):
+            model = _public_fit(Z[folds != f], k, reg, seed)
+            total += float(model.score_samples(Z[folds == f]).sum())
+        scores.append(total if np.isfinite(total) else -math.inf)
+    return PUBLIC_REGS[int(np.argmax(scores))]
 
 
 def public_mixture(public, k, seed):
     """The mixture fitted on the public rows alone: weights, means and
     covariances in the rows' units (free: it reads public rows only).
 
-    The rows are standardised by their public scale (one number) so the
-    covariance floor ``PUBLIC_REG`` is relative; the fit is mapped back
-    exactly (means ``c + s m``, covariances ``s^2 C``).
+    Each column is standardised by its public mean and standard deviation
+    (1 for a constant column) so the covariance floor is relative; the floor
+    is chosen by cross-validation on the public rows (:func:`_public_reg`)
+    and the fit is mapped back exactly (means ``c + s m``, covariances
+    ``diag(s) C diag(s)``).
     """
-    center, scale = _standardisation(public)
     with np.errstate(all="ignore"):
+        center = np.nan_to_num(public.mean(axis=0))
+        scale = np.nan_to_num(public.std(axis=0))
+        scale = np.where((scale > 0) & (scale < BIG), scale, 1.0)
         Z = np.clip(np.nan_to_num((public - center) / scale), -BIG, BIG)
-    model = GaussianMixture(
-        k, covariance_type="full", n_init=3, reg_covar=PUBLIC_REG, random_state=seed
-    )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model.fit(Z)
+    order = np.random.default_rng(seed).permutation(Z.shape[0])
+    reg = _public_reg(Z[order], k, seed)
+    model = _public_fit(Z, k, reg, seed)
     means = center + scale * model.means_
-    return model.weights_, means, scale**2 * model.covariances_
+    covariances = scale[:, None] * model.covariances_ * scale[None, :]
+    return model.weights_, means, covariances
 
 
 def _bic_components(public, largest, seed):
