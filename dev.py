@@ -21,6 +21,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 PYTEST_NO_TESTS = 5
+# Two pytest-xdist workers (CI has two cores); worksteal rebalances the long
+# audits. Arguments after ``--`` come later and win (``-- -n 0`` runs serially,
+# as recording the release battery needs: each worker would write its own part).
+PYTEST_WORKERS = ["-n", "2", "--dist", "worksteal"]
 
 
 def _venv_python():
@@ -67,7 +71,7 @@ def test(args):
         status = _run([python, "-m", "ruff", *lint])
         if status:
             return status
-    status = _run([python, "-m", "pytest", *args])
+    status = _run([python, "-m", "pytest", *PYTEST_WORKERS, *args])
     if status == PYTEST_NO_TESTS:
         print("dev.py: pytest collected no tests; that is a failure.", flush=True)
     return status

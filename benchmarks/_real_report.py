@@ -8,6 +8,14 @@ import numpy as np
 PEER_PREFIXES = ("diffprivlib.", "opendp.")
 
 
+#: dpgauss rows whose peers answer a smaller question: PrivateGaussianEstimator
+#: releases a mean and a covariance from one budget (its baseline is the box
+#: moments, the mean at half the budget), where the peers' means spend the
+#: whole budget on the mean. Their medians are shown beside it for reference,
+#: not counted as ahead of it.
+PEERS_UNMATCHED = {("PrivateGaussianEstimator", "mean")}
+
+
 def _is_peer(name):
     return name.startswith(PEER_PREFIXES)
 
@@ -174,9 +182,12 @@ def write(rows, path, cmd, seconds):
         f"permutation test, level {ALPHA}) and the worst seed is within 3 times the",
         "baseline's median error; two draws of one mechanism fail it about 5% of",
         "the time, the seed-paired `floor` about half. `clear losses`: rows that",
-        "spent with a median beyond 1.3 or a seed beyond 3 times the baseline",
-        "(seed-paired). Peers: their median",
+        "spent with a median error beyond 1.3 times the baseline's median, or a",
+        "seed beyond 3 times it (each over its own seeds). Peers: their median",
         "ratio to the same baseline (pure epsilon only; `n/a`: not run).",
+        "PrivateGaussianEstimator's mean is released with its covariance from one",
+        "budget; the peers spend the whole budget on the mean, so they are shown",
+        "beside it for reference and not counted as ahead of it.",
         "",
         "## Headline",
         "",
@@ -208,6 +219,8 @@ def write(rows, path, cmd, seconds):
                     continue
                 peer_txt.append(f"{name} {_fmt(prec['med'])}")
                 mine = rec["med_err"] if rec["spent"] else np.nan
+                if (est, task) in PEERS_UNMATCHED:
+                    continue
                 if np.isfinite(prec["med_err"]) and not (mine <= prec["med_err"]):
                     peer_ahead += 1 if rec["spent"] else 0
             table.append(
@@ -243,8 +256,13 @@ def write(rows, path, cmd, seconds):
 
 def _clear_loss(rec):
     """A row that spent and lost by more than noise can explain at 10 seeds:
-    median beyond 1.3 times the baseline or a seed beyond 3 times it."""
-    return bool(rec["spent"]) and (rec["med"] > 1.3 or rec["worst"] > 3.0)
+    its median error beyond 1.3 times the baseline's median, or a seed beyond
+    3 times the baseline's median. Each side over its own seeds: a seed-paired
+    ratio divides one draw by another, and where the baseline's error takes a
+    few discrete values (PCA's axes ordered by private variances: 0.0005 or
+    0.27 as two close variances swap) one lucky baseline draw made a 532x
+    "loss" of an estimator whose median was a twentieth of the baseline's."""
+    return bool(rec["spent"]) and (rec["med_of"] > 1.3 or rec["worst_of"] > 3.0)
 
 
 def _tested(rec):
@@ -278,7 +296,8 @@ def _targets(summary):
         f" worst within 3x its median error): {tested} of {len(mine)} rows fail"
     )
     out.append(
-        f"- Clear losses (median beyond 1.3x or a seed beyond 3x the baseline):"
+        f"- Clear losses (median beyond 1.3x or a seed beyond 3x the baseline's"
+        " median):"
         f" {clear} of {len(mine)} rows"
     )
     out.append(f"- No silent fit beyond 10x the non-private error: {silent} rows fail")
@@ -296,6 +315,8 @@ def _targets(summary):
             )
     ahead = []
     for k, v in mine.items():
+        if k[:2] in PEERS_UNMATCHED:
+            continue
         peers = _peer_view(summary, k[1], k[2], k[3], k[4])
         for name, p in peers.items():
             if p["spent"] and (not v["spent"] or p["med_err"] < v["med_err"]):
@@ -304,6 +325,8 @@ def _targets(summary):
     out.append(
         f"- Ahead of the peers: {len(ahead)} (row, peer) pairs where a peer's median"
         f" error is lower, {refused} of them where dpgauss refused every seed"
+        " (PrivateGaussianEstimator's mean not counted: it shares its budget with"
+        " the covariance, the peers' means do not)"
     )
     # Rows where dpgauss spent and lost first: the refusals are in the tables.
     ahead.sort(key=lambda a: (not mine[a[0]]["spent"], a[0]))

@@ -353,12 +353,15 @@ def test_a_fit_predicted_far_beyond_the_non_private_error_warns_and_spends():
     # per coordinate, l2 error about 0.1 sqrt(2 d) = 0.32, against a sampling
     # error sqrt(d fill / n) = 0.013 at a third of the reference fill (24x):
     # not below its baseline (it is the baseline), so it spends, but it warns
-    # first; at epsilon 10 (0.0032, 0.25x) it is silent.
+    # first (the whole-box mean's own warning, its noise being set by the box:
+    # the cube noise's sd 0.075 per coordinate is 10 sampling errors of a
+    # column of sd 0.075 sqrt(1000) / 10 = 0.24 half-widths, above 0.05); at
+    # epsilon 10 (0.0032, 0.25x; 0.0024 half-widths) it is silent.
     from dpgauss import PrivateMean
 
     Z = np.random.default_rng(1).uniform(-1, 1, size=(1000, 5))
     budget = PrivacyBudget(epsilon=20.0)
-    with pytest.warns(UtilityWarning, match="times the non-private"):
+    with pytest.warns(UtilityWarning, match="times its sampling error"):
         PrivateMean(bounds=(-1, 1), epsilon=0.1, budget=budget).fit(Z)
     assert len(budget.ledger()) > 0
     with warnings.catch_warnings():

@@ -61,6 +61,12 @@ da = pytest.importorskip("dask.array")
 
 RECORD = Path(__file__).with_name("release_battery.json")
 RECORDING = os.environ.get("DPGAUSS_RECORD_BATTERY") == "1"
+if RECORDING and os.environ.get("PYTEST_XDIST_WORKER"):
+    # Each xdist worker would write the cases it ran over the others'.
+    raise RuntimeError(
+        "record the release battery serially: DPGAUSS_RECORD_BATTERY=1 pytest "
+        "tests/test_release_battery.py -n 0"
+    )
 RTOL_OTHER_VERSIONS = 1e-9
 
 # -- privacy forms ------------------------------------------------------------

@@ -23,6 +23,7 @@ See ``specs/klsu2019.md`` (section 4) and ``specs/bgsuz2021.md``.
 
 import math
 import numbers
+from dataclasses import replace
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
@@ -43,7 +44,13 @@ from dpgauss.mean._frame import (
     tukey_factory,
 )
 from dpgauss.releases._box import check_bounds, public_box
-from dpgauss.releases._box_mean import box_mean_plan, box_predict, boxed_mean
+from dpgauss.releases._box_mean import (
+    box_mean_plan,
+    box_predict,
+    boxed_mean,
+    is_adaptive,
+    whole_box_warning,
+)
 from dpgauss.releases._coinpress import frame_inverse
 from dpgauss.releases._coinpress_mean import (
     MAX_MEAN_RADIUS,
@@ -55,7 +62,7 @@ from dpgauss.releases._coinpress_mean import (
     weighted_tail_radius,
 )
 from dpgauss.releases._hints import RangeHintsMixin
-from dpgauss.releases._prediction import report_useless
+from dpgauss.releases._prediction import report_baseline, report_useless
 from dpgauss.releases._range import (
     RANGE_ROWS,
     frame_count,
@@ -156,7 +163,11 @@ class PrivateMean(
         is then a per-coordinate clipped mean with noise: on the whole box
         (the simplest private answer), or, where n and the budget let a
         private center and spread narrow each coordinate's clipping window,
-        in that window. ``mean_`` lies in the box. Excludes ``method`` other
+        in that window. ``mean_`` lies in the box. On the whole box the noise
+        is set by the box, not the rows: where it would exceed 10 sampling
+        errors of columns with sds of a twentieth of their half-widths (n,
+        d and the budget decide), the fit warns before the spend. Excludes
+        ``method`` other
         than ``"auto"``, ``covariance``, ``mean_bound`` and ``cov_bounds``;
         ``X_public`` is not used.
     range_share : float, default=0.05
@@ -440,7 +451,14 @@ class PrivateMean(
     def _predict_error(self, plan, data, mechanisms):
         if self.bounds is None:
             return super()._predict_error(plan, data, mechanisms)
-        return box_predict(plan.total, data.n, data.d, mechanisms)
+        prediction = box_predict(plan.total, data.n, data.d, mechanisms)
+        if not is_adaptive(plan):
+            # The whole-box release's noise is set by the box, not by the
+            # data's spread: _check_utility warns from it for columns that
+            # fill little of their box, instead of the reference fill's
+            # far-from-non-private warning.
+            prediction = replace(prediction, sampling=None)
+        return prediction
 
     def _check_utility(self, plan, data):
         if self.bounds is not None:
@@ -456,6 +474,10 @@ class PrivateMean(
                     f"{prediction.baseline:.3g} for the per-coordinate clipped mean "
                     "on the box. Give a larger budget or more rows.",
                 )
+            elif not is_adaptive(plan) and data.n is not None:
+                message = whole_box_warning("PrivateMean", plan.total, data.n, data.d)
+                if message is not None:
+                    report_baseline(self, message)
         elif self.method != "tukey":  # tukey needs no range
             super()._check_utility(plan, data)
 

@@ -1,10 +1,13 @@
 """PrivateMean(bounds=...): the per-coordinate clipped mean in a public box."""
 
+import warnings
+
 import numpy as np
 import pytest
 
 import dpgauss.releases._box_mean as boxed
 from dpgauss.accounting import ZCDP, PureDP
+from dpgauss.exceptions import UtilityWarning
 from dpgauss.mean import PrivateMean
 from dpgauss.mechanisms import LaplaceMechanism
 from dpgauss.mechanisms._linf import LInfinityMechanism, linf_over_laplace
@@ -173,3 +176,42 @@ def test_the_mean_stays_in_the_mean_bound_ball(seed):
     )
     est.fit(X)
     assert np.linalg.norm(est.mean_) <= 1.0 + 1e-12
+
+
+def test_faint_reach_is_the_noise_over_the_astray_sampling_error():
+    # A column of sd s (box units) has sampling sd s / sqrt(n): the noise sd
+    # sigma is ASTRAY times it at s = sigma sqrt(n) / ASTRAY.
+    cost, n, d = PureDP(1.0), 150, 5
+    sigma = BoxMeanMechanism(cost, n, np.full(d, 2.0)).noise_sd().max()
+    assert boxed.faint_reach(cost, n, d) == pytest.approx(sigma * np.sqrt(n) / 10)
+
+
+def test_the_whole_box_warning_from_public_values():
+    # Student t rows at n = 150, epsilon 1, d = 5: the noise is 10 sampling
+    # errors of a column of sd 0.061 half-widths (their sds are 0.05-0.08).
+    message = boxed.whole_box_warning("PrivateMean", PureDP(1.0), 150, 5)
+    assert "0.061 of its half-width" in message
+    assert "simplest private answer" in message
+    # fair's n and d at epsilon 1: resolved down to sds of 0.016 half-widths.
+    assert boxed.whole_box_warning("PrivateMean", PureDP(1.0), 4775, 8) is None
+    assert boxed.whole_box_warning("PrivateMean", ZCDP(0.5), 4775, 8) is None
+
+
+def test_a_far_whole_box_mean_warns_and_spends_under_the_default_policy():
+    # Columns filling a twentieth of their box: the release is the whole-box
+    # mean (no refusal: it beats its baseline), the error is many sampling
+    # errors, and the fit says so before the spend.
+    rng = np.random.default_rng(0)
+    X = rng.standard_t(3, size=(150, 5))
+    est = PrivateMean(epsilon=1.0, bounds=(-30.0, 30.0), random_state=0)
+    with pytest.warns(UtilityWarning, match="fixed by the box"):
+        est.fit(X)
+    assert est.privacy_spent_ == PureDP(1.0)
+    assert np.all(np.abs(est.mean_) <= 30.0)
+
+
+def test_no_whole_box_warning_where_the_noise_is_below_the_sampling_error():
+    X, bounds = _mixed_units(5000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UtilityWarning)
+        PrivateMean(rho=0.5, bounds=bounds, random_state=0).fit(X)
