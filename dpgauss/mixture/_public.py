@@ -11,8 +11,11 @@ import numpy as np
 from sklearn.mixture import GaussianMixture
 
 from dpgauss.accounting._costs import privacy_parameters, scaled
+from dpgauss.accounting._plan import PlanError
 from dpgauss.base import FitData
 from dpgauss.gaussian import PrivateGaussianEstimator
+from dpgauss.mechanisms._checks import check_radius
+from dpgauss.mechanisms._releases import second_moment_mechanism
 from dpgauss.mechanisms._statistics import HistogramMechanism
 from dpgauss.mixture._refine import cholesky_factors
 from dpgauss.releases._range import finite_mean, scaled_deviations
@@ -67,6 +70,66 @@ class _PublicClusters:
         return _assign(
             X, lambda rows: (rows - self._center) / self._scale, self.model.predict
         )
+
+
+#: Covariance floors (``reg_covar``, in units of each column's public
+#: variance) the public-only mixture chooses from by cross-validation on the
+#: public rows: with fewer public rows per component than d + 1 a component's
+#: covariance is singular, and the floor decides held-out log-likelihoods
+#: (scikit-learn's 1e-6 scored wine's held-out rows near -1e12 per row).
+PUBLIC_REGS = (1e-3, 1e-2, 0.1, 0.3, 1.0)
+#: Folds of that cross-validation.
+PUBLIC_FOLDS = 3
+
+
+def _public_fit(Z, k, reg, seed):
+    model = GaussianMixture(
+        k, covariance_type="full", n_init=2, reg_covar=reg, random_state=seed
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return model.fit(Z)
+
+
+def _public_reg(Z, k, seed):
+    """The floor of :data:`PUBLIC_REGS` with the best mean held-out
+    log-likelihood over :data:`PUBLIC_FOLDS` folds of the public rows (the
+    largest when too few rows for k components in every fold)."""
+    m = Z.shape[0]
+    folds = np.arange(m) % PUBLIC_FOLDS
+    if m - m // PUBLIC_FOLDS - 1 < k:
+        return PUBLIC_REGS[-1]
+    scores = []
+    for reg in PUBLIC_REGS:
+        total = 0.0
+        for f in range(PUBLIC_FOLDS):
+            model = _public_fit(Z[folds != f], k, reg, seed)
+            total += float(model.score_samples(Z[folds == f]).sum())
+        scores.append(total if np.isfinite(total) else -math.inf)
+    return PUBLIC_REGS[int(np.argmax(scores))]
+
+
+def public_mixture(public, k, seed):
+    """The mixture fitted on the public rows alone: weights, means and
+    covariances in the rows' units (free: it reads public rows only).
+
+    Each column is standardised by its public mean and standard deviation
+    (1 for a constant column) so the covariance floor is relative; the floor
+    is chosen by cross-validation on the public rows (:func:`_public_reg`)
+    and the fit is mapped back exactly (means ``c + s m``, covariances
+    ``diag(s) C diag(s)``).
+    """
+    with np.errstate(all="ignore"):
+        center = np.nan_to_num(public.mean(axis=0))
+        scale = np.nan_to_num(public.std(axis=0))
+        scale = np.where((scale > 0) & (scale < BIG), scale, 1.0)
+        Z = np.clip(np.nan_to_num((public - center) / scale), -BIG, BIG)
+    order = np.random.default_rng(seed).permutation(Z.shape[0])
+    reg = _public_reg(Z[order], k, seed)
+    model = _public_fit(Z, k, reg, seed)
+    means = center + scale * model.means_
+    covariances = scale[:, None] * model.covariances_ * scale[None, :]
+    return model.weights_, means, covariances
 
 
 def _bic_components(public, largest, seed):
@@ -336,3 +399,26 @@ def separation_problems(fitted, public, public_labels, sd, n):
             f"apart (below {MIN_SEPARATION}: hard assignment misassigns rows)"
         )
     return problems
+
+
+def _weights_factory(cost, *, k):
+    """The ``weights`` release: the histogram of the k cluster sizes."""
+    return _weights(cost, k)
+
+
+def _pca_factory(n, d, public):
+    """The factory of the ``pca`` release: the second moment of n rows in d
+    features clipped to the public rows' ball (:func:`_pca_ball`), whose
+    radius must lie where float64 squares and sums stay exact
+    (:func:`~dpgauss.mechanisms._checks.check_radius`, a ValueError before
+    the spend). Without the public rows (a plan priced from their count) the
+    radius is given by the caller."""
+    ball = None if public is None else _pca_ball(public)[1]
+
+    def make(cost, *, radius=ball, n_partials=None):
+        if radius is None:
+            raise PlanError("the pca release's radius comes from the public rows.")
+        check_radius(radius, "the public rows' ball radius")
+        return second_moment_mechanism(cost, n, d, radius, n_partials)
+
+    return make

@@ -18,11 +18,9 @@ from sklearn.cluster import KMeans
 
 from dpgauss.accounting import split_cost
 from dpgauss.accounting._costs import kind_of
-from dpgauss.accounting._plan import PlanError, Release, ReleasePlan
+from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.exceptions import UtilityWarning
-from dpgauss.mechanisms._checks import check_radius
-from dpgauss.mechanisms._releases import second_moment_mechanism
 from dpgauss.mixture._base import BasePrivateMixture
 from dpgauss.mixture._public import (
     _bic_components,
@@ -31,14 +29,16 @@ from dpgauss.mixture._public import (
     _mixture_attributes,
     _nearest,
     _pca_ball,
+    _pca_factory,
     _PublicClusters,
     _separation,
-    _weights,
+    _weights_factory,
     component_rows,
     components_factory,
     separation_problems,
     useless_component,
 )
+from dpgauss.mixture._public_only import PublicOnly, public_only_fit
 from dpgauss.mixture._refine import refine, refine_entries
 from dpgauss.releases._prediction import report_useless
 from dpgauss.releases._range import finite_mean
@@ -60,29 +60,6 @@ ESTIMATORS = "gaussian_estimators"
 #: A component's rows are truncated (or padded) to its released count minus
 #: this many noise sds: padding, which biases, is then rare.
 COUNT_SDS = 2.0
-
-
-def _weights_factory(cost, *, k):
-    """The ``weights`` release: the histogram of the k cluster sizes."""
-    return _weights(cost, k)
-
-
-def _pca_factory(n, d, public):
-    """The factory of the ``pca`` release: the second moment of n rows in d
-    features clipped to the public rows' ball (:func:`_pca_ball`), whose
-    radius must lie where float64 squares and sums stay exact
-    (:func:`~dpgauss.mechanisms._checks.check_radius`, a ValueError before
-    the spend). Without the public rows (a plan priced from their count) the
-    radius is given by the caller."""
-    ball = None if public is None else _pca_ball(public)[1]
-
-    def make(cost, *, radius=ball, n_partials=None):
-        if radius is None:
-            raise PlanError("the pca release's radius comes from the public rows.")
-        check_radius(radius, "the public rows' ball radius")
-        return second_moment_mechanism(cost, n, d, radius, n_partials)
-
-    return make
 
 
 class SeparationWarning(UtilityWarning):
@@ -152,6 +129,17 @@ class PublicPrivateGMM(PrivateEstimatorMixin, BasePrivateMixture, BaseEstimator)
         What to do when the checks above fail: a
         :class:`SeparationWarning`, a :class:`SeparationError` (after the
         spend: the checks read released values) or nothing.
+    fallback : {{"public", "refuse"}}, default="public"
+        What a fit does, with ``on_useless="raise"``, when a component's
+        private fit is predicted useless (before the spend, public values
+        only): ``"public"`` returns the mixture fitted on the public rows
+        alone (scikit-learn's fit on standardised columns, its covariance
+        floor chosen by cross-validation on the public rows;
+        ``regime_ == "public_only"``), warns
+        with a :class:`~dpgauss.exceptions.UtilityWarning` and spends
+        nothing; ``"refuse"`` raises
+        :class:`~dpgauss.exceptions.UselessFitError`. With
+        ``on_useless="warn"`` the fit warns and spends either way.
     {random_state}
     {on_useless}
 
@@ -172,7 +160,8 @@ class PublicPrivateGMM(PrivateEstimatorMixin, BasePrivateMixture, BaseEstimator)
     n_components_ : int
         The number of components used.
     regime_ : str
-        ``"public"`` or ``"projected"``.
+        ``"public"``, ``"projected"``, ``"single"`` (one component) or
+        ``"public_only"`` (the public rows' own mixture, ``fallback``).
     separation_ : float
         ``min ||mu_i - mu_j|| / max(sigma_i, sigma_j)`` over pairs of released
         components (sigma: the root of the largest eigenvalue); inf for one
@@ -271,6 +260,7 @@ class PublicPrivateGMM(PrivateEstimatorMixin, BasePrivateMixture, BaseEstimator)
         ],
         "refine_share": [Interval(numbers.Real, 0, 1, closed="neither")],
         "on_separation_failure": [StrOptions({"warn", "raise", "ignore"})],
+        "fallback": [StrOptions({"public", "refuse"})],
     }
 
     def __init__(
@@ -289,6 +279,7 @@ class PublicPrivateGMM(PrivateEstimatorMixin, BasePrivateMixture, BaseEstimator)
         refine_steps="auto",
         refine_share=0.3,
         on_separation_failure="warn",
+        fallback="public",
         random_state=None,
         on_useless="raise",
     ):
@@ -305,6 +296,7 @@ class PublicPrivateGMM(PrivateEstimatorMixin, BasePrivateMixture, BaseEstimator)
         self.refine_steps = refine_steps
         self.refine_share = refine_share
         self.on_separation_failure = on_separation_failure
+        self.fallback = fallback
         self.random_state = random_state
         self.on_useless = on_useless
 
@@ -331,7 +323,12 @@ class PublicPrivateGMM(PrivateEstimatorMixin, BasePrivateMixture, BaseEstimator)
         self : PublicPrivateGMM
             The fitted estimator.
         """
-        return self._private_fit(X, X_public=X_public)
+        try:
+            return self._private_fit(X, X_public=X_public)
+        except PublicOnly as signal:
+            for name, value in public_only_fit(self, signal).items():
+                setattr(self, name, value)
+            return self
 
     # -- the plan -----------------------------------------------------------
     def _build_plan(self, total, data):
@@ -460,9 +457,19 @@ class PublicPrivateGMM(PrivateEstimatorMixin, BasePrivateMixture, BaseEstimator)
         """Refuse (or warn) when a component fit is predicted useless
         (:func:`useless_component`; public values only)."""
         cost = _half(plan.cost("components"))
-        message = useless_component(data.public["clusters"], data, cost)
-        if message is not None:
-            report_useless(self, message)
+        clusters = data.public["clusters"]
+        message = useless_component(clusters, data, cost)
+        if message is None:
+            return
+        if self.fallback == "public" and self.on_useless == "raise":
+            raise PublicOnly(
+                message,
+                data.X_public,
+                clusters.k,
+                data.d,
+                getattr(self, "feature_names_in_", None),
+            )
+        report_useless(self, message)
 
     def _report(self, message, before_spend=False):
         if self.on_separation_failure == "ignore":

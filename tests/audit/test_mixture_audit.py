@@ -144,3 +144,46 @@ def test_em_step_keeps_its_claim_with_a_far_row():
 def test_canary_em_step_with_a_quarter_of_the_sensitivity_is_caught():
     result = _audit(*_step_runs(0.25), 2000)
     assert result.epsilon_lower > CLAIM, result
+
+
+def _public_only_means(X, public, leak=False):
+    """The fit's means under fallback="public" (wine-like sizes: every
+    component predicted useless); ``leak`` is a canary whose public-only
+    mixture also reads the first private row."""
+    import warnings
+    from unittest import mock
+
+    import dpgauss.mixture._public_only as public_only
+    from dpgauss.mixture import PublicPrivateGMM
+
+    real = public_only.public_mixture
+
+    def leaky(rows, k, seed):
+        return real(np.vstack([rows, X[:1]]), k, seed)
+
+    gmm = PublicPrivateGMM(3, rho=0.5, random_state=0)
+    with mock.patch.object(public_only, "public_mixture", leaky if leak else real):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            gmm.fit(X, X_public=public)
+    assert gmm.regime_ == "public_only"
+    return gmm.means_
+
+
+@pytest.mark.parametrize("leak", [False, True])
+def test_the_public_only_fallback_reads_no_private_row(leak):
+    # The fallback spends nothing, so it must be the same function on every
+    # pair of neighbours: replacing one private row by a row 1e12 away (and
+    # a second pair replacing every row) leaves the output bit for bit. The
+    # canary reads one private row and must be caught.
+    rng = np.random.default_rng(3)
+    X, public = rng.normal(size=(126, 13)), rng.normal(size=(18, 13))
+    Y = X.copy()
+    Y[0] = 1e12
+    same = [
+        np.array_equal(
+            _public_only_means(A, public, leak), _public_only_means(B, public, leak)
+        )
+        for A, B in ((X, Y), (X, -X))
+    ]
+    assert all(same) != leak

@@ -13,7 +13,7 @@ from sklearn.pipeline import make_pipeline
 
 from dpgauss import PrivacyBudget
 from dpgauss.accounting import ZCDP
-from dpgauss.exceptions import UselessFitError
+from dpgauss.exceptions import UselessFitError, UtilityWarning
 from dpgauss.mixture import PublicPrivateGMM, SeparationError, SeparationWarning
 from dpgauss.mixture._public import component_rows
 
@@ -254,10 +254,41 @@ def test_a_mixture_whose_components_are_predicted_useless_refuses_before_the_spe
     rng = np.random.default_rng(0)
     X, public = rng.normal(size=(126, 13)), rng.normal(size=(18, 13))
     budget = PrivacyBudget(rho=1.0)
-    gmm = PublicPrivateGMM(3, rho=0.5, budget=budget, random_state=0)
+    gmm = PublicPrivateGMM(3, rho=0.5, budget=budget, random_state=0, fallback="refuse")
     with pytest.raises(UselessFitError, match="public rows alone"):
         gmm.fit(X, X_public=public)
     with pytest.raises(UselessFitError, match="public rows alone"):
         gmm.fit(np.zeros_like(X), X_public=public)
     assert budget.ledger() == []
     assert not hasattr(gmm, "weights_")
+
+
+def test_a_mixture_predicted_useless_returns_the_public_rows_own_fit_for_free():
+    # The same wine-like sizes under the default fallback="public": the fit
+    # warns, spends nothing and returns the public rows' own mixture, which
+    # reads no private row (the same answer for any X, checked with two
+    # different X). Held-out rows from the public rows' distribution score
+    # finitely: the covariance floor keeps the 6-row components invertible.
+    rng = np.random.default_rng(0)
+    X, public = rng.normal(size=(126, 13)), rng.normal(size=(18, 13))
+    budget = PrivacyBudget(rho=1.0)
+    gmm = PublicPrivateGMM(3, rho=0.5, budget=budget, random_state=0)
+    with pytest.warns(UtilityWarning, match="nothing was spent"):
+        gmm.fit(X, X_public=public)
+    assert budget.ledger() == []
+    assert gmm.regime_ == "public_only"
+    assert gmm.privacy_spent_.rho == 0.0
+    assert gmm.n_features_in_ == 13
+    first = gmm.means_.copy()
+    with pytest.warns(UtilityWarning, match="nothing was spent"):
+        gmm.fit(1e12 * np.ones_like(X), X_public=public)
+    np.testing.assert_array_equal(gmm.means_, first)
+    np.testing.assert_allclose(gmm.weights_.sum(), 1.0)
+    score = gmm.score(rng.normal(size=(200, 13)))
+    assert np.isfinite(score)
+    # on_useless="warn" still opts into the spend.
+    gmm.set_params(on_useless="warn")
+    with pytest.warns(UtilityWarning):
+        gmm.fit(X, X_public=public)
+    assert gmm.regime_ == "projected"
+    assert budget.ledger() != []
