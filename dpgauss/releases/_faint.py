@@ -47,7 +47,7 @@ from statistics import NormalDist
 import numpy as np
 from scipy import integrate, optimize, special
 
-from dpgauss.releases._measured import BETA, noise_quantile
+from dpgauss.releases._measured import BETA, LENIENT_SDS, kept, noise_quantile
 
 __all__ = [
     "LENIENT_SDS",
@@ -56,10 +56,6 @@ __all__ = [
     "significance",
     "variance_noise",
 ]
-
-#: Where no released variance is below 0 and the median is this many sds of
-#: its noise above 0, a variance is kept from this many sds of its noise.
-LENIENT_SDS = 2.0
 
 
 def variance_noise(mean, var_mean, var_second, *, laplace=False, cube=None):
@@ -112,35 +108,6 @@ def variance_noise(mean, var_mean, var_second, *, laplace=False, cube=None):
         spread = np.sqrt(var_second + 4.0 * bound**2 * var_mean)
         quantile = noise_quantile(d, laplace) * spread
     return sd, quantile + np.minimum(var_mean, 1.0)
-
-
-def kept(raw, sd, quantile):
-    """Which released variances ``raw`` to keep (the module docstring's rule).
-
-    Parameters
-    ----------
-    raw : ndarray of shape (d,)
-        The released variances, noise included.
-    sd, quantile : ndarray of shape (d,)
-        Their noise's sd and quantile (:func:`variance_noise`).
-
-    Returns
-    -------
-    ndarray of shape (d,), dtype bool
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from dpgauss.releases._faint import kept
-    >>> sd, q = np.full(3, 0.1), np.full(3, 0.4)
-    >>> kept(np.array([0.25, 0.3, 0.5]), sd, q).tolist()  # none faint: 2 sds
-    [True, True, True]
-    >>> kept(np.array([-0.05, 0.3, 0.5]), sd, q).tolist()  # one shows: quantile
-    [False, False, True]
-    """
-    z = raw / sd
-    lenient = bool(np.min(z) >= 0.0) and bool(np.median(z) >= LENIENT_SDS)
-    return raw >= (LENIENT_SDS * sd if lenient else quantile)
 
 
 def moments_variances(second, mean, var_mean, var_second, laplace, cube=None):
