@@ -35,7 +35,7 @@ from dpgauss.decomposition._axes import axes_noise
 from dpgauss.gaussian import PrivateGaussianEstimator
 from dpgauss.mean import PrivateMean
 from dpgauss.mechanisms._linf import LInfinityMechanism
-from dpgauss.releases._box_gaussian import SQUARE_WEIGHT, _moments_noise
+from dpgauss.releases._box_gaussian import SQUARE_WEIGHT
 from dpgauss.releases._box_mean import BoxMeanMechanism
 from dpgauss.releases._diagonal import PRIOR_MEAN, PRIOR_VARIANCE
 from dpgauss.releases._moments import moments_mechanism
@@ -83,32 +83,21 @@ def _pca_release(est):
     return np.concatenate([m, 2.0 * (v + m * m - 0.5)])
 
 
-def _gaussian_release(est):
-    # The variances v = clip(s + 1/2 - m^2 + var) were shrunk by the factor
-    # PRIOR_VARIANCE / (PRIOR_VARIANCE + noise(var, m)) (public noise, the
-    # released m); the diagonal of covariance_ holds them above its floor.
-    var = moments_mechanism(
-        PureDP(EPSILON), N, D, n_partials=1, weight=SQUARE_WEIGHT
-    ).variance(2 * D)
-    m = est.mean_
-    shrink = PRIOR_VARIANCE / (PRIOR_VARIANCE + _moments_noise(var, m))
-    second = np.diag(est.covariance_) / shrink - var + m * m
-    return np.concatenate([m, SQUARE_WEIGHT * (second - 0.5)])
-
-
 RELEASES = {
     "scaler": _scaler_release,
     "pca": _pca_release,
-    "gaussian": _gaussian_release,
 }
+# The Gaussian's variances are kept or set to 0 by a rule that reads every
+# column (releases/_faint.py), so its squares cannot be recovered from the
+# fit; its audited statistic is the released means alone (the "means" pair
+# moves only them).
 
 
 def _statistic(Z, name):
     z = np.clip(Z, -1.0, 1.0)
     if name not in RELEASES:
         return z.mean(0)
-    weight = SQUARE_WEIGHT if name == "gaussian" else 2.0
-    return np.concatenate([z.mean(0), weight * (z * z - 0.5).mean(0)])
+    return np.concatenate([z.mean(0), 2.0 * (z * z - 0.5).mean(0)])
 
 
 def _runner(name, X, a, b):
@@ -147,8 +136,9 @@ CASES = [
     ("pca", "means"),
     ("pca", "squares"),
     # The Gaussian's fit is the slowest and its canary's margin the thinnest
-    # (fits draw from a Generator mixed with fresh entropy, so runs differ:
-    # 1.48 here, near 1 in other processes): run on purpose, with -m slow.
+    # (its means alone: 1.03 against the claim 1, honest 0.41; fits are
+    # seeded from the audit's generator, so this repeats): run on purpose,
+    # with -m slow.
     pytest.param("gaussian", "means", marks=pytest.mark.slow),
     ("mean", "means"),
 ]
