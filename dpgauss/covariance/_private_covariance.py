@@ -380,8 +380,7 @@ default="auto"
         if box is not None:
             X = box_rows(X, box)
         if is_diagonal(plan):
-            pure = isinstance(plan.total, PureDP)
-            measured = release_variances(X, plan, rng, self.center, pure)
+            measured = release_variances(X, plan, rng, self.center)
             fitted = self._diagonal_model(box, measured)
             fitted["method_"] = "diagonal"
             return fitted

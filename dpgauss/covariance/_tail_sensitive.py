@@ -419,8 +419,7 @@ _diagonal.diagonal_prediction`) or :meth:`_box_tail_prediction`, whichever
         if box is not None:
             X = box_rows(X, box)
         if is_diagonal(plan):
-            pure = isinstance(plan.total, PureDP)
-            measured = release_variances(X, plan, rng, self.center, pure)
+            measured = release_variances(X, plan, rng, self.center)
             fitted = self._diagonal_model(box, measured)
             radius = self._radius(d)
             fitted.update(

@@ -79,7 +79,6 @@ import numpy as np
 from dpgauss.accounting import ZCDP, split_cost
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
-from dpgauss.mechanisms import LaplaceMechanism, LInfinityMechanism
 from dpgauss.releases._box import box_offsets
 from dpgauss.releases._box_mean import (
     baseline_error,
@@ -114,7 +113,7 @@ from dpgauss.releases._diagonal import (
     reference_norm,
     sampling_errors,
 )
-from dpgauss.releases._faint import moments_variances
+from dpgauss.releases._faint import moments_variances, noise_law
 from dpgauss.releases._moments import (
     box_moments,
     moments_mechanism,
@@ -322,13 +321,8 @@ def _release_moments(X, center, half, plan, rng):
     var = float(mech.variance(2 * d))
     mean = np.clip(noisy[:d], -1.0, 1.0)
     second = noisy[d:] / SQUARE_WEIGHT + 0.5
-    laplace = isinstance(mech, LaplaceMechanism)
-    cube = None
-    if isinstance(mech, LInfinityMechanism):
-        cube = (mech.effective_scale(), 2 * d, SQUARE_WEIGHT)
-    variances = moments_variances(
-        second, mean, var, var / SQUARE_WEIGHT**2, laplace, cube
-    )
+    law = noise_law(mech, 2 * d, SQUARE_WEIGHT)
+    variances = moments_variances(second, mean, var, var / SQUARE_WEIGHT**2, **law)
     return mean, variances, math.sqrt(var)
 
 

@@ -169,14 +169,14 @@ def release_staged(X, center, half, plan, rng, weight, radius):
     # first: the choice reads its variances and public noise levels only.
     mean1 = np.clip(first[:d], -1.0, 1.0)
     second1 = first[d:] / weight + 0.5
-    variances = moments_variances(second1, mean1, var1, var1 / weight**2, False)
+    variances = moments_variances(second1, mean1, var1, var1 / weight**2)
     if not choose_augmented(variances, *_stage_noise(plan, n, d, weight)):
         plan.choose("box_second", "moments")
         rest, var2 = _noisy_moments(X, center, half, plan, "box_rest", weight, rng)
         noisy, var = _combine(first, var1, rest, var2)
         mean = np.clip(noisy[:d], -1.0, 1.0)
         second = noisy[d:] / weight + 0.5
-        variances = moments_variances(second, mean, var, var / weight**2, False)
+        variances = moments_variances(second, mean, var, var / weight**2)
         values, vectors = cap_box_spectrum(variances, np.eye(d))
         return mean, values, vectors, True
     plan.choose("box_second", "augmented")
@@ -196,7 +196,7 @@ def release_staged(X, center, half, plan, rng, weight, radius):
     second, var_second = _combine(
         second1, var1 / weight**2, np.diag(released)[:d], diag
     )
-    variances = moments_variances(second, mean, var_mean, var_second, False)
+    variances = moments_variances(second, mean, var_mean, var_second)
     C = released[:d, :d] - np.outer(mean, mean)
     keep = np.abs(C) > significance(max(d * (d - 1) // 2, 1), False) * math.sqrt(off)
     keep &= np.outer(variances > 0.0, variances > 0.0)

@@ -13,16 +13,16 @@ box units; digits' faint pixels: 1e-3, against a noise sd of 0.07 at
 n = 1,348 and epsilon 2). Any value the noise puts on such a *faint* column
 overstates it tens of times, far worse than the zero matrix's answer 0; a
 column that fills its box, measured at 2 to 4 sds of its noise, is better
-kept. No rule on one column tells the two apart, so :func:`kept` reads all
-the columns:
+kept. No rule on one column tells the two apart, so
+:func:`~dpgauss.releases._measured.kept` reads all the columns:
 
 * where some released variance is below 0 (a faint column shows itself
   about half the time, so a table with several shows at least one), or the
-  median is below :data:`LENIENT_SDS` = 2 sds of its noise (a table whose
-  columns are mostly near the noise), a variance is kept only above the
-  one-sided ``1 - BETA / d`` quantile of its own noise (``BETA = 0.001``):
-  a faint column is overstated by more than that in about one fit in a
-  thousand;
+  median is below :data:`~dpgauss.releases._measured.LENIENT_SDS` = 2 sds
+  of its noise (a table whose columns are mostly near the noise), a
+  variance is kept only above the one-sided ``1 - BETA / d`` quantile of
+  its own noise (``BETA = 0.001``): a faint column is overstated by more
+  than that in about one fit in a thousand;
 * otherwise it is kept from 2 sds. A table with a single faint column among
   wide ones is then overstated in about 2% of fits (its noise above 2 sds),
   Student t columns in their min/max box (all near the noise) in 0.2-0.6%
@@ -47,15 +47,25 @@ from statistics import NormalDist
 import numpy as np
 from scipy import integrate, optimize, special
 
-from dpgauss.releases._measured import BETA, LENIENT_SDS, kept, noise_quantile
+from dpgauss.mechanisms import LaplaceMechanism, LInfinityMechanism
+from dpgauss.releases._measured import BETA, kept, noise_quantile
 
 __all__ = [
-    "LENIENT_SDS",
-    "kept",
     "moments_variances",
+    "noise_law",
     "significance",
     "variance_noise",
 ]
+
+
+def noise_law(mechanism, size, weight):
+    """The keyword arguments of :func:`variance_noise` for a release drawn by
+    ``mechanism`` on ``size`` entries, its second moments released times
+    ``weight``: the cube's scale for its K-norm noise, whether it is the
+    Laplace's otherwise (public: the mechanism's calibration)."""
+    if isinstance(mechanism, LInfinityMechanism):
+        return {"cube": (mechanism.effective_scale(), size, weight)}
+    return {"laplace": isinstance(mechanism, LaplaceMechanism)}
 
 
 def variance_noise(mean, var_mean, var_second, *, laplace=False, cube=None):
@@ -110,12 +120,12 @@ def variance_noise(mean, var_mean, var_second, *, laplace=False, cube=None):
     return sd, quantile + np.minimum(var_mean, 1.0)
 
 
-def moments_variances(second, mean, var_mean, var_second, laplace, cube=None):
+def moments_variances(second, mean, var_mean, var_second, *, laplace=False, cube=None):
     """The variances ``second - m^2 + var_mean`` (the raw second moment about
     the box centre less the squared mean, unbiased for the squared mean's
-    noise), kept where they rise above their noise (:func:`kept`, which reads
-    all the columns) and 0
-    elsewhere, in [0, 1] (where every variance of a box coordinate lies).
+    noise), kept where they rise above their noise
+    (:func:`~dpgauss.releases._measured.kept`, which reads all the columns)
+    and 0 elsewhere, in [0, 1] (where every variance of a box coordinate lies).
     Under a relative error (each column in its own units, as mixed units
     need) an overshoot is unbounded while an undershoot costs at most the
     zero matrix's error. ``laplace`` and ``cube`` describe the noise (see

@@ -54,7 +54,14 @@ from scipy import stats
 
 from dpgauss.utils._linalg import eigh_descending
 
-__all__ = ["LENIENT_SDS", "Confined", "confine", "kept", "noise_quantile"]
+__all__ = [
+    "LENIENT_SDS",
+    "Confined",
+    "confine",
+    "faint_columns_show",
+    "kept",
+    "noise_quantile",
+]
 
 #: The probability that some coordinate whose second moment is 0 is taken as
 #: measured (and that some bound ``U_j`` is below ``M_jj``).
@@ -94,6 +101,25 @@ def noise_quantile(d, pure, beta=BETA):
     return float(stats.norm.isf(p))
 
 
+def faint_columns_show(raw, sd):
+    """Whether released variances ``raw`` (noise sds ``sd``) show columns
+    fainter than the noise: some entry below 0, or the median below
+    :data:`LENIENT_SDS` sds (the strict case of :func:`kept`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpgauss.releases._measured import faint_columns_show
+    >>> faint_columns_show(np.array([0.25, 0.3, 0.5]), 0.1)
+    False
+    >>> faint_columns_show(np.array([-0.05, 0.3, 0.5]), 0.1)
+    True
+    """
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        z = np.nan_to_num(raw / sd, nan=0.0)
+    return bool(np.min(z) < 0.0) or bool(np.median(z) < LENIENT_SDS)
+
+
 def kept(raw, sd, quantile):
     """Which released variances ``raw`` to keep (the rule of
     :mod:`dpgauss.releases._faint`).
@@ -103,7 +129,8 @@ def kept(raw, sd, quantile):
     raw : ndarray of shape (d,)
         The released variances, noise included.
     sd, quantile : ndarray of shape (d,)
-        Their noise's sd and quantile (:func:`variance_noise`).
+        Their noise's sd and quantile
+        (:func:`~dpgauss.releases._faint.variance_noise`).
 
     Returns
     -------
@@ -119,10 +146,9 @@ def kept(raw, sd, quantile):
     >>> kept(np.array([-0.05, 0.3, 0.5]), sd, q).tolist()  # one shows: quantile
     [False, False, True]
     """
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        z = np.nan_to_num(raw / sd, nan=0.0)
-    lenient = bool(np.min(z) >= 0.0) and bool(np.median(z) >= LENIENT_SDS)
-    return raw >= (LENIENT_SDS * sd if lenient else quantile)
+    if faint_columns_show(raw, sd):
+        return raw >= quantile
+    return raw >= LENIENT_SDS * sd
 
 
 @dataclass(frozen=True)

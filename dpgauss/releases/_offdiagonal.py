@@ -22,7 +22,7 @@ the columns' own variances. Two things it may not show:
   sd of 0.1-0.3 at n = 1,348 and rho 0.125-0.5) then comes out as noise,
   overstated a hundred times in its own units, where 0 is the zero matrix's
   answer. :func:`sparsify` reads the released diagonal with the
-  per-coordinate release's rule (:func:`~dpgauss.releases._faint.kept`, all
+  per-coordinate release's rule (:func:`~dpgauss.releases._measured.kept`, all
   columns at once) and sets the row and column of every coordinate it does
   not keep to 0. Where no correlation shows the rule is not applied: on
   columns of similar scales near the noise (far_mean at rho 0.125, n = 500)
@@ -40,8 +40,7 @@ import math
 
 import numpy as np
 
-from dpgauss.releases._faint import LENIENT_SDS, kept
-from dpgauss.releases._measured import noise_quantile
+from dpgauss.releases._measured import faint_columns_show, kept, noise_quantile
 from dpgauss.utils._linalg import eigh_descending
 
 __all__ = ["GLOBAL_Z", "no_direction", "noise_only", "sparsify"]
@@ -155,7 +154,10 @@ def sparsify(values, vectors, measured, pure):
         # scale onto coordinates whose own diagonal does not rise above the
         # noise; their rows and columns are set to 0.
         raw = np.clip(np.nan_to_num(np.asarray(measured.values, float)), -1.0, 1.0)
-        if not _faint_columns_show(raw, sd):
+        # Where no column looks faint every column is kept as the spectrum
+        # gives it: a column 1-2 sds above 0 among wide ones (modechoice at
+        # epsilon 5) is estimated better through its correlations than by 0.
+        if not faint_columns_show(raw, sd):
             return None
         sds = np.full(d, sd)
         dropped = ~kept(raw, sds, noise_quantile(d, pure) * sds)
@@ -164,14 +166,3 @@ def sparsify(values, vectors, measured, pure):
         C = C * np.outer(~dropped, ~dropped)
     out_values, out_vectors = eigh_descending(0.5 * (C + C.T))
     return np.clip(out_values, 0.0, float(d)), out_vectors, dropped
-
-
-def _faint_columns_show(raw, sd):
-    """Whether the released diagonal shows faint columns: some entry below 0
-    or the median below ``LENIENT_SDS`` noise sds (the strict case of
-    :func:`~dpgauss.releases._faint.kept`). Otherwise every column is kept
-    as the spectrum gives it: a column 1-2 sds above 0 among wide ones
-    (modechoice at epsilon 5) is estimated better through its correlations
-    than by 0."""
-    z = raw / sd
-    return bool(np.min(z) < 0.0) or bool(np.median(z) < LENIENT_SDS)

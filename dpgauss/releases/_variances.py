@@ -19,7 +19,6 @@ import numpy as np
 
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release
-from dpgauss.mechanisms import LaplaceMechanism, LInfinityMechanism
 from dpgauss.releases._diagonal import (
     BOX_FILL,
     REFERENCE_CORRELATION,
@@ -28,8 +27,8 @@ from dpgauss.releases._diagonal import (
     diagonal_entries,
     reference_norm,
 )
-from dpgauss.releases._faint import kept, variance_noise
-from dpgauss.releases._measured import UNMEASURED_SCALE
+from dpgauss.releases._faint import noise_law, variance_noise
+from dpgauss.releases._measured import UNMEASURED_SCALE, kept
 from dpgauss.releases._moments import (
     SECOND_WEIGHT,
     box_moments,
@@ -122,7 +121,7 @@ class MeasuredVariances:
     measured: np.ndarray
 
 
-def release_variances(Z, plan, rng, centered=True, pure=False):
+def release_variances(Z, plan, rng, centered=True):
     """The per-coordinate release of box rows ``Z`` (:func:`variance_entries`),
     post-processed so that no variance comes out far above its true value.
 
@@ -156,9 +155,6 @@ def release_variances(Z, plan, rng, centered=True, pure=False):
     centered : bool, default=True
         Release the means and return variances about them; otherwise second
         moments about the box centre.
-    pure : bool, default=False
-        Pure DP noise rather than Gaussian. Unused: the noise's law is read
-        from the mechanism.
 
     Returns
     -------
@@ -178,17 +174,10 @@ def release_variances(Z, plan, rng, centered=True, pure=False):
         raw = second - mean * mean + min(var, 1.0)
     else:
         mean, raw, var, mech = _released_moments(Z, plan, rng, centered)
-    laplace = isinstance(mech, LaplaceMechanism)
-    if centered:
-        var_mean, var_second, size, weight = var, var / SECOND_WEIGHT**2, 2 * d, 2.0
-    else:
-        var_mean, var_second, size, weight = 0.0, var, d, 1.0
-    cube = None
-    if isinstance(mech, LInfinityMechanism):
-        cube = (mech.effective_scale(), size, weight)
-    tau, quantile = variance_noise(
-        mean, var_mean, var_second, laplace=laplace, cube=cube
-    )
+    weight = SECOND_WEIGHT if centered else 1.0
+    law = noise_law(mech, 2 * d if centered else d, weight)
+    var_mean = var if centered else 0.0
+    tau, quantile = variance_noise(mean, var_mean, var / weight**2, **law)
     measured = kept(raw, tau, quantile)
     upper = np.minimum(np.maximum(raw, 0.0) + quantile, 1.0)
     values = np.where(measured, np.minimum(raw, upper) / upper, 0.0)

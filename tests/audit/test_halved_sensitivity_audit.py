@@ -41,7 +41,7 @@ import dpgauss.releases._covariance as covariance
 import dpgauss.releases._variances as variances
 from dpgauss import PrivateCovariance, PrivateGaussianEstimator
 from dpgauss.accounting import zcdp_to_approx
-from dpgauss.testing.audit import audit
+from dpgauss.testing.audit import audit, fit_seed
 
 # 2,000-5,000 fits per case (three minutes in all): run on purpose with
 # ``-m slow``; the default suite keeps the faster audits of these releases.
@@ -50,13 +50,6 @@ pytestmark = [pytest.mark.audit, pytest.mark.slow]
 RHO, DELTA, N = 0.1, 1e-2, 1000
 CLAIM = zcdp_to_approx(RHO, DELTA)
 EPSILON, N_DIAGONAL = 1.0, 50
-
-
-def _seed(rng):
-    # An integer seed per fit: a Generator passed as random_state is mixed
-    # with operating-system entropy (copies of it must not repeat noise), so
-    # fits drawn from one would make the audit's outcome vary from run to run.
-    return int(rng.integers(2**63))
 
 
 def _staged_rows(spread):
@@ -75,7 +68,7 @@ def _staged_runner(X):
     def run(n, rng):
         return np.array(
             [
-                est.set_params(random_state=_seed(rng)).fit(X).mean_.sum()
+                est.set_params(random_state=fit_seed(rng)).fit(X).mean_.sum()
                 for _ in range(n)
             ]
         )
@@ -151,7 +144,7 @@ def _diagonal_runner(X):
     def run(n, rng):
         return np.array(
             [
-                est.set_params(random_state=_seed(rng)).fit(X).location_[0]
+                est.set_params(random_state=fit_seed(rng)).fit(X).location_[0]
                 for _ in range(n)
             ]
         )

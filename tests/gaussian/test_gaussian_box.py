@@ -172,7 +172,7 @@ def test_moments_variances_drop_what_the_noise_could_make():
     # of a Gaussian at 1 - 0.001/4) applies: 0.015 (1.5 sds) is 0, 0.5 is
     # kept as released, and nothing leaves [0, 1].
     second = np.array([-0.3, 0.015, 0.5, 1.2])
-    out = moments_variances(second, np.zeros(4), 0.0, 1e-4, False)
+    out = moments_variances(second, np.zeros(4), 0.0, 1e-4)
     assert out.tolist() == [0.0, 0.0, 0.5, 1.0]
 
 

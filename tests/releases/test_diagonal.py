@@ -164,7 +164,7 @@ def test_released_variances_stay_in_the_box_for_any_draw(seed):
     rng = np.random.default_rng(seed)
     Z = rng.uniform(-1, 1, size=(30, 5))
     plan = ReleasePlan(PureDP(1e-6), variance_entries(PureDP(1e-6), 5, True, 30))
-    out = release_variances(Z, plan, rng, True, True)
+    out = release_variances(Z, plan, rng, True)
     assert np.all(np.abs(out.mean) <= 1.0)
     assert np.all((out.values >= 0.0) & (out.values <= 1.0))
     assert np.all(np.isfinite(out.scale)) & np.all(out.scale <= 1.0)

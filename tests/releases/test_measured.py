@@ -16,6 +16,18 @@ def _covariance(out):
     return frame * np.outer(out.scale, out.scale)
 
 
+def _confined_draws(M, sd, pure, rng, count):
+    """``count`` symmetric noisy copies of M (entry noise sd ``sd``), each
+    with :func:`confine`'s result on its spectrum and released diagonal."""
+    d = M.shape[0]
+    for _ in range(count):
+        noisy = M + rng.normal(0.0, sd, size=(d, d))
+        noisy = (noisy + noisy.T) / 2
+        values, vectors = np.linalg.eigh(noisy)
+        released = MeasuredDiagonal(np.diag(noisy).copy(), sd)
+        yield noisy, confine(np.maximum(values, 0), vectors, released, pure)
+
+
 @pytest.mark.parametrize("pure", [False, True])
 def test_columns_below_the_noise_and_the_mean_are_zero(pure):
     # Second moments 1e6, 1e4 and 0 (twice), released with noise sd 10 and
@@ -24,19 +36,14 @@ def test_columns_below_the_noise_and_the_mean_are_zero(pure):
     # = 3.5 Gaussian, 5.5 Laplace at d = 4: probability 1e-3); where neither
     # is (a quarter of the draws) the faint rule keeps a column from 2 sds
     # (0.023 each). Expected keeps over 50 draws: 50 (1/4) 2 (0.045) = 1.1
-    # (the diagonal's entries have sd 10 / sqrt(2) after symmetrising, so
-    # fewer); 5 or more has Poisson probability 0.005.
+    # (symmetrising leaves the diagonal's noise sd at 10); 5 or more has
+    # Poisson probability 0.005.
     rng = np.random.default_rng(0)
     M = np.diag([1e6, 1e4, 0.0, 0.0])
     sd = 10.0
     k = noise_quantile(4, pure)
     keeps = 0
-    for _ in range(50):
-        noisy = M + rng.normal(0.0, sd, size=(4, 4))
-        noisy = (noisy + noisy.T) / 2
-        values, vectors = np.linalg.eigh(noisy)
-        released = MeasuredDiagonal(np.diag(noisy).copy(), sd)
-        out = confine(np.maximum(values, 0), vectors, released, pure)
+    for noisy, out in _confined_draws(M, sd, pure, rng, 50):
         assert out.unmeasured[:2].tolist() == [False, False]
         keeps += int(np.sum(~out.unmeasured[2:]))
         C = _covariance(out)
@@ -60,12 +67,7 @@ def test_columns_that_fill_less_of_the_box_are_kept_where_none_looks_faint():
     M = np.diag([0.7, 0.65, 0.1, 0.1])
     sd = 0.03
     kept = 0
-    for _ in range(50):
-        noisy = M + rng.normal(0.0, sd, size=(4, 4))
-        noisy = (noisy + noisy.T) / 2
-        values, vectors = np.linalg.eigh(noisy)
-        released = MeasuredDiagonal(np.diag(noisy).copy(), sd)
-        out = confine(np.maximum(values, 0), vectors, released, False)
+    for _, out in _confined_draws(M, sd, False, rng, 50):
         kept += int(np.sum(~out.unmeasured[2:]))
     assert kept >= 80
 
