@@ -39,7 +39,6 @@ from dpgauss.releases._classes import (
     check_classes,
     encode_labels,
     project_ball,
-    shrink_means,
 )
 from dpgauss.releases._groups import (
     count_mechanism,
@@ -236,15 +235,31 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
             )
         return location
 
-    def _release_names(self, structure="full"):
-        adaptive = ("center", "radius") if self.clipping == "adaptive" else ()
+    def _searches(self, total):
+        """Whether the plan releases a clipping center and radius:
+        ``clipping="adaptive"``, except with a box under pure DP. There the box
+        already fixes the frame, and the center's Laplace noise (l1
+        sensitivity ``2 d / n`` in box units at 5% of the budget, about ``40
+        d / (n epsilon)`` per coordinate) exceeds the box itself at the n
+        where pure DP needs the budget most (n = 150, d = 30, epsilon 1:
+        a center off by about 4 box half-widths, the class statistics then
+        clipped around it). Public values only."""
+        if self.clipping != "adaptive":
+            return False
+        return self.bounds is None or kind_of(total) != "laplace"
+
+    def _release_names(self, structure="full", total=None):
+        search = total is None or self._searches(total)
+        adaptive = (
+            ("center", "radius") if self.clipping == "adaptive" and search else ()
+        )
         return (*adaptive, *self._RELEASES[structure])
 
     def _plan(self, total, data, structure):
         n, d = data.n, data.d
         kind = kind_of(total)
         shares = list(self._SHARES[structure])
-        if self.clipping == "adaptive":
+        if self._searches(total):
             rest = 1.0 - 2.0 * ADAPTIVE_SHARE
             shares = [ADAPTIVE_SHARE, ADAPTIVE_SHARE, *(rest * s for s in shares)]
         costs = split_cost(total, shares)
@@ -260,7 +275,7 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
         data_norm = self._norm(d)
         factories = self._factories(n, d, data.n_partials)
         radii = [data_norm]
-        if self.clipping == "adaptive":
+        if self._searches(total):
             radii.append(max(data_norm / (RADIUS_GRID - 1), MIN_RADIUS))
         cases = tuple({"radius": r} for r in radii)
         K = check_classes(self.classes, type(self).__name__).size
@@ -270,7 +285,9 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
             "class_sums": K * d,
             "class_second_moments": K * d,
         }
-        for name, cost in zip(self._release_names(structure), costs, strict=True):
+        for name, cost in zip(
+            self._release_names(structure, total), costs, strict=True
+        ):
             if name == "radius":  # exponential mechanism: pure, at the same rho
                 cost, kind_here, case = as_pure(cost), "exponential", ({},)
             else:
@@ -347,7 +364,7 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
         """
         n, d = X.shape
         data_norm = self._norm(d)
-        if self.clipping == "fixed":
+        if "center" not in {r.name for r in plan.releases()}:  # fixed frame
             return location, data_norm
         total, _ = clipped_sums(X, location, data_norm, with_outer=False)
         mech = plan.calibrate("center")
@@ -393,9 +410,9 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
             )
 
     def _warn_if_priors_only(self, offsets):
-        """UtilityWarning when the shrinkage pulled every released class mean
-        to their average (:func:`~dpgauss.releases._classes.shrink_means`):
-        the means then carry no signal above their noise, and the classifier
+        """UtilityWarning when every class mean was set to their average
+        (:func:`~dpgauss.releases._class_rule.usable_means`: the released
+        means carry no signal above their noise), and the classifier
         predicts by the priors alone, the majority class of the released
         counts unless ``priors`` are given. Reads released values only."""
         if offsets.shape[0] < 2 or not np.all(offsets == offsets[0]):
@@ -452,8 +469,10 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
             # Every box row lies in [-1, 1]^d, and so does every class mean:
             # the means are projected into the box (post-processing).
             offsets = np.clip(center + offsets, -1.0, 1.0) - center
-        offsets = shrink_means(offsets, sizes, mech.sd(K * d) * n / sizes)
-        self._warn_if_priors_only(offsets)
+        # The public noise variance per coordinate of each released mean
+        # (the shrinkage and the test of its signal come with the covariance:
+        # releases._class_rule.usable_means).
+        noise_var = (mech.sd(K * d) * n / sizes) ** 2
         self._warn_if_clipped_away(
             noisy_sums.sum(axis=0), radius, mech.sd() * math.sqrt(K * d)
         )
@@ -468,6 +487,7 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
             "radius": radius,
             "sizes": sizes,
             "offsets": offsets,
+            "noise_var": noise_var,
             "priors": priors,
             "moments": moments,
             "structure": "diag" if outer == "pooled_squares" else "full",

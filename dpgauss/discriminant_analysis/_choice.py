@@ -22,6 +22,7 @@ import math
 
 from dpgauss.releases._classes import (
     REFERENCE_MAJORITY,
+    REFERENCE_SEPARATION,
     USEFUL_SHARE,
     check_classes,
     covariance_error,
@@ -62,7 +63,8 @@ class PlanChoiceMixin:
 
     def _reference(self, plan, d):
         """The reference radius and each class release built at it."""
-        radius = reference_radius(self._norm(d), d, self.clipping == "adaptive")
+        searched = "radius" in {r.name for r in plan.releases()}
+        radius = reference_radius(self._norm(d), d, searched)
         built = {}
         for release in plan.releases():
             if release.name in self._class_release_names(plan):
@@ -121,7 +123,8 @@ class PlanChoiceMixin:
             f"{owner}: with n={data.n}, d={data.d}, {K} "
             f"classes and {plan.total}, the released class means are predicted "
             "too noisy to beat the majority class (on a reference problem whose "
-            "classes lie 2 within-class standard deviations apart: error "
+            f"classes lie {REFERENCE_SEPARATION:g} within-class standard deviations "
+            "apart: error "
             f"{prediction.error:.3g} against {prediction.baseline:.3g}). "
             f"{self._useless_help()}",
         )

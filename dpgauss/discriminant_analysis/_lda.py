@@ -12,9 +12,13 @@ and :func:`~dpgauss.mechanisms._releases.second_moment_mechanism` (the pooled
    offsets) is subtracted, giving the pooled within-class covariance;
 3. its eigenvalues are floored at a public level and shrunk towards their mean
    (``shrinkage``), so the precision exists for every noise draw;
-4. ``coef_k = Sigma^-1 m_k``, ``intercept_k = -m_k^T Sigma^-1 m_k / 2 + log
-   pi_k - coef_k . c``, scikit-learn's ``LinearDiscriminantAnalysis``
-   decision rule.
+4. the released means are shrunk, or replaced by their average where they
+   show no signal above their noise (the priors' rule), and each class's
+   score gets the noise correction ``s_k^2 tr(Sigma^-1) / 2``
+   (:mod:`dpgauss.releases._class_rule`);
+5. ``coef_k = Sigma^-1 m_k``, ``intercept_k = -m_k^T Sigma^-1 m_k / 2 + log
+   pi_k + s_k^2 tr(Sigma^-1) / 2 - coef_k . c``, scikit-learn's
+   ``LinearDiscriminantAnalysis`` decision rule with the correction.
 """
 
 import numpy as np
@@ -24,6 +28,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpgauss.discriminant_analysis._base import DiscriminantMixin
 from dpgauss.mechanisms._releases import second_moment_mechanism
+from dpgauss.releases._class_rule import noise_corrections, usable_means
 from dpgauss.releases._classes import class_covariance, class_variances
 from dpgauss.utils._docstring import fill_doc
 
@@ -62,6 +67,8 @@ class PrivateLinearDiscriminantAnalysis(
         quantile of the distances to it, at most ``data_norm``), and clips the
         class statistics to that smaller ball: less noise when ``data_norm``
         is loose, at the price of clipping the farthest tenth of the rows.
+        With ``bounds`` under pure DP the fit clips to the box as "fixed"
+        does (the box already fixes the frame).
     priors : array-like of shape (n_classes,), default=None
         Public class priors (normalised to sum to 1); None releases them from
         the private class counts.
@@ -121,7 +128,8 @@ class PrivateLinearDiscriminantAnalysis(
     class and join another. Public: ``classes``, ``data_norm``, ``bounds``,
     ``location``, ``priors``, n, d and every other parameter. Rows become
     ``clip(x - location, B)``. The releases are planned and charged before any data are
-    read. With ``clipping="adaptive"`` two come first (5% of the cost
+    read. With ``clipping="adaptive"`` (but not with ``bounds`` under pure
+    DP) two come first (5% of the cost
     each): ``center``, the mean of the rows clipped to ``data_norm`` around
     ``location`` (l2 sensitivity ``2 data_norm / n``), and ``radius``, the 90%
     quantile of the rows' distances to it by the exponential mechanism over a
@@ -237,10 +245,12 @@ class PrivateLinearDiscriminantAnalysis(
         offsets = parts["offsets"]
         weights = parts["sizes"] / float(n)
         weights = weights / max(1.0, float(np.sum(weights)))
+        noise_var = parts["noise_var"]
         if diag:
             mech = plan.calibrate("pooled_squares", radius=radius)
             released = mech.randomise(parts["moments"] / n, rng)
-            between = weights @ (offsets * offsets)
+            # E[m m] = mu mu + s^2 per coordinate: the noise's part removed.
+            between = weights @ np.maximum(offsets * offsets - noise_var[:, None], 0.0)
             values = class_variances(
                 released, 1.0, between, mech.sd(d), radius * radius, self.shrinkage
             )
@@ -249,11 +259,18 @@ class PrivateLinearDiscriminantAnalysis(
             mech = plan.calibrate("second_moment", radius=radius)
             released = mech.randomise(parts["moments"] / n, rng)
             between = (offsets.T * weights) @ offsets
+            between = between - float(weights @ noise_var) * np.eye(d)
             values, vectors = class_covariance(
                 mech, released, radius * radius, 1.0, between, self.shrinkage
             )
         values, vectors = self._box_spectrum(values, vectors)
         covariance = (vectors * values) @ vectors.T
+        offsets, noise_var = usable_means(
+            offsets, parts["sizes"], noise_var, values, vectors
+        )
+        self._warn_if_priors_only(offsets)
+        parts = {**parts, "offsets": offsets}
+        correction = noise_corrections(noise_var, float(np.sum(1.0 / values)))
         # Sigma^-1 m_k from the eigendecomposition (values > 0 for every draw).
         solved = ((offsets @ vectors) / values) @ vectors.T
         location = parts["center"]
@@ -261,6 +278,7 @@ class PrivateLinearDiscriminantAnalysis(
         intercept = (
             -0.5 * np.einsum("kd,kd->k", offsets, solved)
             + np.log(parts["priors"])
+            + correction
             - coef @ location
         )
         box = self._box(d)

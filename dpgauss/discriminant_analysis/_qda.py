@@ -10,8 +10,14 @@ projected onto {PSD, trace <= B^2} (the covariance estimators' GaussCov
 spectrum), rescaled by ``n / n_k`` and centered by the class mean; its
 eigenvalues are floored and shrunk as in
 :func:`~dpgauss.releases._classes.shrink_spectrum` (with the class's
-own noise level, ``n / n_k`` times the release's), and a row gets the class of
-largest ``log pi_k - log|Sigma_k| / 2 - (x - mu_k)^T Sigma_k^-1 (x - mu_k) / 2``.
+own noise level, ``n / n_k`` times the release's), the class means are
+shrunk or replaced by their average where they show no signal above their
+noise (:mod:`dpgauss.releases._class_rule`), and a row gets the class of
+largest ``log pi_k - log|Sigma_k| / 2 - (x - mu_k)^T Sigma_k^-1 (x - mu_k) / 2
++ s_k^2 tr(Sigma_k^-1) / 2``, the last term the noise correction of the
+released mean (``noise_correction_``). The class covariances are centered
+by ``mu_k mu_k^T - s_k^2 I``: the released mean's outer product exceeds the
+true one by its noise, ``s_k^2 I`` on average.
 """
 
 import math
@@ -21,6 +27,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpgauss.discriminant_analysis._base import DiscriminantMixin
+from dpgauss.releases._class_rule import noise_corrections, usable_means
 from dpgauss.releases._classes import (
     class_covariance,
     class_variances,
@@ -63,6 +70,8 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
         quantile of the distances to it, at most ``data_norm``), and clips the
         class statistics to that smaller ball: less noise when ``data_norm``
         is loose, at the price of clipping the farthest tenth of the rows.
+        With ``bounds`` under pure DP the fit clips to the box as "fixed"
+        does (the box already fixes the frame).
     priors : array-like of shape (n_classes,), default=None
         Public class priors (normalised to sum to 1); None releases them from
         the private class counts.
@@ -100,6 +109,11 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
         posteriors are the same and need no data-unit decomposition).
     scalings_ : list of ndarray of shape (n_features,)
         Its eigenvalues (positive).
+    noise_correction_ : ndarray of shape (n_classes,)
+        Added to each class's log posterior: ``s_k^2 tr(Sigma_k^-1) / 2``,
+        the average amount by which the noise ``s_k^2`` per coordinate of the
+        released mean lowers the class's score (0 when the classifier falls
+        back on the priors). Released and public values only.
     covariance_type_ : {"full", "diag"}
         The plan the fit took (``covariance_type``, or the one "auto" chose).
     n_features_in_ : int
@@ -121,10 +135,11 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
     to replacing one row, its label included. Public: ``classes``,
     ``data_norm``, ``bounds``, ``location``, ``priors``, n, d and every other
     parameter.
-    With ``clipping="adaptive"`` two releases come first (5% of the cost
-    each): ``center``, the mean of the rows clipped to ``data_norm`` (l2
-    sensitivity ``2 data_norm / n``), and ``radius``, a quantile of the rows'
-    distances to it by the exponential mechanism (utility sensitivity 1).
+    With ``clipping="adaptive"`` (but not with ``bounds`` under pure DP) two
+    releases come first (5% of the cost each): ``center``, the mean of the
+    rows clipped to ``data_norm`` (l2 sensitivity ``2 data_norm / n``), and
+    ``radius``, a quantile of the rows' distances to it by the exponential
+    mechanism (utility sensitivity 1).
     Then, with B the radius used and the rest of the cost split 5%, 45% and
     50%:
 
@@ -146,7 +161,10 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
     predicted no better than the majority class on a public reference problem
     raises :class:`~dpgauss.exceptions.UselessFitError` with
     ``on_useless="raise"``) read public values only. Everything after is
-    post-processing; ``predict`` and ``predict_proba`` on private rows are not
+    post-processing (the means' shrinkage, their noise correction and the
+    fall-back on the priors where the released means show no signal above
+    their noise: :mod:`dpgauss.releases._class_rule`); ``predict`` and
+    ``predict_proba`` on private rows are not
     private outputs, and ``score`` reads its rows (it warns inside a search).
 
     Examples
@@ -219,6 +237,8 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
         parts = self._release_classes(data, plan, rng, outer=outer)
         radius = parts["radius"]
         K = parts["classes"].size
+        # E[m m^T] = mu mu^T + s^2 I: the means' noise is not class spread.
+        noise_var = parts["noise_var"]
         if diag:
             # One pooled diagonal covariance for every class (per-class
             # variances carry n / n_k times the noise).
@@ -230,7 +250,7 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
             pooled = class_variances(
                 released,
                 1.0,
-                weights @ (offsets * offsets),
+                weights @ np.maximum(offsets * offsets - noise_var[:, None], 0.0),
                 mech.sd(d),
                 radius * radius,
                 self.shrinkage,
@@ -254,7 +274,7 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
                         released[k],
                         radius * radius,
                         scale,
-                        np.outer(m, m),
+                        np.outer(m, m) - noise_var[k] * np.eye(d),
                         self.shrinkage,
                     )
                 )
@@ -264,14 +284,34 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
         covariances, rotations, scalings = [], [], []
         for values, vectors in spectra:
             values, vectors = self._box_spectrum(values, vectors)
-            covariance = (vectors * values) @ vectors.T
-            if box is not None:  # the public map back (post-processing)
-                covariance = covariance * np.outer(box[1], box[1])
-            covariances.append(covariance)
+            covariances.append((vectors * values) @ vectors.T)
             rotations.append(vectors)
             scalings.append(values)
+        # The test of the means' signal reads the classes' pooled covariance
+        # (a convex mix of positive definite matrices: its eigenvalues are at
+        # least the smallest class's, floored there for rounding).
+        weights = parts["sizes"] / float(np.sum(parts["sizes"]))
+        pooled_cov = np.einsum("k,kij->ij", weights, np.array(covariances))
+        pooled_values, pooled_vectors = np.linalg.eigh(
+            0.5 * (pooled_cov + pooled_cov.T)
+        )
+        floor = min(float(np.min(v)) for v in scalings)
+        offsets, noise_var = usable_means(
+            parts["offsets"],
+            parts["sizes"],
+            noise_var,
+            np.maximum(pooled_values, floor),
+            pooled_vectors,
+        )
+        self._warn_if_priors_only(offsets)
+        parts = {**parts, "offsets": offsets}
+        traces = np.array([float(np.sum(1.0 / v)) for v in scalings])
+        correction = noise_corrections(noise_var, traces)
+        if box is not None:  # the public map back (post-processing)
+            covariances = [c * np.outer(box[1], box[1]) for c in covariances]
         return {
             **self._class_attributes(parts),
+            "noise_correction_": correction,
             "covariance_": np.array(covariances),
             "rotations_": rotations,
             "scalings_": scalings,
@@ -297,6 +337,7 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
             logdet = float(np.sum(np.log(self.scalings_[k])))
             scores.append(
                 math.log(self.priors_[k])
+                + float(self.noise_correction_[k])
                 - 0.5 * (logdet + distances + d * math.log(2.0 * math.pi))
             )
         return np.column_stack(scores)

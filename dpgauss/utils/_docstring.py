@@ -57,7 +57,9 @@ _FRAGMENTS = {
         ``clip((x - c) / h, -1, 1)`` with the box's center c and half-widths
         h, released in those units (clipping ball of radius ``sqrt(d)``) and
         mapped back for free; the means are projected into the box and the
-        variances capped by it.
+        variances capped by it. Under pure DP the box fixes the clipping
+        frame: no center or radius is released (their Laplace noise would
+        exceed the box at small n), whatever ``clipping`` says.
     covariance_type : {"auto", "full", "diag"}, default="auto"
         "full" releases a second moment (the full covariance); "diag" the
         pooled squares, for one shared diagonal covariance (much less noise
