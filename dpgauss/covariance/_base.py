@@ -135,6 +135,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
         c, h = box
         d = h.shape[0]
         location = c + h * np.clip(measured.mean, -1.0, 1.0)
+        self._warn_unmeasured(measured.measured)
         return self._model_attributes(
             location,
             measured.values,
@@ -142,6 +143,25 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
             measured.noise_sd,
             float(d),
             scale=h * measured.scale,
+        )
+
+    def _warn_unmeasured(self, measured):
+        """A ``UtilityWarning`` naming the features whose released variance
+        did not rise above its noise and was set to 0 (a function of released
+        values: post-processing). Their error in their own units is that of
+        the zero matrix, however small the non-private error: the fit says so
+        rather than land far from it silently."""
+        zeroed = _names(~np.asarray(measured, dtype=bool))
+        if not zeroed:
+            return
+        warnings.warn(
+            f"{type(self).__name__}: feature(s) {zeroed} are set to 0 (up to "
+            "a floor: the zero matrix's answer): their released variance is "
+            "within its noise, whose size is set by the box, not by each "
+            "column's own scale. Tighter bounds, more rows or a larger budget "
+            "help.",
+            UtilityWarning,
+            stacklevel=5,
         )
 
     def _confined_model(
