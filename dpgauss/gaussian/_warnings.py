@@ -18,7 +18,7 @@ Privacy: functions of the prediction (public noise), n, d and the cost only.
 
 import math
 
-from dpgauss.releases._box_mean import FAINT_SD, is_adaptive
+from dpgauss.releases._box_mean import FAINT_SD, is_adaptive, reach_of_noise
 from dpgauss.releases._prediction import ASTRAY
 
 __all__ = ["faint_mean_reach", "faint_mean_warning"]
@@ -41,8 +41,7 @@ def faint_mean_reach(prediction, n, d):
     >>> round(faint_mean_reach(p, 400, 4), 6)
     0.1
     """
-    per_coordinate = prediction.mean.error / math.sqrt(d)
-    return per_coordinate * math.sqrt(n) / ASTRAY
+    return reach_of_noise(prediction.mean.error / math.sqrt(d), n)
 
 
 def faint_mean_warning(owner, prediction, plan, n, d):

@@ -33,7 +33,8 @@ only; computing it, or warning from it, reads no row.
 
 import math
 
-from dpgauss.releases._box_mean import FAINT_SD
+from dpgauss.releases._box_mean import FAINT_SD, reach_of_noise
+from dpgauss.releases._moments import SECOND_WEIGHT
 from dpgauss.releases._prediction import ASTRAY
 
 __all__ = ["FAINT_SCALE", "column_error", "scale_reach", "scaler_faint_warning"]
@@ -71,7 +72,7 @@ def column_error(sigma, mean_sd, variance_sd=None):
     return math.hypot(mean, scale)
 
 
-def noise_sds(mechanism, d, with_std=True, weight=2.0):
+def noise_sds(mechanism, d, with_std=True, weight=SECOND_WEIGHT):
     """The sds of one released mean's noise and one released variance's (None
     without the variance), box units, for the scaler's release of ``(m, w
     s)`` (2d entries; ``m`` alone, d entries, without the variance)."""
@@ -82,7 +83,7 @@ def noise_sds(mechanism, d, with_std=True, weight=2.0):
     return math.sqrt(var), math.sqrt(second + 2.0 * var * var)
 
 
-def scale_reach(mechanism, n, d, *, with_std=True, weight=2.0):
+def scale_reach(mechanism, n, d, *, with_std=True, weight=SECOND_WEIGHT):
     """The column sd, in box half-widths, below which the release is predicted
     beyond ASTRAY times the column's non-private sampling error (public:
     the mechanism, n, d; at most 1, the largest sd in the box).
@@ -97,7 +98,9 @@ def scale_reach(mechanism, n, d, *, with_std=True, weight=2.0):
     0.055
     """
     mean_sd, variance_sd = noise_sds(mechanism, d, with_std, weight)
-    limit = ASTRAY * math.sqrt((1.5 if with_std else 1.0) / n)
+    if variance_sd is None:  # the mean alone: the whole-box mean's closed form
+        return min(reach_of_noise(mean_sd, n), 1.0)
+    limit = ASTRAY * math.sqrt(1.5 / n)
     if column_error(1.0, mean_sd, variance_sd) > limit:
         return 1.0
     low, high = 0.0, 1.0  # beyond the limit below ``low``, within it at ``high``
@@ -110,7 +113,9 @@ def scale_reach(mechanism, n, d, *, with_std=True, weight=2.0):
     return high
 
 
-def scaler_faint_warning(owner, mechanism, total, n, d, *, with_std=True, weight=2.0):
+def scaler_faint_warning(
+    owner, mechanism, total, n, d, *, with_std=True, weight=SECOND_WEIGHT
+):
     """The warning of a scaler fit whose noise puts columns with sds of
     :data:`FAINT_SCALE` half-widths (:data:`~dpgauss.releases._box_mean.
     FAINT_SD` for the mean alone) beyond ASTRAY times their sampling errors,
