@@ -59,21 +59,11 @@ def test_no_warning_for_the_adaptive_box_mean():
     assert faint_mean_warning("G", prediction, adaptive, 150, 5) is None
 
 
-def test_the_fit_warns_before_its_releases(monkeypatch):
+def test_the_fit_warns_before_its_releases(warnings_before_releases):
     X = np.random.default_rng(0).standard_t(3, size=(150, 5))
     est = PrivateGaussianEstimator(bounds=(-30.0, 30.0), epsilon=2.0, random_state=0)
-    seen = []
-    release = PrivateGaussianEstimator._fit_releases
-
-    def spy(self, data, plan, rng):
-        seen.append([str(w.message) for w in caught])
-        return release(self, data, plan, rng)
-
-    monkeypatch.setattr(PrivateGaussianEstimator, "_fit_releases", spy)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        est.fit(X)
-    assert any("fixed by the box" in m for m in seen[0])
+    seen = warnings_before_releases(est, X)
+    assert any("fixed by the box" in m for m in seen)
     assert est.privacy_spent_ == PureDP(2.0)
 
 

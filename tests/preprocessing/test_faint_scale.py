@@ -76,23 +76,13 @@ def test_the_mean_alone_warns_below_the_whole_box_mean_s_reference():
     assert "the mean of a column" in message
 
 
-def test_the_fit_warns_before_the_spend_and_spends(monkeypatch):
+def test_the_fit_warns_before_the_spend_and_spends(warnings_before_releases):
     # The warning is given before the releases run (it reads no release):
     # when _fit_releases starts, it has been given already.
     X = np.random.default_rng(0).standard_t(3, size=(2000, 5))
     est = PrivateStandardScaler((-30.0, 30.0), epsilon=0.5, random_state=0)
-    seen = []
-    release = PrivateStandardScaler._fit_releases
-
-    def spy(self, data, plan, rng):
-        seen.append([str(w.message) for w in caught])
-        return release(self, data, plan, rng)
-
-    monkeypatch.setattr(PrivateStandardScaler, "_fit_releases", spy)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        est.fit(X)
-    assert any("fixed by the box" in m for m in seen[0])
+    seen = warnings_before_releases(est, X)
+    assert any("fixed by the box" in m for m in seen)
     assert est.privacy_spent_ == PureDP(0.5)
     assert np.all(np.isfinite(est.scale_))
 
