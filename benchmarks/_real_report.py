@@ -102,6 +102,24 @@ def _silent(task, r):
     return r["err"] > _astray(task) * r["np_err"]
 
 
+def _baseline_policy(rs):
+    """The rows with ``base_err`` set to the row's baseline policy.
+
+    Where a task has two simple answers (``base_err`` drawn per seed and a
+    deterministic ``base_alt``, the covariance's private diagonal and zero
+    matrix), the row is held to the one with the smaller median error over
+    its seeds, for every seed: a policy chosen for the table, not the
+    per-seed minimum, which would pick whichever draw the truth shows better.
+    """
+    alt = [r.get("base_alt", np.nan) for r in rs]
+    alt = [a for a in alt if a is not None and np.isfinite(a)]
+    base = [r["base_err"] for r in rs if np.isfinite(r["base_err"])]
+    if not alt or not base or float(np.median(base)) <= float(np.median(alt)):
+        return rs
+    value = float(np.median(alt))
+    return [dict(r, base_err=value) for r in rs]
+
+
 def summarize(rows):
     """One record per (estimator, task, data, privacy, n) with the verdicts."""
     groups = defaultdict(list)
@@ -109,6 +127,7 @@ def summarize(rows):
         groups[(r["estimator"], r["task"], r["data"], r["privacy"], r["n"])].append(r)
     out = {}
     for key, rs in groups.items():
+        rs = _baseline_policy(rs)
         spent = [r for r in rs if r["status"] == "ok"]
         ratios = [r["err"] / max(r["base_err"], 1e-12) for r in spent]
         np_ratios = [
@@ -162,8 +181,9 @@ def read_csv(path):
     for r in rows:
         for k in ("n", "seed", "warned", "flagged"):
             r[k] = int(r[k])
-        for k in ("err", "base_err", "np_err", "seconds"):
-            r[k] = float(r[k]) if r[k] not in ("", "nan") else float("nan")
+        for k in ("err", "base_err", "base_alt", "np_err", "seconds"):
+            v = r.get(k, "")
+            r[k] = float(v) if v not in ("", "nan", None) else float("nan")
     return rows
 
 
@@ -199,7 +219,10 @@ def write(rows, path, cmd, seconds):
         "ratio to the same baseline (pure epsilon only; `n/a`: not run).",
         "PrivateGaussianEstimator's mean is released with its covariance from one",
         "budget; the peers spend the whole budget on the mean, so they are shown",
-        "beside it for reference and not counted as ahead of it.",
+        "beside it for reference and not counted as ahead of it. A covariance",
+        "row's baseline is the private diagonal or the zero matrix (error 1),",
+        "whichever has the smaller median over the row's seeds (a policy, not",
+        "the per-seed minimum, which only the truth could pick).",
         "",
         "## Headline",
         "",

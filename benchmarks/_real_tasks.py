@@ -119,10 +119,15 @@ def ref_cov(X, lower, upper, privacy, seed):
     rng = np.random.default_rng([seed, 37])
     ref = {"S": S, "s": s, "R": np.linalg.norm(h)}
     base = B.diagonal_covariance(X, lower, upper, privacy, rng)
-    # The floor is the better of the two simple answers on these rows: the
-    # zero matrix (free, error 1) and the private diagonal (better when n is
-    # large enough for the variances' noise).
-    ref["base_err"] = min(score_cov({"covariance": base}, ref)[0], 1.0)
+    # Two simple answers: the private diagonal (better when n is large enough
+    # for the variances' noise) and the zero matrix (free, error 1,
+    # ``base_alt``). The report holds each row to the one with the smaller
+    # median error over its seeds, a policy a user could choose for the table;
+    # a per-seed minimum would pick, draw by draw, whichever the truth shows
+    # better, an oracle no private answer has (the diagonal release itself,
+    # run again with fresh noise, failed against it on faint tables).
+    ref["base_err"] = score_cov({"covariance": base}, ref)[0]
+    ref["base_alt"] = 1.0
     ref["np_err"] = _boot_rms(
         X, seed, lambda Xb: _cov_err(np.cov(Xb, rowvar=False, bias=True), S, s)
     )

@@ -87,3 +87,21 @@ def test_a_refusal_is_behind_a_peer_only_below_the_baseline(bench):
     spread = np.exp(np.random.default_rng(0).normal(0.0, 0.2, size=(2, 10)))
     assert report._significantly_below(0.5 * spread[0], spread[1])
     assert not report._significantly_below(0.5 * spread[0, :3], spread[1, :3])
+
+
+def test_a_row_is_held_to_one_baseline_policy(bench):
+    # The covariance's two simple answers, the private diagonal (drawn per
+    # seed) and the zero matrix (error 1): a row is held to the one with the
+    # smaller median, for every seed, not to the per-seed minimum. A
+    # diagonal whose errors straddle 1 has median 1.1, so the zero matrix
+    # (1.0) is the row's baseline; the per-seed minimum would have median 0.9.
+    _, _, report = bench
+    base = [0.7, 0.8, 0.9, 0.95, 1.05, 1.15, 1.25, 1.3, 1.4, 1.5]
+    rows = [dict(r, base_alt=1.0) for r in _rows("PrivateCovariance", base, base)]
+    rec = report.summarize(rows)[("PrivateCovariance", "mean", "t", "eps1", 150)]
+    assert rec["base_errs"] == [1.0] * 10
+    narrow = [
+        dict(r, base_alt=1.0) for r in _rows("PrivateCovariance", [1] * 3, [0.5] * 3)
+    ]
+    rec = report.summarize(narrow)[("PrivateCovariance", "mean", "t", "eps1", 150)]
+    assert rec["base_errs"] == [0.5] * 3
