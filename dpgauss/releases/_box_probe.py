@@ -82,6 +82,8 @@ __all__ = [
     "is_probed",
     "probe_entries",
     "probe_prediction",
+    "probe_tail_entries",
+    "release_about",
     "release_probed",
 ]
 
@@ -104,6 +106,13 @@ def probe_entries(total, d, n, radius):
     (``box_rest``) at what is left; rows clipped at ``radius``. Both options
     cost the same."""
     mean, rest = mean_entries(total, True, n, d, radius)
+    return [*mean, *probe_tail_entries(rest, d, n, radius)]
+
+
+def probe_tail_entries(rest, d, n, radius):
+    """The probed plan after its mean: ``box_probe`` at :data:`PROBE_SHARE`
+    of ``rest``, then the choice ``box_second`` at what is left (a fit with
+    its own mean release, such as the Gaussian's box mean, puts it first)."""
     probe, second = split_cost(rest, [PROBE_SHARE, 1.0 - PROBE_SHARE])
     first = replace(method_entries("gauss", probe, d, n, radius)[0], name="box_probe")
     per_coordinate = replace(variance_entries(second, d, True, n)[0], name="box_rest")
@@ -111,7 +120,7 @@ def probe_entries(total, d, n, radius):
         "full": method_entries("gauss", second, d, n, radius),
         "moments": (per_coordinate,),
     }
-    return [*mean, first, Choice("box_second", options)]
+    return [first, Choice("box_second", options)]
 
 
 def is_probed(plan):
@@ -210,9 +219,18 @@ def release_probed(X, radius, plan, rng):
         The full option's spectrum (the probe and the second release averaged,
         denoised) or the per-coordinate release's variances.
     """
-    n, d = X.shape
+    d = X.shape[1]
     center, shift = release_center(X, np.zeros(d), radius, True, plan, rng)
     center = np.clip(center, -1.0, 1.0)
+    return center, release_about(X, center, shift, radius, plan, rng)
+
+
+def release_about(X, center, shift, radius, plan, rng):
+    """The probe and the option it chooses, for box rows ``X`` clipped at
+    ``radius`` about ``center`` (released or public; ``shift`` its expected
+    bias of the second moment along the identity): a Spectrum (the full
+    option) or MeasuredVariances (the moments option)."""
+    n, d = X.shape
     _, S = clipped_sums(X, center, radius)
     M = S / n
     case = {"rows": n, "radius": radius, "n_partials": n_partial_sums(X)}
@@ -226,7 +244,7 @@ def release_probed(X, radius, plan, rng):
     raw = np.diag(first) - shift
     if not correlations_pay(first, raw, math.sqrt(p_diag), p_off, per, noise.variances):
         plan.choose("box_second", "moments")
-        return center, release_variances(X, plan, rng, True, name="box_rest")
+        return release_variances(X, plan, rng, True, name="box_rest")
     plan.choose("box_second", "full")
     mech = plan.calibrate("second_moment", **case)
     second = _symmetric(mech.randomise(M, rng), d)
@@ -241,4 +259,4 @@ def release_probed(X, radius, plan, rng):
     measured = MeasuredDiagonal(
         np.diag(released).copy(), sd, released[np.triu_indices(d, 1)], off_sd
     )
-    return center, Spectrum(values, vectors, sd, cap, "gauss", measured)
+    return Spectrum(values, vectors, sd, cap, "gauss", measured)
