@@ -22,8 +22,14 @@ Errors are "lower is better" in every task:
   n rows (public and private), floored at 1e-3 nats.
 * ``agg_lin`` / ``agg_log``: ``||coef - coef_np|| / ||coef_np||`` in box units.
 
-The non-private error of every task but ``mean`` and ``clf`` is that of the
-non-private estimate on one seeded bootstrap resample of the same rows.
+The non-private error of ``scaler`` and ``cov`` is the root mean square of the
+non-private estimate's error over :data:`BOOTSTRAPS` seeded bootstrap
+resamples of the same rows, the expected sampling error as ``mean``'s is. One
+resample's error is one draw of a quantity that varies several-fold between
+draws on heavy-tailed and zero-inflated columns (down to 0.13 of the root
+mean square on randhie; 7.5x between the seeds of one row), so a fit held to
+10 times one draw was held to a lucky resample in some seeds. The
+non-private error of ``pca`` and ``agg_*`` is that of one seeded resample.
 """
 
 import _baselines as B
@@ -51,8 +57,27 @@ def _captured(components, S, k):
     return 1.0 - np.trace(Q.T @ S @ Q) / max(top, TINY)
 
 
+#: Resamples averaged for the non-private error of ``scaler`` and ``cov``:
+#: the squared errors' relative sd is 0.5-1.35 on Student t, randhie, anes96,
+#: the scales family and digits (500 resamples each), so the root mean square
+#: of 25 varies by 4-12% between sets; one resample's error fell to 0.13-0.6
+#: of it.
+BOOTSTRAPS = 25
+
+
 def _boot(n, seed):
     return np.random.default_rng([seed, n, 23]).integers(0, n, n)
+
+
+def _boot_rms(X, seed, error):
+    """Root mean square of ``error(resample)`` over :data:`BOOTSTRAPS`
+    resamples of the rows of X (the first is :func:`_boot`'s)."""
+    n = len(X)
+    draws = [_boot(n, seed)] + [
+        np.random.default_rng([seed, n, 23, b]).integers(0, n, n)
+        for b in range(1, BOOTSTRAPS)
+    ]
+    return float(np.sqrt(np.mean([error(X[b]) ** 2 for b in draws])))
 
 
 def _finite(*arrays):
@@ -94,12 +119,18 @@ def ref_cov(X, lower, upper, privacy, seed):
     rng = np.random.default_rng([seed, 37])
     ref = {"S": S, "s": s, "R": np.linalg.norm(h)}
     base = B.diagonal_covariance(X, lower, upper, privacy, rng)
-    # The floor is the better of the two simple answers on these rows: the
-    # zero matrix (free, error 1) and the private diagonal (better when n is
-    # large enough for the variances' noise).
-    ref["base_err"] = min(score_cov({"covariance": base}, ref)[0], 1.0)
-    Xb = X[_boot(len(X), seed)]
-    ref["np_err"] = _cov_err(np.cov(Xb, rowvar=False, bias=True), S, s)
+    # Two simple answers: the private diagonal (better when n is large enough
+    # for the variances' noise) and the zero matrix (free, error 1,
+    # ``base_alt``). The report holds each row to the one with the smaller
+    # median error over its seeds, a policy a user could choose for the table;
+    # a per-seed minimum would pick, draw by draw, whichever the truth shows
+    # better, an oracle no private answer has (the diagonal release itself,
+    # run again with fresh noise, failed against it on faint tables).
+    ref["base_err"] = score_cov({"covariance": base}, ref)[0]
+    ref["base_alt"] = 1.0
+    ref["np_err"] = _boot_rms(
+        X, seed, lambda Xb: _cov_err(np.cov(Xb, rowvar=False, bias=True), S, s)
+    )
     return ref
 
 
@@ -117,10 +148,13 @@ def ref_scaler(X, lower, upper, privacy, seed):
     rng = np.random.default_rng([seed, 41])
     m, var = B.box_moments(X, lower, upper, privacy, rng)
     ref["base_err"] = score_scaler({"mean": m, "scale": np.sqrt(var)}, ref)[0]
-    Xb = X[_boot(len(X), seed)]
-    ref["np_err"] = score_scaler(
-        {"mean": Xb.mean(axis=0), "scale": Xb.std(axis=0)}, ref
-    )[0]
+    ref["np_err"] = _boot_rms(
+        X,
+        seed,
+        lambda Xb: score_scaler(
+            {"mean": Xb.mean(axis=0), "scale": Xb.std(axis=0)}, ref
+        )[0],
+    )
     return ref
 
 

@@ -51,3 +51,28 @@ def rotated_gaussian():
         return rng.multivariate_normal(mu, C, size=n), mu, C
 
     return sample
+
+
+@pytest.fixture
+def warnings_before_releases(monkeypatch):
+    """A function ``(estimator, X) -> messages``: fits ``estimator`` on X and
+    returns the warnings already given when its ``_fit_releases`` started,
+    i.e. before any release drew noise (the pre-spend warnings' tests)."""
+    import warnings
+
+    def fit(estimator, X):
+        cls = type(estimator)
+        release = cls._fit_releases
+        seen = []
+
+        def spy(self, data, plan, rng):
+            seen.append([str(w.message) for w in caught])
+            return release(self, data, plan, rng)
+
+        monkeypatch.setattr(cls, "_fit_releases", spy)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            estimator.fit(X)
+        return seen[0]
+
+    return fit

@@ -125,6 +125,15 @@ DATA = {
     "mixture_public": lambda: (_mixture(3000, 5), None, _mixture(60, 6)),
     "binary": lambda: (_binary(), None, None),
     "bounded": lambda: (_gauss(d=2) + np.array([10.0, -5.0]), None, None),
+    # Correlated 0.85 in a box: the probed covariance plan takes its full
+    # option.
+    "bounded_correlated": lambda: (
+        np.random.default_rng(8).multivariate_normal(
+            [10.0, -5.0], [[4.0, 3.4], [3.4, 4.0]], size=2000
+        ),
+        None,
+        None,
+    ),
     # Few rows: the Gaussian in a box takes its moments plan (the joint
     # release of means and centred squares at weight 3/2).
     "bounded_few": lambda: (_gauss(n=100, d=2) + np.array([10.0, -5.0]), None, None),
@@ -381,6 +390,25 @@ ESTIMATORS = {
             bounds=([0.0, -10.0], [20.0, 0.0]), random_state=0, on_useless="warn", **p
         ),
         "bounded",
+        ALL_FORMS,
+        NUMPY,
+    ),
+    # With a box under zCDP the public choice is the full release and the
+    # probe then chooses (the probed plan); under pure epsilon the public
+    # choice stands.
+    "PrivateCovariance-bounds": (
+        lambda **p: PrivateCovariance(
+            bounds=([0.0, -10.0], [20.0, 0.0]), random_state=0, on_useless="warn", **p
+        ),
+        "bounded",
+        ALL_FORMS,
+        NUMPY,
+    ),
+    "PrivateCovariance-bounds-correlated": (
+        lambda **p: PrivateCovariance(
+            bounds=([0.0, -10.0], [20.0, 0.0]), random_state=0, on_useless="warn", **p
+        ),
+        "bounded_correlated",
         ALL_FORMS,
         NUMPY,
     ),

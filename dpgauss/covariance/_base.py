@@ -135,6 +135,7 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
         c, h = box
         d = h.shape[0]
         location = c + h * np.clip(measured.mean, -1.0, 1.0)
+        self._warn_unmeasured(~np.asarray(measured.measured, dtype=bool))
         return self._model_attributes(
             location,
             measured.values,
@@ -142,6 +143,40 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
             measured.noise_sd,
             float(d),
             scale=h * measured.scale,
+        )
+
+    def _warn_unmeasured(self, unmeasured, uncertain=None, shown=""):
+        """A ``UtilityWarning`` naming the features set to 0 (``unmeasured``)
+        and those kept at a pooled estimate (``uncertain``), or nothing when
+        there are none: their error in their own units may be far from the
+        non-private error, and the fit says so rather than land there
+        silently. ``shown`` adds why the release set them to 0. A function of
+        released values: post-processing."""
+        zeroed = _names(unmeasured)
+        uncertain = _names(uncertain) if uncertain is not None else ""
+        if not (zeroed or uncertain):
+            return
+        said = []
+        if zeroed:
+            said.append(
+                f"feature(s) {zeroed} are set to 0 (rows and columns, up to a "
+                f"floor: the zero matrix's answer){shown}"
+            )
+        if uncertain:
+            said.append(
+                f"feature(s) {uncertain} keep the release's pooled estimate, "
+                "which may be off by many times their own variance if they are "
+                "far smaller than the others"
+            )
+        warnings.warn(
+            f"{type(self).__name__}: the released variance of some features is "
+            "within the noise of the release, whose size is set by the clipping "
+            "radius, not by each column's own scale: "
+            + "; ".join(said)
+            + ". Columns in different units need bounds=(lower, upper) (with a "
+            "box: tighter bounds); more rows or a larger budget also help.",
+            UtilityWarning,
+            stacklevel=5,
         )
 
     def _confined_model(
@@ -204,33 +239,11 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
                 float(confined.values.shape[0]),
                 scale=scale,
             )
-        zeroed = _names(confined.unmeasured)
-        uncertain = _names(confined.uncertain)
-        if zeroed or uncertain:
-            said = []
-            if zeroed:
-                said.append(
-                    f"feature(s) {zeroed} are set to 0 (rows and columns, up "
-                    "to a floor: the zero matrix's answer), the release "
-                    "showing other columns far above them"
-                )
-            if uncertain:
-                said.append(
-                    f"feature(s) {uncertain} keep the release's pooled "
-                    "estimate, which may be off by many times their own "
-                    "variance if they are far smaller than the others"
-                )
-            warnings.warn(
-                f"{type(self).__name__}: the released variance of some "
-                "features is within the noise of the release, whose size is "
-                "set by the clipping radius, not by each column's own scale: "
-                + "; ".join(said)
-                + ". Columns in different units need bounds=(lower, upper) "
-                "(with a box: tighter bounds); more rows or a larger budget "
-                "also help.",
-                UtilityWarning,
-                stacklevel=4,
-            )
+        self._warn_unmeasured(
+            confined.unmeasured,
+            confined.uncertain,
+            ", the release showing other columns far above them",
+        )
         return fitted
 
 

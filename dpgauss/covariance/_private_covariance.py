@@ -11,10 +11,17 @@ import numbers
 
 import numpy as np
 
-from dpgauss.accounting import PureDP
+from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.covariance._base import BasePrivateCovariance
+from dpgauss.releases._box_probe import (
+    is_probed,
+    probe_entries,
+    probe_prediction,
+    release_probed,
+)
 from dpgauss.releases._center import (
+    Spectrum,
     covariance_plan_entries,
     mean_entries,
     release_center,
@@ -122,7 +129,13 @@ default="auto"
         With ``bounds``, ``"auto"`` first compares, before the spend, the
         full release's predicted error with the diagonal release's on
         reference data (variance 0.1 per box coordinate, correlation 0.3) and
-        takes the smaller. With ``epsilon`` alone every method is pure DP
+        takes the smaller. Under zCDP, where that is the full release, the
+        fit probes first (:mod:`dpgauss.releases._box_probe`): GaussCov at a
+        quarter of the covariance's share, then, read from the probe's
+        off-diagonal entries, GaussCov again at the rest (the two averaged:
+        the noise of one release at their joint cost) where the columns'
+        correlations show above the noise, the per-coordinate release at the
+        rest where they do not. With ``epsilon`` alone every method is pure DP
         (Laplace noise).
     {privacy_parameters}
     data_norm : float, default=None
@@ -175,7 +188,9 @@ default="auto"
         ``sample`` all describe the same Gaussian N(``location_``,
         ``covariance_``).
     method_ : str
-        The mechanism used (``"auto"`` resolved to ``"gauss"`` or ``"separate"``).
+        The mechanism used (``"auto"`` resolved to ``"gauss"`` or
+        ``"separate"``, or with ``bounds`` to ``"diagonal"``, the
+        per-coordinate release).
     privacy_spent_ : ZCDP or PureDP
         What the fit cost (what was charged to ``budget``).
     n_features_in_ : int
@@ -214,7 +229,11 @@ default="auto"
     :mod:`dpgauss.releases._moments`: l2 sensitivity 2.2683 sqrt(d)/n, l1
     25d/(8n), l-infinity 2/n, proven there; without ``center`` the second
     moments of :mod:`dpgauss.releases._diagonal`, l1 d/n, l2 sqrt(d)/n); the
-    choice between them reads n, d and the cost only. Keeping
+    choice between them reads n, d and the cost only. The probed plan (zCDP)
+    releases the mean, then GaussCov of the second moment about it at a
+    share, then GaussCov again or the per-coordinate release at the rest: a
+    choice read from the first GaussCov's released matrix (post-processing),
+    charged at its more expensive option (both cost the same). Keeping
     a released variance only above its noise, the map back by
     ``diag(h)``, the cap of the variances at ``h^2`` and of the location to
     the box are post-processing. Everything after them
@@ -331,12 +350,27 @@ default="auto"
             )
             if self.bounds is not None and self.method == "auto":
                 entries = box_variance_entries(total, d, n, self.center, entries)
+                if self._probed(total, n, entries):
+                    entries = probe_entries(total, d, n, radius)
             return ReleasePlan(total, entries)
         # In the frame I / B (rows in the ball of radius B): radius 1 for the
         # first step, which clips at B, the Gaussian tail radius after it.
         entries, rest = self._mean_entries(total, n, d)
         steps = coinpress_entries(rest, self._steps, d, n, bound=radius)
         return ReleasePlan(total, entries + steps)
+
+    def _probed(self, total, n, entries):
+        """Whether a fit with ``bounds`` and ``method="auto"`` whose public
+        choice (``entries``) is the full release takes the probed plan of
+        :mod:`dpgauss.releases._box_probe` instead: with ``center`` and a zCDP
+        cost. The probe reads the data's correlations before the full release
+        is taken (the public choice assumed them); where the public choice is
+        the per-coordinate release, a probe would only take a share from it.
+        Public values only."""
+        full = not any(
+            r.name == "diagonal" for r in ReleasePlan(total, entries).releases()
+        )
+        return self.center and isinstance(total, ZCDP) and n is not None and full
 
     def _predict_error(self, plan, data, mechanisms):
         """The Frobenius error predicted on reference data against the zero
@@ -346,6 +380,11 @@ default="auto"
         (:func:`norm_prediction`), under zCDP rows filling the ball evenly
         (the Gaussian paths' refusals are unchanged)."""
         d = data.d
+        if "box_probe" in mechanisms:
+            error = probe_prediction(mechanisms, d)
+            return with_sampling(
+                Prediction(error, reference_norm(d), "frobenius"), data.n, d
+            )
         if is_diagonal(plan):
             prediction = variance_prediction(mechanisms["diagonal"], d, self.center)
             return with_sampling(prediction, data.n, d)
@@ -379,6 +418,24 @@ default="auto"
         box = self._box(d)
         if box is not None:
             X = box_rows(X, box)
+        if is_probed(plan):
+            center, result = release_probed(X, self._radius(d), plan, rng)
+            if isinstance(result, Spectrum):
+                fitted = self._confined_model(
+                    center,
+                    result.values,
+                    result.vectors,
+                    result.noise_sd,
+                    result.cap,
+                    result.measured,
+                    False,
+                    box,
+                )
+                fitted["method_"] = "gauss"
+            else:
+                fitted = self._diagonal_model(box, result)
+                fitted["method_"] = "diagonal"
+            return fitted
         if is_diagonal(plan):
             measured = release_variances(X, plan, rng, self.center)
             fitted = self._diagonal_model(box, measured)

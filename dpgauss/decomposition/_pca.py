@@ -307,10 +307,12 @@ default="tail"
     25d/(8n), l2 2.2683 sqrt(d)/n; proof in :mod:`dpgauss.releases._moments`),
     or with ``center=False`` the diagonal release of the second moments (l1
     d/n, l2 sqrt(d)/n; :mod:`dpgauss.releases._diagonal`). The choice between
-    the full and the per-coordinate release (the full one only where its
-    predicted error is at most 0.75 times the diagonal release's) reads n, d
-    and the cost only; the variances ``s + 1/2 - m^2`` projected onto [0, 1]
-    and shrunk towards a public prior, their order and the map back by
+    the full and the per-coordinate release (the full one where its
+    predicted error is at most 1.2 times the diagonal release's under pure
+    epsilon, 0.75 times under zCDP, and it is not predicted to lose to the
+    zero matrix) reads n, d and the cost only; the variances ``s + 1/2 -
+    m^2`` projected onto [0, 1] and shrunk towards a public prior, their
+    order and the map back by
     ``diag(h)`` are post-processing, as is zeroing the full release's
     off-diagonal entries before its eigendecomposition when, together, they
     are consistent with its public noise (box units).
@@ -471,17 +473,17 @@ default="tail"
                 f"{type(self).__name__}: n_components={k} must be between 1 and "
                 f"n_features={d}."
             )
-        plan = super()._build_plan(total, data)
-        if (
-            self.bounds is not None
-            and self.method in ("auto", "tail")
-            and data.n is not None
-            and not is_diagonal(plan)
-            and not full_wins_for_components(total, data.n, d, self.center)
-        ):
-            # Public values only (n, d, the cost), before the spend; the
-            # per-coordinate release costs the same total.
+        box_choice = self.bounds is not None and self.method in ("auto", "tail")
+        if box_choice and data.n is not None:
+            # PCA's own choice between the full and the per-coordinate
+            # release (its margin, not the covariance estimators'): public
+            # values only (n, d, the cost), before the spend; both plans cost
+            # the same total.
+            if full_wins_for_components(total, data.n, d, self.center):
+                return self._full_plan(total, data.n, d)
             plan = ReleasePlan(total, diagonal_entries(total, d, self.center, data.n))
+        else:
+            plan = super()._build_plan(total, data)
         if is_diagonal(plan) and self.center:
             # The axes need the variances, not the means: the joint (m, 2 s)
             # puts 1.77 times less noise on them than the diagonal release's

@@ -18,6 +18,7 @@ from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.density import GaussianDensityMixin
 from dpgauss.exceptions import UtilityWarning
+from dpgauss.gaussian._warnings import faint_mean_warning
 from dpgauss.releases._box import check_bounds, public_box
 from dpgauss.releases._box_gaussian import (
     box_gaussian_messages,
@@ -436,10 +437,14 @@ class PrivateGaussianEstimator(
     def _check_box_utility(self, plan, data):
         """Refuse (or warn) when the mean or the covariance is predicted to
         lose to its baseline; warn when either is predicted far beyond the
-        non-private error (public values only)."""
+        non-private error, or the mean's box-fixed noise is for columns that
+        fill little of their box (public values only)."""
+        owner = type(self).__name__
         useless, astray = box_gaussian_messages(
-            type(self).__name__, data.prediction, plan.total, data.n, data.d
+            owner, data.prediction, plan.total, data.n, data.d
         )
+        if astray is None:
+            astray = faint_mean_warning(owner, data.prediction, plan, data.n, data.d)
         if useless is not None:
             report_useless(self, useless)
         elif astray is not None:

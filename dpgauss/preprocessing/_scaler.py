@@ -71,6 +71,7 @@ from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.mechanisms._linf import LInfinityMechanism
 from dpgauss.mechanisms._releases import mean_mechanism
+from dpgauss.preprocessing._faint_scale import scaler_faint_warning
 from dpgauss.releases._box import box_frame, check_bounds
 from dpgauss.releases._moments import (
     SECOND_WEIGHT,
@@ -78,6 +79,7 @@ from dpgauss.releases._moments import (
     moments_mechanism,
     weighted_moments,
 )
+from dpgauss.releases._prediction import report_baseline
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._leak import caller_stacklevel
 from dpgauss.utils._sklearn_compat import _fit_context
@@ -418,6 +420,27 @@ class PrivateStandardScaler(
                 for name in names
             ],
         )
+
+    def _check_utility(self, plan, data):
+        """Warn before the spend where the box-fixed noise would put columns
+        that fill little of their box far from their own mean and sd
+        (:mod:`dpgauss.preprocessing._faint_scale`; public values only: n, d
+        and the planned release's noise). Never refuses: the release is about
+        the simplest private answer with the box."""
+        releases = plan.releases()
+        if not releases or data.n is None:
+            return
+        message = scaler_faint_warning(
+            type(self).__name__,
+            releases[0].build(),
+            plan.total,
+            data.n,
+            data.d,
+            with_std=self.with_std,
+            weight=SECOND_WEIGHT,
+        )
+        if message is not None:
+            report_baseline(self, message)
 
     # -- the fit ---------------------------------------------------------------------
     def _fit_releases(self, data, plan, rng):

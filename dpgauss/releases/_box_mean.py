@@ -58,6 +58,7 @@ __all__ = [
     "boxed_mean",
     "faint_reach",
     "is_adaptive",
+    "reach_of_noise",
     "whole_box_warning",
 ]
 
@@ -278,6 +279,13 @@ def faint_reach(cost, n, d):
     which is where the single release (the baseline plan) clips.
     """
     sd = float(np.max(BoxMeanMechanism(cost, n, np.full(d, 2.0)).noise_sd()))
+    return reach_of_noise(sd, n)
+
+
+def reach_of_noise(sd, n):
+    """The column sd (box units) below which a mean released with noise of
+    sd ``sd`` lands beyond ASTRAY times the column's sampling error ``s /
+    sqrt(n)``: ``sd sqrt(n) / ASTRAY``. Public values only."""
     return sd * math.sqrt(n) / ASTRAY
 
 

@@ -64,6 +64,8 @@ from dpgauss.utils._sums import clipped_sums, n_partial_sums
 __all__ = [
     "STAGED",
     "STAGE_SHARE",
+    "inverse_variance_mean",
+    "relative_noise",
     "release_staged",
     "staged_entries",
     "staged_errors",
@@ -104,7 +106,7 @@ def staged_entries(total, n, d, weight, radius):
     ]
 
 
-def _combine(a, var_a, b, var_b):
+def inverse_variance_mean(a, var_a, b, var_b):
     """Inverse-variance average of two independent estimates, and its variance."""
     weight = var_b / (var_a + var_b)
     return weight * a + (1.0 - weight) * b, var_a * var_b / (var_a + var_b)
@@ -117,13 +119,13 @@ def staged_errors(mechanisms, d, weight):
     first = mechanisms["box_first"].variance(2 * d)
     rest = mechanisms["box_rest"].variance(2 * d)
     diag, off = mechanisms["second_moment"].entry_variances(d + 1)
-    mean = _combine(0.0, first, 0.0, off / d)[1]
-    moments = _combine(0.0, first, 0.0, rest)[1] / weight**2
-    augmented = _combine(0.0, first / weight**2, 0.0, diag)[1]
+    mean = inverse_variance_mean(0.0, first, 0.0, off / d)[1]
+    moments = inverse_variance_mean(0.0, first, 0.0, rest)[1] / weight**2
+    augmented = inverse_variance_mean(0.0, first / weight**2, 0.0, diag)[1]
     return mean, moments, augmented, off
 
 
-def _relative(noise_var, v, cap):
+def relative_noise(noise_var, v, cap):
     """``sum min(noise_var / v^2, cap)`` over the entries (v 0: the cap)."""
     v = np.asarray(v, dtype=np.float64)
     safe = np.where(v > 0.0, v, 1.0)
@@ -136,12 +138,12 @@ def choose_augmented(variances, diag_moments, diag_augmented, off):
     and public noise variances (module docstring)."""
     d = variances.shape[0]
     r2 = REFERENCE_CORRELATION**2
-    moments = float(np.sum(_relative(diag_moments, variances, 1.0)))
+    moments = float(np.sum(relative_noise(diag_moments, variances, 1.0)))
     moments += r2 * d * (d - 1.0)
-    augmented = float(np.sum(_relative(diag_augmented, variances, 1.0)))
+    augmented = float(np.sum(relative_noise(diag_augmented, variances, 1.0)))
     pairs = np.outer(variances, variances)
     mask = ~np.eye(d, dtype=bool)
-    augmented += float(np.sum(_relative(off, np.sqrt(pairs[mask]), r2)))
+    augmented += float(np.sum(relative_noise(off, np.sqrt(pairs[mask]), r2)))
     return augmented < moments
 
 
@@ -173,7 +175,7 @@ def release_staged(X, center, half, plan, rng, weight, radius):
     if not choose_augmented(variances, *_stage_noise(plan, n, d, weight)):
         plan.choose("box_second", "moments")
         rest, var2 = _noisy_moments(X, center, half, plan, "box_rest", weight, rng)
-        noisy, var = _combine(first, var1, rest, var2)
+        noisy, var = inverse_variance_mean(first, var1, rest, var2)
         mean = np.clip(noisy[:d], -1.0, 1.0)
         second = noisy[d:] / weight + 0.5
         variances = moments_variances(second, mean, var, var / weight**2)
@@ -191,9 +193,11 @@ def release_staged(X, center, half, plan, rng, weight, radius):
     released = np.clip(np.nan_to_num(released, nan=0.0), -4.0 * d, 4.0 * d)
     released = 0.5 * (released + released.T)
     diag, off = mech.entry_variances(d + 1)
-    mean, var_mean = _combine(first[:d], var1, released[:d, d] / c, off / d)
+    mean, var_mean = inverse_variance_mean(
+        first[:d], var1, released[:d, d] / c, off / d
+    )
     mean = np.clip(mean, -1.0, 1.0)
-    second, var_second = _combine(
+    second, var_second = inverse_variance_mean(
         second1, var1 / weight**2, np.diag(released)[:d], diag
     )
     variances = moments_variances(second, mean, var_mean, var_second)

@@ -95,19 +95,24 @@ class SpectrumReleaseMixin(BoxMixin):
 
     def _build_plan(self, total, data):
         n, d = data.n, data.d
+        if self._method() == "diagonal":
+            return ReleasePlan(total, diagonal_entries(total, d, self.center, n))
+        plan = self._full_plan(total, n, d)
+        if self.bounds is None or self.method not in ("auto", "tail"):
+            return plan
+        entries = box_plan_entries(total, d, n, self.center, plan.entries)
+        return plan if entries is plan.entries else ReleasePlan(total, entries)
+
+    def _full_plan(self, total, n, d):
+        """The plan of the full covariance release by the resolved ``method``
+        (``"tail"``: TailSensitiveCovariance's; the others PrivateCovariance's),
+        rows clipped at ``data_norm`` (``sqrt(d)`` in box units). Public values
+        only."""
         method = self._method()
         radius = self._radius(d)
-        if method == "diagonal":
-            return ReleasePlan(total, diagonal_entries(total, d, self.center, n))
         if method == "tail":
-            plan = adaptive_plan(total, d, self.center, n=n, data_norm=radius)
-            entries = plan.entries
-        else:
-            entries = covariance_plan_entries(total, d, method, self.center, n, radius)
-        if self.bounds is not None and self.method in ("auto", "tail"):
-            entries = box_plan_entries(total, d, n, self.center, entries)
-        if method == "tail" and entries is plan.entries:
-            return plan
+            return adaptive_plan(total, d, self.center, n=n, data_norm=radius)
+        entries = covariance_plan_entries(total, d, method, self.center, n, radius)
         return ReleasePlan(total, entries)
 
     def _predict_error(self, plan, data, mechanisms):

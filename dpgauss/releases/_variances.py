@@ -121,7 +121,7 @@ class MeasuredVariances:
     measured: np.ndarray
 
 
-def release_variances(Z, plan, rng, centered=True):
+def release_variances(Z, plan, rng, centered=True, name="diagonal"):
     """The per-coordinate release of box rows ``Z`` (:func:`variance_entries`),
     post-processed so that no variance comes out far above its true value.
 
@@ -155,6 +155,8 @@ def release_variances(Z, plan, rng, centered=True):
     centered : bool, default=True
         Release the means and return variances about them; otherwise second
         moments about the box centre.
+    name : str, default="diagonal"
+        The release's name in ``plan`` (centered only).
 
     Returns
     -------
@@ -163,7 +165,7 @@ def release_variances(Z, plan, rng, centered=True):
     d = Z.shape[1]
     if centered:
         first, squares = box_moments(Z, np.zeros(d), np.ones(d))
-        mech = plan.calibrate("diagonal", n_partials=n_partial_sums(Z))
+        mech = plan.calibrate(name, n_partials=n_partial_sums(Z))
         value = weighted_moments(first, squares, SECOND_WEIGHT)
         noisy = np.asarray(mech.randomise(value, rng), dtype=np.float64)
         noisy = np.nan_to_num(noisy, nan=0.0, posinf=1.0, neginf=-1.0)

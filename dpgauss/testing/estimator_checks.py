@@ -74,9 +74,15 @@ def check_clones_draw_independent_noise(estimator, X, attribute, y=None):
     for seed in (0, np.random.default_rng(0)):
         budget = PrivacyBudget(rho=1e6)
         est = clone(estimator).set_params(budget=budget, random_state=seed)
-        a = getattr(clone(est).fit(X, y), attribute)
-        b = getattr(clone(est).fit(X, y), attribute)
-        assert not np.array_equal(a, b), f"two clones ({seed!r}) drew the same noise"
+        # Four clones, not two: an estimator may release a public fallback
+        # (an aggregate's clipping centre when its private search finds no
+        # range) in a share of fits, and two fits can both land on it by
+        # chance (SubsampleAggregate, winsorized, 20,000 rows: about 1 pair
+        # in 40). Clones sharing their noise give four equal releases always.
+        first, *rest = (getattr(clone(est).fit(X, y), attribute) for _ in range(4))
+        assert not all(np.array_equal(first, r) for r in rest), (
+            f"clones ({seed!r}) drew the same noise"
+        )
     first = [
         getattr(
             clone(estimator).set_params(budget=budget, random_state=3).fit(X, y),

@@ -48,3 +48,60 @@ def test_baselines_stay_in_the_box(bench, privacy):
     _, var = B.box_moments(X, lower, upper, privacy, rng)
     assert np.all((var >= 0) & (var <= 0.25))
     assert B.majority_class(np.zeros(20), np.array([0, 1]), privacy, rng) in (0, 1)
+
+
+def _rows(estimator, errs, base_errs, status="ok"):
+    return [
+        {
+            "data": "t",
+            "privacy": "eps1",
+            "n": 150,
+            "seed": seed,
+            "estimator": estimator,
+            "task": "mean",
+            "hint": "bounds",
+            "status": status,
+            "warned": 0,
+            "flagged": 0,
+            "err": e if status == "ok" else math.nan,
+            "base_err": b,
+            "np_err": 0.01,
+            "message": "",
+        }
+        for seed, (e, b) in enumerate(zip(errs, base_errs, strict=True))
+    ]
+
+
+def test_a_refusal_is_behind_a_peer_only_below_the_baseline(bench):
+    # A refusal leaves the user the baseline: a peer at 1.5x the baseline is
+    # not ahead of it, a peer at 0.5x is; ten seeds apart by a factor two are
+    # significant at 0.05, three are not (a permutation test's smallest
+    # p-value on 3 + 3 labels is 1/20).
+    _, _, report = bench
+    base = [1.0] * 10
+    for peer, expected in ((1.5, "0 (row, peer)"), (0.5, "1 (row, peer)")):
+        rows = _rows("PrivateMean", base, base, status="refused")
+        rows += _rows("diffprivlib.mean", [peer] * 10, base)
+        text = "\n".join(report._targets(report.summarize(rows)))
+        assert f"Ahead of the peers: {expected}" in text
+    spread = np.exp(np.random.default_rng(0).normal(0.0, 0.2, size=(2, 10)))
+    assert report._significantly_below(0.5 * spread[0], spread[1])
+    assert not report._significantly_below(0.5 * spread[0, :3], spread[1, :3])
+
+
+def test_a_row_is_held_to_one_baseline_policy(bench):
+    # The covariance's two simple answers, the private diagonal (drawn per
+    # seed) and the zero matrix (error 1): a row is held to the one with the
+    # smaller median, for every seed, not to the per-seed minimum. A
+    # diagonal whose errors straddle 1 has median 1.1, so the zero matrix
+    # (1.0) is the row's baseline; the per-seed minimum would have median 0.9.
+    _, _, report = bench
+    base = [0.7, 0.8, 0.9, 0.95, 1.05, 1.15, 1.25, 1.3, 1.4, 1.5]
+    rows = [dict(r, base_alt=1.0) for r in _rows("PrivateCovariance", base, base)]
+    rec = report.summarize(rows)[("PrivateCovariance", "mean", "t", "eps1", 150)]
+    assert rec["base_errs"] == [1.0] * 10
+    narrow = [
+        dict(r, base_alt=1.0) for r in _rows("PrivateCovariance", [1] * 3, [0.5] * 3)
+    ]
+    rec = report.summarize(narrow)[("PrivateCovariance", "mean", "t", "eps1", 150)]
+    assert rec["base_errs"] == [0.5] * 3

@@ -131,20 +131,24 @@ def test_density_methods_describe_covariance_with_a_box():
     )
 
 
+def _independent_columns():
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((4000, 5)) * np.array([1.0, 2.0, 3.0, 1.0, 0.5])
+    half = 4.0 * np.array([1.0, 2.0, 3.0, 1.0, 0.5])
+    return X, (-half, half)
+
+
 def test_uncorrelated_columns_come_out_diagonal():
-    # Independent columns, box 8 sds wide, n = 4000 at rho 0.5: the full
-    # release is taken (clipped at sqrt(d) box units) and its 10 off-diagonal
+    # Independent columns, box 8 sds wide, n = 4000 at rho 0.5, the full
+    # release forced (clipped at sqrt(d) box units): its 10 off-diagonal
     # entries are noise far above the sample correlations (sd 1/sqrt(n) =
     # 0.016 of each pair's scale), whose chi-squared statistic exceeds its
     # 3-sd threshold in about 2% of draws (seed fixed): they are all set to
     # 0 (post-processing). TailSensitiveCovariance's searched radius makes
     # its noise smaller than the sample correlations, which then show.
-    rng = np.random.default_rng(5)
-    X = rng.standard_normal((4000, 5)) * np.array([1.0, 2.0, 3.0, 1.0, 0.5])
-    half = 4.0 * np.array([1.0, 2.0, 3.0, 1.0, 0.5])
-    est = PrivateCovariance(bounds=(-half, half), rho=0.5, random_state=0).fit(X)
-    assert est.method_ != "diagonal"
-    C = est.covariance_
+    X, box = _independent_columns()
+    est = PrivateCovariance(bounds=box, method="gauss", rho=0.5, random_state=0)
+    C = est.fit(X).covariance_
     assert np.all(C - np.diag(np.diag(C)) == 0.0)
     # Each variance from the full release's diagonal, its noise sd at most
     # 0.03 box units against 1/16: within a factor 2 of its own.
@@ -152,8 +156,54 @@ def test_uncorrelated_columns_come_out_diagonal():
     assert np.all((ratio > 0.5) & (ratio < 2.0))
 
 
+def test_the_probe_takes_the_per_coordinate_release_for_independent_columns():
+    # The same rows with method="auto": the public choice is the full
+    # release, the probe (a quarter of what the mean leaves) shows no
+    # correlation (its off-diagonal entries' chi-squared sum is within 1.5 sds
+    # of 0 in about 93% of draws), and the per-coordinate release is taken at
+    # the rest: each variance's noise sd is about 0.001 box units against
+    # 1/16, so within 10% of the sample variance (sampling alone: 2.2% sd).
+    X, box = _independent_columns()
+    est = PrivateCovariance(bounds=box, rho=0.5, random_state=0).fit(X)
+    assert est.method_ == "diagonal"
+    C = est.covariance_
+    assert np.all(C - np.diag(np.diag(C)) == 0.0)
+    ratio = np.diag(C) / np.var(X, axis=0)
+    assert np.all((ratio > 0.9) & (ratio < 1.1)), ratio
+
+
+def test_the_probe_averages_into_the_full_release_for_correlated_columns():
+    # Columns correlated 0.5, n = 4000 at rho 0.5: the probe's chi-squared
+    # sum is tens of sds above 0, the full option is taken and the two
+    # GaussCov releases averaged (the noise of one at their joint cost):
+    # the correlations come out within 0.1 (noise sd about 0.01 in
+    # correlation units, sampling 0.012).
+    rng = np.random.default_rng(6)
+    cov = 0.5 + 0.5 * np.eye(4)
+    X = rng.multivariate_normal(np.zeros(4), cov, size=4000)
+    box = (-4.0 * np.ones(4), 4.0 * np.ones(4))
+    est = PrivateCovariance(bounds=box, rho=0.5, random_state=0).fit(X)
+    assert est.method_ == "gauss"
+    C = est.covariance_
+    corr = C / np.sqrt(np.outer(np.diag(C), np.diag(C)))
+    np.testing.assert_allclose(corr, np.corrcoef(X.T), atol=0.1)
+
+
 def test_correlated_columns_keep_their_rotation(mixed_units):
     X, box = mixed_units()
     est = PrivateCovariance(bounds=box, rho=1.0, random_state=0).fit(X)
     C = est.covariance_
     assert np.any(C - np.diag(np.diag(C)) != 0.0)
+
+
+def test_features_set_to_zero_are_named():
+    # A column a thousandth of the others' scale in the same box: its box-unit
+    # variance (6e-8) is far below the noise, so it is set to 0 and named; the
+    # wide ones (1/16, about 10 noise sds at n = 2000, epsilon 2) are kept.
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((2000, 3)) * np.array([1.0, 1.0, 1e-3])
+    est = PrivateCovariance(
+        bounds=(-4.0, 4.0), method="diagonal", epsilon=2.0, random_state=0
+    )
+    with pytest.warns(UtilityWarning, match=r"feature\(s\) 2 are set to 0"):
+        est.fit(X)

@@ -45,27 +45,36 @@ def test_pca_takes_the_diagonal_release_where_the_full_one_is_noise():
     assert pca.method_ in ("gauss", "separate")
 
 
-def _five_columns(n, seed=0):
+def _columns(n, d, seed=0):
     rng = np.random.default_rng(seed)
-    return np.clip(rng.normal(size=(n, 5)) / 4.0, -1, 1), (-np.ones(5), np.ones(5))
+    ones = np.ones(d)
+    return np.clip(rng.normal(size=(n, d)) / 4.0, -1, 1), (-ones, ones)
 
 
-def test_pca_needs_a_margin_over_the_diagonal_release():
-    # At epsilon = 1, n = 2000, d = 5 the full release's predicted Frobenius
-    # error is 0.86 times the diagonal release's: PrivateCovariance takes the
-    # full release, PCA (margin 0.75) the diagonal one; at n = 4775, d = 8
-    # (0.66) PCA keeps the full release. Public values only: the rows do
-    # not matter.
-    X, box = _five_columns(2000)
+def test_pca_takes_the_full_release_within_its_margin():
+    # The predicted ratios of the full release's Frobenius error to the
+    # diagonal release's (public: n, d, the cost; the rows do not matter):
+    # n = 1125, d = 4, epsilon 1: 1.18, within PCA's margin 1.2 but above the
+    # covariance estimators' 1, so PrivateCovariance takes the diagonal
+    # release and PCA the full one; n = 2000, d = 5, epsilon 0.5: 1.66, the
+    # axes; n = 2000, d = 5, epsilon 1: 0.86, the full release for both.
+    # Under zCDP the margin is 0.75: n = 500, d = 6, rho 0.125 (0.77) gives
+    # PCA the axes and PrivateCovariance the full release.
+    X, box = _columns(1125, 4)
     pca = PrivatePCA(2, bounds=box, epsilon=1.0, random_state=0).fit(X)
-    assert pca.method_ == "diagonal"
-    cov = PrivateCovariance(bounds=box, epsilon=1.0, random_state=0).fit(X)
-    assert cov.method_ != "diagonal"
-    rng = np.random.default_rng(1)
-    Z = np.clip(rng.normal(size=(4775, 8)) / 4.0, -1, 1)
-    ones = np.ones(8)
-    pca = PrivatePCA(2, bounds=(-ones, ones), epsilon=1.0, random_state=0).fit(Z)
     assert pca.method_ != "diagonal"
+    cov = PrivateCovariance(bounds=box, epsilon=1.0, random_state=0).fit(X)
+    assert cov.method_ == "diagonal"
+    X, box = _columns(2000, 5)
+    pca = PrivatePCA(2, bounds=box, epsilon=0.5, random_state=0).fit(X)
+    assert pca.method_ == "diagonal"
+    pca = PrivatePCA(2, bounds=box, epsilon=1.0, random_state=0).fit(X)
+    assert pca.method_ != "diagonal"
+    X, box = _columns(500, 6)
+    pca = PrivatePCA(2, bounds=box, rho=0.125, random_state=0).fit(X)
+    assert pca.method_ == "diagonal"
+    cov = PrivateCovariance(bounds=box, rho=0.125, random_state=0).fit(X)
+    assert cov.method_ != "diagonal"
 
 
 def test_pca_refuses_when_the_variances_are_noise():

@@ -1,0 +1,65 @@
+"""PrivateGaussianEstimator's warnings before the spend, beside the refusal.
+
+Not an estimator module. With a box the Gaussian's mean is released with
+noise set by the box, n, d and the cost (the moments, staged and augmented
+releases, and the box mean on the whole box), not by the rows' spread: a
+column that fills little of its box gets that noise at full size. The
+far-from-non-private warning of :func:`~dpgauss.releases._box_gaussian.
+box_gaussian_messages` measures the mean against data with sds of about 0.18
+half-widths (:data:`~dpgauss.releases._diagonal.SAMPLING_FILL`); Student t
+columns in their codebook box have 0.05-0.09 and landed at 10 times their
+sampling error at epsilon 2, n = 150, without a warning. :func:`faint_mean_warning`
+applies the whole-box mean's rule (:func:`~dpgauss.releases._box_mean.
+faint_reach`, :data:`~dpgauss.releases._box_mean.FAINT_SD`) to the Gaussian's
+mean.
+
+Privacy: functions of the prediction (public noise), n, d and the cost only.
+"""
+
+import math
+
+from dpgauss.releases._box_mean import FAINT_SD, is_adaptive, reach_of_noise
+from dpgauss.releases._prediction import ASTRAY
+
+__all__ = ["faint_mean_reach", "faint_mean_warning"]
+
+
+def faint_mean_reach(prediction, n, d):
+    """The column sd, in box half-widths, below which the Gaussian's mean is
+    predicted beyond ASTRAY times the column's sampling error: the noise sd
+    of one coordinate's mean (the predicted l2 error over ``sqrt(d)``, box
+    units) times ``sqrt(n) / ASTRAY``. A column of sd ``s`` has a mean with
+    sampling sd ``s / sqrt(n)``.
+
+    Examples
+    --------
+    >>> from dpgauss.gaussian._warnings import faint_mean_reach
+    >>> from dpgauss.releases._box_gaussian import BoxGaussPrediction
+    >>> from dpgauss.releases._prediction import Prediction
+    >>> mean = Prediction(0.1, 1.0, "l2")
+    >>> p = BoxGaussPrediction(mean, Prediction(0.1, 1.0, "frobenius"))
+    >>> round(faint_mean_reach(p, 400, 4), 6)
+    0.1
+    """
+    return reach_of_noise(prediction.mean.error / math.sqrt(d), n)
+
+
+def faint_mean_warning(owner, prediction, plan, n, d):
+    """The warning of a Gaussian fit whose mean's box-fixed noise puts columns
+    with sds of :data:`~dpgauss.releases._box_mean.FAINT_SD` half-widths
+    beyond ASTRAY times their sampling errors, or None. None for the
+    adaptive box mean (``box_center`` first): its windows narrow to the
+    rows' spread, and its prediction is the whole box's worst case. Public
+    values only."""
+    if is_adaptive(plan):
+        return None
+    reach = faint_mean_reach(prediction, n, d)
+    if reach < FAINT_SD:
+        return None
+    return (
+        f"{owner}: with n={n}, d={d} and {plan.total}, the mean of a column whose "
+        f"sd is below {reach:.2g} of its box half-width would land beyond "
+        f"{ASTRAY:g} times its sampling error: the mean's noise is fixed by the "
+        "box, not by the rows' spread. A tighter box, more rows or a larger "
+        "budget help."
+    )

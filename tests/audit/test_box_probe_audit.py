@@ -1,0 +1,120 @@
+"""End-to-end audit of the covariance's probed release in a box, with canaries.
+
+``PrivateCovariance(bounds=(-1, 1), rho=0.1)`` on n = 1000 rows of two
+features equal to each other at +-1/2 (correlation 1), except the first row,
+takes the probed plan (checked below): the mean at a tenth, GaussCov of the
+second moment about it (rows in the ball of radius ``sqrt(2)``, Frobenius
+sensitivity ``sqrt(2) 2 / n``) at a quarter of the rest as the probe, then,
+the probe showing the correlation, the same GaussCov at the rest, the two
+averaged. The first row moves from (-1e12, -1e12) (z = (-1, -1)) to (1e12,
+-1e12) (z = (1, -1)): its product ``z_0 z_1`` moves from 1 to -1, its
+first coordinate's mean by 2 / n, and the audited ``covariance_[0, 1]``
+reads every release. Canaries: the
+GaussCov releases calibrated to a twentieth of their sensitivity, and the
+box map without its clip.
+"""
+
+import numpy as np
+import pytest
+
+import dpgauss.releases._box_probe as module
+import dpgauss.releases._diagonal as diagonal
+from dpgauss import PrivateCovariance
+from dpgauss.accounting import ZCDP, zcdp_to_approx
+from dpgauss.base import FitData
+from dpgauss.testing.audit import audit, fit_seed
+
+pytestmark = pytest.mark.audit
+
+RHO, DELTA, N = 0.1, 1e-2, 1000
+CLAIM = zcdp_to_approx(RHO, DELTA)
+
+
+def _runner(X):
+    est = PrivateCovariance(bounds=(-1.0, 1.0), rho=RHO, on_useless="warn")
+
+    def run(n, rng):
+        return np.array(
+            [
+                est.set_params(random_state=fit_seed(rng)).fit(X).covariance_[0, 1]
+                for _ in range(n)
+            ]
+        )
+
+    return run
+
+
+def _rows(first, second):
+    X = np.full((N, 2), 0.5)
+    X[: N // 2] = -0.5
+    X[0] = first
+    Y = X.copy()
+    Y[0] = second
+    return X, Y
+
+
+def _audit(n, first=(-1e12, -1e12), second=(1e12, -1e12)):
+    X, Y = _rows(first, second)
+    return audit(
+        _runner(X),
+        _runner(Y),
+        n_samples=n,
+        n_select=n // 2,
+        delta=DELTA,
+        random_state=9,
+    )
+
+
+def test_the_audited_fit_takes_the_probed_plan_and_its_full_option(monkeypatch):
+    X, _ = _rows((-1e12, -1e12), (1e12, -1e12))
+    est = PrivateCovariance(bounds=(-1.0, 1.0), rho=RHO, on_useless="warn")
+    plan = est._build_plan(ZCDP(RHO), FitData(n=N, d=2))
+    assert module.is_probed(plan)
+    taken = []
+    original = module.correlations_pay
+
+    def spy(*args):
+        taken.append(original(*args))
+        return taken[-1]
+
+    monkeypatch.setattr(module, "correlations_pay", spy)
+    _runner(X)(5, np.random.default_rng(0))
+    assert taken == [True] * 5
+
+
+@pytest.mark.filterwarnings("ignore::dpgauss.exceptions.UtilityWarning")
+def test_probed_release_keeps_its_claim_with_a_far_row():
+    result = _audit(2000)
+    assert result.epsilon_lower <= CLAIM, result
+
+
+@pytest.mark.filterwarnings("ignore::dpgauss.exceptions.UtilityWarning")
+def test_canary_a_twentieth_of_the_sensitivity_is_caught(monkeypatch):
+    import dpgauss.releases._covariance as covariance
+
+    original = covariance.second_moment_mechanism
+
+    def weak(cost, n, d, radius, n_partials=None):
+        mech = original(cost, n, d, radius, n_partials)
+        return type(mech)(sensitivity=mech.sensitivity / 20.0, rho=cost.rho)
+
+    monkeypatch.setattr(covariance, "second_moment_mechanism", weak)
+    result = _audit(600)
+    assert result.epsilon_lower > CLAIM, result
+
+
+@pytest.mark.filterwarnings("ignore::dpgauss.exceptions.UtilityWarning")
+def test_canary_an_unclipped_box_is_caught(monkeypatch):
+    def unclipped(x, center, half_width):
+        with np.errstate(all="ignore"):
+            return (np.asarray(x, dtype=np.float64) - center) / half_width
+
+    def unclipped_sums(X, center, radius, with_outer=True, trace_bits=None):
+        y = np.asarray(X, dtype=np.float64) - center
+        return y.sum(axis=0), y.T @ y
+
+    monkeypatch.setattr(diagonal, "box_offsets", unclipped)
+    monkeypatch.setattr(module, "clipped_sums", unclipped_sums)
+    # A row 1,000 box half-widths out: clipped, it is at the box's corner.
+    result = _audit(600, first=(-1e3, -1e3), second=(1e3, -1e3))
+    assert result.epsilon_lower > CLAIM, result

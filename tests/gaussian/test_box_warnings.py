@@ -1,0 +1,87 @@
+"""PrivateGaussianEstimator(bounds=...): the faint-column warning of its mean."""
+
+import math
+import warnings
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from dpgauss import PrivateGaussianEstimator
+from dpgauss.accounting import ZCDP, PureDP
+from dpgauss.accounting._plan import ReleasePlan
+from dpgauss.exceptions import UtilityWarning
+from dpgauss.gaussian._warnings import faint_mean_reach, faint_mean_warning
+from dpgauss.releases._box_gaussian import box_gaussian_plan, box_gaussian_predict
+from dpgauss.releases._box_mean import FAINT_SD
+from dpgauss.releases._prediction import ASTRAY
+
+
+def _prediction(total, n, d):
+    plan = ReleasePlan(total, box_gaussian_plan(total, n, d))
+    built = {r.name: r.build() for r in plan.releases()}
+    return plan, box_gaussian_predict(total, n, d, built)
+
+
+def test_the_reach_is_one_coordinate_s_noise_over_astray_sampling_errors():
+    # A column of sd s has a mean of sampling sd s / sqrt(n); the noise sd
+    # a = error / sqrt(d) is ASTRAY times it at s = a sqrt(n) / ASTRAY.
+    _, prediction = _prediction(PureDP(2.0), 150, 5)
+    a = prediction.mean.error / math.sqrt(5)
+    assert faint_mean_reach(prediction, 150, 5) == pytest.approx(
+        a * math.sqrt(150) / ASTRAY
+    )
+
+
+def test_the_warning_from_public_values():
+    # Student t rows at epsilon 2, n = 150 (sds 0.06-0.09 half-widths in
+    # their codebook box) landed at 10 times their sampling error: warned.
+    plan, prediction = _prediction(PureDP(2.0), 150, 5)
+    message = faint_mean_warning("G", prediction, plan, 150, 5)
+    assert faint_mean_reach(prediction, 150, 5) >= FAINT_SD
+    assert "fixed by the box" in message
+    # rho 0.5 at the same n and d: the noise is resolved down to 0.037.
+    plan, prediction = _prediction(ZCDP(0.5), 150, 5)
+    assert faint_mean_warning("G", prediction, plan, 150, 5) is None
+    # randhie's n and d at epsilon 1 (the full plan): 0.017.
+    plan, prediction = _prediction(PureDP(1.0), 20190, 9)
+    assert faint_mean_warning("G", prediction, plan, 20190, 9) is None
+
+
+def test_no_warning_for_the_adaptive_box_mean():
+    # Its windows narrow to the rows' spread; its prediction is the whole
+    # box's worst case, not the noise a faint column gets.
+    _, prediction = _prediction(PureDP(2.0), 150, 5)
+    adaptive = SimpleNamespace(
+        total=PureDP(2.0),
+        releases=lambda: [SimpleNamespace(name="box_center")],
+    )
+    assert faint_mean_warning("G", prediction, adaptive, 150, 5) is None
+
+
+def test_the_fit_warns_before_its_releases(warnings_before_releases):
+    X = np.random.default_rng(0).standard_t(3, size=(150, 5))
+    est = PrivateGaussianEstimator(bounds=(-30.0, 30.0), epsilon=2.0, random_state=0)
+    seen = warnings_before_releases(est, X)
+    assert any("fixed by the box" in m for m in seen)
+    assert est.privacy_spent_ == PureDP(2.0)
+
+
+def test_the_warning_reads_no_row():
+    messages = []
+    for X in (np.zeros((150, 5)), np.full((150, 5), 1e12)):
+        est = PrivateGaussianEstimator(bounds=(-1.0, 1.0), epsilon=2.0, random_state=0)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            est.fit(X)
+        messages.append([str(w.message) for w in caught])
+    assert messages[0] == messages[1]
+    assert any("fixed by the box" in m for m in messages[0])
+
+
+def test_no_faint_warning_where_the_noise_resolves_faint_columns():
+    X = np.random.default_rng(1).normal(0.0, 0.05, size=(150, 5))
+    est = PrivateGaussianEstimator(bounds=(-1.0, 1.0), rho=0.5, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UtilityWarning)
+        est.fit(X)
