@@ -414,9 +414,10 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
         (:func:`~dpgauss.releases._class_rule.usable_means`: the released
         means carry no signal above their noise), and the classifier
         predicts by the priors alone, the majority class of the released
-        counts unless ``priors`` are given. Reads released values only."""
+        counts unless ``priors`` are given. Reads released values only.
+        Returns whether it warned (the fit fell back on the priors)."""
         if offsets.shape[0] < 2 or not np.all(offsets == offsets[0]):
-            return
+            return False
         warnings.warn(
             f"{type(self).__name__}: every released class mean lies within its "
             "noise of their average, so the classifier predicts by the priors "
@@ -426,6 +427,7 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
             UtilityWarning,
             stacklevel=caller_stacklevel(),
         )
+        return True
 
     def _class_attributes(self, parts):
         """The fitted attributes both analyses set from :meth:`_release_classes`

@@ -303,7 +303,15 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
             np.maximum(pooled_values, floor),
             pooled_vectors,
         )
-        self._warn_if_priors_only(offsets)
+        if self._warn_if_priors_only(offsets):
+            # The priors' rule: every class also takes the pooled covariance,
+            # so the scores differ by log pi_k alone (post-processing of the
+            # same released values; the test above read nothing else).
+            values = np.maximum(pooled_values, floor)
+            shared = (pooled_vectors * values) @ pooled_vectors.T
+            covariances = [shared] * K
+            rotations = [pooled_vectors] * K
+            scalings = [values] * K
         parts = {**parts, "offsets": offsets}
         traces = np.array([float(np.sum(1.0 / v)) for v in scalings])
         correction = noise_corrections(noise_var, traces)

@@ -1,8 +1,26 @@
 """The discriminant rule on noisy class means: the noise correction of its
 scores and the released-value test that falls back on the priors.
 
-Everything here is post-processing: it reads released values and the
-releases' public noise variances only.
+Everything here is post-processing, so it costs nothing and needs no
+sensitivity of its own. Every input is a released value or a function of
+released and public values (replace-one neighbours; n, d, the box, the
+classes and every parameter public; the class counts are private and enter
+only through their release):
+
+* ``offsets``: the ``class_sums`` release times ``n`` over the released
+  sizes, projected into the clipping ball (and the box);
+* ``sizes``: the ``class_counts`` release clipped to the public interval
+  ``[max(1, its noise sd), n]``;
+* ``noise_var``: the public noise sd of one entry of ``class_sums`` (a
+  function of the planned cost, n, d, K and the clipping radius) times
+  ``n / sizes``, squared;
+* ``values, vectors``: the spectrum of the within-class covariance built from
+  the released second moments (or squares) and the released means.
+
+The decision to fall back on the priors (:func:`usable_means`) is therefore a
+deterministic function of the releases, and the fitted classifier is
+differentially private with the releases' total cost, whichever branch it
+takes (post-processing). The exact class counts and sums are never read here.
 
 **The correction.** A released class mean is ``m_k + e_k``, ``e_k`` the
 release's noise, of public variance ``s_k^2`` per coordinate (the noise sd of
@@ -30,8 +48,10 @@ normal draw where the means carry no signal. Where it is below
 :data:`SIGNAL_Z`, the released means are taken to carry no signal: every
 class mean becomes their weighted average and the classifier predicts by the
 priors alone (the majority class of the released counts, the simplest
-private answer), which the fit reports with a warning. Without that test the
-corrected rule on pure noise is a coin flip, worse than the majority class.
+private answer), which the fit reports with a warning (QDA's classes also
+take their pooled covariance, so that the priors alone decide). Without
+that test the corrected rule on pure noise is a coin flip, worse than the
+majority class.
 """
 
 import math
