@@ -186,13 +186,39 @@ TRANSFORMERS_WITH_BUDGET = {
 }
 
 
-def _expected_failed_checks(estimator):
-    expected = dict(EXPECTED_FAILED.get(type(estimator).__name__, {}))
-    if (
+#: Checks of budgeted classifiers whose outcome depends on the noise: with
+#: the public classes -20..20 at epsilon 1 the released class means often show
+#: no signal above their noise, and both fits then fall back on the priors and
+#: predict the same majority class (the check passes) or not (it fails).
+_BUDGET_NOISE_DEPENDENT = (
+    "compares the predictions of two budgeted fits, which draw independent "
+    "noise; with 41 public classes at epsilon 1 both often fall back on the "
+    "priors (releases/_class_rule.py) and agree, so the outcome depends on "
+    "the noise; the instances without a budget pass this check"
+)
+SKIPPED_WITH_BUDGET = {
+    (name, "check_classifier_data_not_an_array"): _BUDGET_NOISE_DEPENDENT
+    for name in (
+        "PrivateLinearDiscriminantAnalysis",
+        "PrivateQuadraticDiscriminantAnalysis",
+    )
+}
+
+
+def _budgeted(estimator):
+    return (
         type(estimator).__name__ in TRANSFORMERS_WITH_BUDGET
         and estimator.get_params()["budget"] is not None
-    ):
+    )
+
+
+def _expected_failed_checks(estimator):
+    expected = dict(EXPECTED_FAILED.get(type(estimator).__name__, {}))
+    if _budgeted(estimator):
         expected.update(EXPECTED_FAILED_WITH_BUDGET)
+        for name, check in SKIPPED_WITH_BUDGET:
+            if name == type(estimator).__name__:
+                expected.pop(check, None)
     return expected
 
 
@@ -243,6 +269,8 @@ SKIPPED = {
 def test_sklearn_compatible(estimator, check):
     name = getattr(check, "func", check).__name__
     reason = SKIPPED.get((type(estimator).__name__, name))
+    if reason is None and _budgeted(estimator):
+        reason = SKIPPED_WITH_BUDGET.get((type(estimator).__name__, name))
     if reason is not None:
         pytest.skip(reason)
     check(estimator)
