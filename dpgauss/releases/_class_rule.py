@@ -52,18 +52,6 @@ private answer), which the fit reports with a warning (QDA's classes also
 take their pooled covariance, so that the priors alone decide). Without
 that test the corrected rule on pure noise is a coin flip, worse than the
 majority class.
-
-Where the test passes, each class is tested on its own the same way (its
-mean's whitened distance to the weighted average against the noise of
-that deviation): a class whose deviation the noise
-explains takes the average and no correction, so a small class with a very
-noisy mean (the 10% class of a three-class table at n = 150) does not claim
-rows with the noise of its released mean. On the benchmark's three-class
-mixture at pure epsilon 0.5-1 and n = 150-281 (10 seeds) this took the LDA
-fits that spent, landed beyond 10 times the non-private error and below the
-majority class, without a warning, from 9 to 7 of 50, and their medians from
-0.63-0.84 to 0.62-0.68 of the majority class's error (1.70 to 1.64 at n =
-150, epsilon 0.5).
 """
 
 import math
@@ -173,23 +161,6 @@ def usable_means(offsets, sizes, noise_var, values, vectors):
         average = np.nan_to_num((sizes / np.sum(sizes)) @ offsets, nan=0.0)
     if not signal_score(offsets, noise_var, values, vectors) >= SIGNAL_Z:
         return np.broadcast_to(average, offsets.shape).copy(), np.zeros_like(noise_var)
-    # Each class on its own: a deviation from the average its noise explains
-    # (the same z-score, one class against the average) is set to 0. The
-    # deviation's noise, (1 - w_k) e_k - sum_{j != k} w_j e_j, has variance
-    # (1 - w_k)^2 s_k^2 + sum_{j != k} w_j^2 s_j^2 per coordinate (with two
-    # classes the z-score is then the pair's: both are kept together).
-    with np.errstate(all="ignore"):
-        w = sizes / np.sum(sizes)
-        spread = (1.0 - 2.0 * w) * noise_var + float(np.sum(w * w * noise_var))
-        t = 1.0 / np.asarray(values, float)
-        white = ((offsets - average) @ vectors) * np.sqrt(t)
-        tr, tr2 = float(np.sum(t)), float(np.sum(t * t))
-        z = (np.sum(white * white, axis=1) - spread * tr) / np.maximum(
-            math.sqrt(2.0 * tr2) * spread, 1e-300
-        )
-    weak = ~(np.nan_to_num(z, nan=-np.inf) >= SIGNAL_Z)
-    offsets = np.where(weak[:, None], average, offsets)
-    noise_var = np.where(weak, 0.0, noise_var)
     shrunk = shrink_means(offsets, sizes, np.sqrt(noise_var))
     with np.errstate(all="ignore"):
         factor = np.linalg.norm(shrunk - average, axis=1) / np.maximum(

@@ -90,23 +90,3 @@ def test_usable_means_fall_back_on_non_finite_input():
     assert np.all(np.isfinite(out))
     np.testing.assert_array_equal(out[0], out[1])
     np.testing.assert_array_equal(var, 0.0)
-
-
-def test_a_class_within_its_noise_of_the_average_takes_the_average():
-    # Two clear classes and a third, small, whose released mean is pure noise
-    # about the average: its whitened squared distance d s^2 - 3 sqrt(2 d) s^2
-    # is 3 sds below what noise alone gives on average, so its deviation is
-    # set to 0 and its noise variance (the correction) to 0; the clear ones
-    # are kept.
-    d = 50
-    values, vectors = np.ones(d), np.eye(d)
-    sizes = np.array([45.0, 45.0, 10.0])
-    noise = np.array([1e-4, 1e-4, 4.0])
-    small = np.full(d, np.sqrt((d - 3.0 * np.sqrt(2.0 * d)) * noise[2] / d))
-    offsets = np.vstack([np.full(d, 1.0), np.full(d, -1.0), small])
-    kept, var = usable_means(offsets, sizes, noise, values, vectors)
-    average = (sizes / sizes.sum()) @ offsets
-    np.testing.assert_allclose(kept[2], average)
-    assert var[2] == 0.0
-    np.testing.assert_allclose(kept[:2], offsets[:2], rtol=1e-3)
-    assert np.all(var[:2] > 0)
