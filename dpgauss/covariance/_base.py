@@ -135,7 +135,15 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
         c, h = box
         d = h.shape[0]
         location = c + h * np.clip(measured.mean, -1.0, 1.0)
-        self._warn_unmeasured(~np.asarray(measured.measured, dtype=bool))
+        self._warn_unmeasured(
+            ~np.asarray(measured.measured, dtype=bool),
+            measured.uncertain,
+            why=(
+                "are kept at a shrunk estimate within a few noise sds of 0, "
+                "which may be off by many times their own variance if they are "
+                "far smaller than the noise"
+            ),
+        )
         return self._model_attributes(
             location,
             measured.values,
@@ -145,9 +153,10 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
             scale=h * measured.scale,
         )
 
-    def _warn_unmeasured(self, unmeasured, uncertain=None, shown=""):
+    def _warn_unmeasured(self, unmeasured, uncertain=None, shown="", why=None):
         """A ``UtilityWarning`` naming the features set to 0 (``unmeasured``)
-        and those kept at a pooled estimate (``uncertain``), or nothing when
+        and those kept at an uncertain estimate (``uncertain``; ``why`` says
+        which, by default the full release's pooled one), or nothing when
         there are none: their error in their own units may be far from the
         non-private error, and the fit says so rather than land there
         silently. ``shown`` adds why the release set them to 0. A function of
@@ -163,11 +172,11 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
                 f"floor: the zero matrix's answer){shown}"
             )
         if uncertain:
-            said.append(
-                f"feature(s) {uncertain} keep the release's pooled estimate, "
-                "which may be off by many times their own variance if they are "
-                "far smaller than the others"
+            why = why or (
+                "keep the release's pooled estimate, which may be off by many "
+                "times their own variance if they are far smaller than the others"
             )
+            said.append(f"feature(s) {uncertain} {why}")
         warnings.warn(
             f"{type(self).__name__}: the released variance of some features is "
             "within the noise of the release, whose size is set by the clipping "

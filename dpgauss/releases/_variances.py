@@ -28,7 +28,7 @@ from dpgauss.releases._diagonal import (
     reference_norm,
 )
 from dpgauss.releases._faint import noise_law, variance_noise
-from dpgauss.releases._measured import UNMEASURED_SCALE, kept
+from dpgauss.releases._measured import UNMEASURED_SCALE, estimated
 from dpgauss.releases._moments import (
     SECOND_WEIGHT,
     box_moments,
@@ -112,6 +112,10 @@ class MeasuredVariances:
         positive value): the estimators' eigenvalue floor.
     measured : ndarray of shape (d,), dtype bool
         The coordinates whose released variance rose above its noise.
+    uncertain : ndarray of shape (d,), dtype bool or None
+        The measured coordinates kept below the high quantile of their
+        noise (shrunk by :func:`~dpgauss.releases._measured.estimated`): a
+        column far fainter than the noise lands there about one fit in ten.
     """
 
     mean: np.ndarray
@@ -119,6 +123,7 @@ class MeasuredVariances:
     scale: np.ndarray
     noise_sd: float
     measured: np.ndarray
+    uncertain: np.ndarray | None = None
 
 
 def release_variances(Z, plan, rng, centered=True, name="diagonal"):
@@ -180,12 +185,14 @@ def release_variances(Z, plan, rng, centered=True, name="diagonal"):
     law = noise_law(mech, 2 * d if centered else d, weight)
     var_mean = var if centered else 0.0
     tau, quantile = variance_noise(mean, var_mean, var / weight**2, **law)
-    measured = kept(raw, tau, quantile)
+    variances = estimated(raw, tau, quantile)
+    measured = variances > 0.0
     upper = np.minimum(np.maximum(raw, 0.0) + quantile, 1.0)
-    values = np.where(measured, np.minimum(raw, upper) / upper, 0.0)
+    values = np.where(measured, np.minimum(variances, upper) / upper, 0.0)
     scale = np.sqrt(upper) * np.where(measured, 1.0, UNMEASURED_SCALE)
     noise_sd = float(np.min(np.minimum(tau / upper, 1.0)))
-    return MeasuredVariances(mean, values, scale, noise_sd, measured)
+    uncertain = measured & (raw < quantile)
+    return MeasuredVariances(mean, values, scale, noise_sd, measured, uncertain)
 
 
 def box_variance_entries(total, d, n, centered, full, predict_method="auto"):

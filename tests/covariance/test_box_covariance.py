@@ -198,12 +198,14 @@ def test_correlated_columns_keep_their_rotation(mixed_units):
 
 def test_features_set_to_zero_are_named():
     # A column a thousandth of the others' scale in the same box: its box-unit
-    # variance (6e-8) is far below the noise, so it is set to 0 and named; the
-    # wide ones (1/16, about 10 noise sds at n = 2000, epsilon 2) are kept.
+    # variance (6e-8) is far below the noise, so it is set to 0 (or, in about
+    # one fit in ten, kept shrunk within a few noise sds) and named either
+    # way; the wide ones (1/16, about 10 noise sds at n = 2000, epsilon 2)
+    # are kept.
     rng = np.random.default_rng(0)
     X = rng.standard_normal((2000, 3)) * np.array([1.0, 1.0, 1e-3])
     est = PrivateCovariance(
         bounds=(-4.0, 4.0), method="diagonal", epsilon=2.0, random_state=0
     )
-    with pytest.warns(UtilityWarning, match=r"feature\(s\) 2 are set to 0"):
+    with pytest.warns(UtilityWarning, match=r"feature\(s\) 2 are (set to 0|kept)"):
         est.fit(X)

@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 
 from dpgauss import PrivateCovariance, PrivatePCA, PrivateWhitener
-from dpgauss.accounting import PrivacyBudget
+from dpgauss.accounting import ZCDP, PrivacyBudget
+from dpgauss.base import FitData
 from dpgauss.exceptions import UselessFitError, UtilityWarning
+from dpgauss.releases._box_probe import is_probed
 
 
 def _data(n, seed=0):
@@ -59,7 +61,8 @@ def test_pca_takes_the_full_release_within_its_margin():
     # release and PCA the full one; n = 2000, d = 5, epsilon 0.5: 1.66, the
     # axes; n = 2000, d = 5, epsilon 1: 0.86, the full release for both.
     # Under zCDP the margin is 0.75: n = 500, d = 6, rho 0.125 (0.77) gives
-    # PCA the axes and PrivateCovariance the full release.
+    # PCA the axes and PrivateCovariance the full release (which it probes
+    # first: dpgauss.releases._box_probe).
     X, box = _columns(1125, 4)
     pca = PrivatePCA(2, bounds=box, epsilon=1.0, random_state=0).fit(X)
     assert pca.method_ != "diagonal"
@@ -73,8 +76,8 @@ def test_pca_takes_the_full_release_within_its_margin():
     X, box = _columns(500, 6)
     pca = PrivatePCA(2, bounds=box, rho=0.125, random_state=0).fit(X)
     assert pca.method_ == "diagonal"
-    cov = PrivateCovariance(bounds=box, rho=0.125, random_state=0).fit(X)
-    assert cov.method_ != "diagonal"
+    cov = PrivateCovariance(bounds=box, rho=0.125, random_state=0)
+    assert is_probed(cov._build_plan(ZCDP(0.125), FitData(n=500, d=6)))
 
 
 def test_pca_refuses_when_the_variances_are_noise():
