@@ -221,16 +221,34 @@ def _pca_ball(public):
     return center, (PCA_MARGIN * spread if spread > 0 else 1.0)
 
 
-def component_rows(X, members, rank, target, center):
-    """A component's rows, exactly ``target`` of them (a released count).
+def component_rows(X, members, rank, target, center, rng):
+    """A component's rows, exactly ``target`` of them (a released count), in
+    a uniformly random order.
 
-    The rows where ``members`` holds, in the order of ``rank`` (drawn
-    independently of the data, one rank per row index), truncated to
-    ``target`` or padded with copies of ``center`` (public). Replacing row i
-    changes ``members`` at i alone (the assignment reads row i only), so each
-    component's rows change by at most one row replaced by another (a row
-    leaving or entering the first ``target``, or a pad taking or giving its
-    place), and at most two components change.
+    The rows where ``members`` holds, the first ``target`` of them by
+    ``rank`` (drawn independently of the data, one rank per row index),
+    padded with copies of ``center`` (public) up to ``target``, then permuted
+    by ``rng.permutation(target)``.
+
+    Privacy. Replacing row i changes ``members`` at i alone (the assignment
+    reads row i only), so at most two components change, and each one's
+    *multiset* of rows changes by one element replaced by another (a row
+    leaving or entering the first ``target`` by rank, or a pad taking or
+    giving its place). Its *sequence* in rank order can shift (one row
+    leaves, the later ones move up, one enters), while the component
+    estimator's proofs are for sequences differing in one position (its
+    releases may depend on row order). The final permutation closes that gap:
+    it is public randomness, drawn from the fit's stream for every dataset
+    (its size ``target`` is a released value, so the draw is planned and
+    needs no budget), and a uniformly random order of a multiset has a law
+    that depends on the multiset alone. For multisets S, S' of size N that
+    differ in one element, couple the two uniform permutations so that the
+    differing element sits at the same position: the sequences then differ in
+    that one position and agree elsewhere. The estimator's (eps, delta) or
+    zCDP bound for replace-one neighbours holds for every such coupled pair,
+    so it holds for the mixture over the permutation (a bound on the
+    divergence or on every event's probability holds for mixtures of pairs
+    each satisfying it: joint convexity).
     """
     index = np.flatnonzero(members)
     index = index[np.argsort(rank[index], kind="stable")][:target]
@@ -238,7 +256,7 @@ def component_rows(X, members, rank, target, center):
     if rows.shape[0] < target:
         pad = np.repeat(center[None, :], target - rows.shape[0], axis=0)
         rows = np.vstack([rows, pad])
-    return rows
+    return rows[rng.permutation(target)]
 
 
 def _component_estimator(cost, rng):

@@ -202,11 +202,16 @@ class PublicPrivateGMM(PrivateEstimatorMixin, BasePrivateMixture, BaseEstimator)
       :class:`~dpgauss.gaussian.PrivateGaussianEstimator` at half the charge,
       fitted on its rows truncated (in an order drawn independently of the
       data) or padded (with copies of its public center) to a released count
-      N_j, so that its row count is public as that estimator requires.
-      Replacing one private row changes the rows of at most two components,
-      each by replacing one row (a row leaves or enters the first N_j, or a
-      pad row takes or gives its place): each of the two is private at half
-      the charge for that change, the others see the same rows, so by
+      N_j, so that its row count is public as that estimator requires, then
+      put in a uniformly random order drawn from the fit's stream whatever the
+      data (:func:`~dpgauss.mixture._public.component_rows`). Replacing one
+      private row changes the rows of at most two components, each one's
+      multiset by one row replaced by another (a row leaves or enters the
+      first N_j, or a pad row takes or gives its place); the random order
+      makes the law of each sequence depend on its multiset alone, so the
+      sequences are replace-one neighbours under a coupling of the orders (the
+      estimator's proofs are for sequences): each of the two is private at
+      half the charge for that change, the others see the same rows, so by
       composition the whole costs the charge. (The paper's parallel
       composition, one component per changed row, holds for adding or
       removing a row, not for replacing one: a replaced row can change
@@ -568,7 +573,7 @@ class PublicPrivateGMM(PrivateEstimatorMixin, BasePrivateMixture, BaseEstimator)
                 finite_mean(rows_public) if rows_public.size else finite_mean(public)
             )
             target = int(np.clip(math.floor(released[j] - COUNT_SDS * sd), 2, n))
-            rows = component_rows(X, labels == j, rank, target, center)
+            rows = component_rows(X, labels == j, rank, target, center, rng)
             est = _component_estimator(half, rng)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", UtilityWarning)

@@ -7,12 +7,16 @@ Two rules keep the noise of different releases independent:
   streams built from one int are identical).
 * :func:`fit_generator` gives each fit charged to a budget its own stream, derived
   from ``random_state`` *and* the ids of the fit's ledger events. ``clone`` (and so
-  ``GridSearchCV`` and ``cross_val_score``) deep-copies ``random_state``: an int, or
-  a Generator in the same state, is shared by every clone, and without the event
-  ids every fold would draw the same noise, so that two releases subtracted would
-  reveal the exact difference of two statistics. The event ids are unique within
-  a ledger and start at 1 in a fresh one, so an int seed replayed on a fresh ledger
-  reproduces a whole experiment.
+  ``GridSearchCV`` and ``cross_val_score``) deep-copies ``random_state`` but shares
+  the budget (a budget is a handle to one ledger). With an int seed, the folds
+  draw independent noise only when they are charged to a budget: the event ids
+  then differ from fold to fold. Without a budget an int-seeded clone has no ids
+  to mix in, so every fold draws the same noise, and two releases subtracted would
+  reveal the exact difference of two statistics: cross-validate with a budget, or
+  with ``random_state=None`` (or a Generator, which is mixed with
+  operating-system entropy, so its clones differ with or without a budget). The
+  event ids are unique within a ledger and start at 1 in a fresh one, so an int
+  seed replayed on a fresh ledger reproduces a whole experiment.
 """
 
 import numbers

@@ -75,8 +75,12 @@ def test_replacing_a_row_changes_two_components_by_one_row():
             other[i] = (labels[i] + rng.integers(0, k)) % k
             changed = 0
             for j in range(k):
-                a = component_rows(X, labels == j, rank, target, centers[j])
-                b = component_rows(Y, other == j, rank, target, centers[j])
+                a = component_rows(
+                    X, labels == j, rank, target, centers[j], np.random.default_rng(j)
+                )
+                b = component_rows(
+                    Y, other == j, rank, target, centers[j], np.random.default_rng(j)
+                )
                 assert a.shape == b.shape == (target, 2)
                 before = Counter(map(tuple, a))
                 after = Counter(map(tuple, b))
@@ -85,6 +89,47 @@ def test_replacing_a_row_changes_two_components_by_one_row():
                 assert sum(out.values()) == sum(into.values()) <= 1
                 changed += bool(out)
             assert changed <= 2
+
+
+@pytest.mark.parametrize("target", [3, 4])  # truncated to 3 of 4, or one pad
+def test_component_rows_order_is_uniform_whatever_the_data_order(target):
+    # The rows a component receives, as a sequence: the same multiset
+    # selected under two different rank orders (a shifted sequence, as a
+    # replaced row makes) must have one law, the uniform one over the
+    # multiset's arrangements. 3 distinct rows plus (target 4) one pad: 24
+    # arrangements of 4 distinct elements, or 6 of 3. Frequencies over N
+    # seeds sit within 5 binomial sds sqrt(p (1 - p) / N) of p = 1 / count.
+    X = np.array([[1.0], [2.0], [3.0], [4.0]])
+    members = np.array([True, True, True, False])
+    center = np.array([9.0])
+    n_seeds = 6000
+    count = 24 if target == 4 else 6
+    p = 1.0 / count
+    slack = 5 * np.sqrt(p * (1 - p) / n_seeds)
+    for rank in (np.array([0, 1, 2, 3]), np.array([2, 0, 1, 3])):
+        seen = Counter(
+            tuple(
+                component_rows(
+                    X, members, rank, target, center, np.random.default_rng(s)
+                ).ravel()
+            )
+            for s in range(n_seeds)
+        )
+        assert len(seen) == count
+        assert all(sorted(key) == sorted(seen.most_common(1)[0][0]) for key in seen)
+        freq = np.array(list(seen.values())) / n_seeds
+        assert np.all(np.abs(freq - p) < slack)
+
+
+def test_component_rows_permutation_is_drawn_whatever_the_data():
+    # The draw is public: its size is the released target, so two datasets
+    # leave the fit's stream in the same state.
+    X = np.arange(12.0).reshape(6, 2)
+    rank = np.arange(6)
+    a, b = np.random.default_rng(3), np.random.default_rng(3)
+    component_rows(X, X[:, 0] > 4, rank, 4, np.zeros(2), a)
+    component_rows(-X, X[:, 0] < 4, rank, 4, np.zeros(2), b)
+    assert a.integers(2**62) == b.integers(2**62)
 
 
 def test_histogram_noise_covers_a_row_moving_between_components():

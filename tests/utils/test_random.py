@@ -50,3 +50,30 @@ def test_generator_clones_with_fresh_budgets_draw_different_noise():
     a = fit_generator(np.random.default_rng(5), [1]).standard_normal()
     b = fit_generator(np.random.default_rng(5), [1]).standard_normal()
     assert a != b
+
+
+@pytest.mark.parametrize("with_budget", [True, False])
+def test_int_seeded_folds_draw_independent_noise_only_with_a_budget(with_budget):
+    # The module docstring's claim, on cross-validation itself: two folds
+    # with the same training rows (so any difference is the noise) and an int
+    # random_state draw different noise when charged to one budget (distinct
+    # event ids), and the same noise without one.
+    from sklearn.model_selection import cross_validate
+
+    from dpgauss import PrivacyBudget, PrivateCovariance
+
+    X = np.random.default_rng(0).normal(size=(200, 2))
+    rows = np.arange(200)
+    budget = PrivacyBudget(rho=1.0) if with_budget else None
+    est = PrivateCovariance(rho=0.25, data_norm=5.0, random_state=7, budget=budget)
+    fitted = cross_validate(
+        est,
+        X,
+        cv=[(rows, rows), (rows, rows)],
+        scoring=lambda *_: 0.0,  # reads no row: only the fits matter here
+        return_estimator=True,
+    )["estimator"]
+    same = np.array_equal(fitted[0].covariance_, fitted[1].covariance_)
+    assert same is not with_budget
+    if with_budget:
+        assert len(budget.ledger()) > 1
