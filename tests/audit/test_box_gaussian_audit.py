@@ -63,21 +63,10 @@ def _audit(n):
     )
 
 
-def test_the_audited_fit_takes_the_staged_release_and_its_augmented_option(
-    monkeypatch,
-):
+def test_the_audited_fit_takes_the_staged_release_and_its_augmented_option(spy_on):
     plan = box_gaussian_plan(ZCDP(RHO), N, 2)
     assert [r.name for r in plan] == ["box_first", "box_second"]
-    import dpgauss.releases._box_staged as staged
-
-    taken = []
-    original = staged.choose_augmented
-
-    def spy(*args):
-        taken.append(original(*args))
-        return taken[-1]
-
-    monkeypatch.setattr(staged, "choose_augmented", spy)
+    taken = spy_on(module, "choose_augmented")
     _runner(_rows()[0])(5, np.random.default_rng(0))
     assert taken == [True] * 5
 
@@ -89,16 +78,10 @@ def test_augmented_release_keeps_its_claim_with_a_far_row():
 
 
 @pytest.mark.filterwarnings("ignore::dpgauss.exceptions.UtilityWarning")
-def test_canary_a_twentieth_of_the_sensitivity_is_caught(monkeypatch):
+def test_canary_a_twentieth_of_the_sensitivity_is_caught(weaken_gaussian):
     import dpgauss.releases._covariance as covariance
 
-    original = covariance.second_moment_mechanism
-
-    def weak(cost, n, d, radius, n_partials=None):
-        mech = original(cost, n, d, radius, n_partials)
-        return type(mech)(sensitivity=mech.sensitivity / 20.0, rho=cost.rho)
-
-    monkeypatch.setattr(covariance, "second_moment_mechanism", weak)
+    weaken_gaussian(covariance, "second_moment_mechanism", 20.0)
     result = _audit(600)
     assert result.epsilon_lower > CLAIM, result
 

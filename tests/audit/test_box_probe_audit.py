@@ -65,19 +65,12 @@ def _audit(n, first=(-1e12, -1e12), second=(1e12, -1e12)):
     )
 
 
-def test_the_audited_fit_takes_the_probed_plan_and_its_full_option(monkeypatch):
+def test_the_audited_fit_takes_the_probed_plan_and_its_full_option(spy_on):
     X, _ = _rows((-1e12, -1e12), (1e12, -1e12))
     est = PrivateCovariance(bounds=(-1.0, 1.0), rho=RHO, on_useless="warn")
     plan = est._build_plan(ZCDP(RHO), FitData(n=N, d=2))
     assert module.is_probed(plan)
-    taken = []
-    original = module.correlations_pay
-
-    def spy(*args):
-        taken.append(original(*args))
-        return taken[-1]
-
-    monkeypatch.setattr(module, "correlations_pay", spy)
+    taken = spy_on(module, "correlations_pay")
     _runner(X)(5, np.random.default_rng(0))
     assert taken == [True] * 5
 
@@ -89,16 +82,10 @@ def test_probed_release_keeps_its_claim_with_a_far_row():
 
 
 @pytest.mark.filterwarnings("ignore::dpgauss.exceptions.UtilityWarning")
-def test_canary_a_twentieth_of_the_sensitivity_is_caught(monkeypatch):
+def test_canary_a_twentieth_of_the_sensitivity_is_caught(weaken_gaussian):
     import dpgauss.releases._covariance as covariance
 
-    original = covariance.second_moment_mechanism
-
-    def weak(cost, n, d, radius, n_partials=None):
-        mech = original(cost, n, d, radius, n_partials)
-        return type(mech)(sensitivity=mech.sensitivity / 20.0, rho=cost.rho)
-
-    monkeypatch.setattr(covariance, "second_moment_mechanism", weak)
+    weaken_gaussian(covariance, "second_moment_mechanism", 20.0)
     result = _audit(600)
     assert result.epsilon_lower > CLAIM, result
 

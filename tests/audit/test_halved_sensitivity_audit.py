@@ -88,26 +88,9 @@ def _staged_audit(spread, n):
     )
 
 
-def _halve_gaussian(monkeypatch, module, name):
-    original = getattr(module, name)
-
-    def weak(*args, **kwargs):
-        mech = original(*args, **kwargs)
-        return type(mech)(sensitivity=mech.sensitivity / 2.0, rho=mech.cost.rho)
-
-    monkeypatch.setattr(module, name, weak)
-
-
 @pytest.mark.parametrize(("spread", "augmented"), [(0.5, True), (0.01, False)])
-def test_the_audited_fits_take_the_staged_option(monkeypatch, spread, augmented):
-    taken = []
-    original = staged.choose_augmented
-
-    def spy(*args):
-        taken.append(original(*args))
-        return taken[-1]
-
-    monkeypatch.setattr(staged, "choose_augmented", spy)
+def test_the_audited_fits_take_the_staged_option(spy_on, spread, augmented):
+    taken = spy_on(staged, "choose_augmented")
     _staged_runner(_staged_rows(spread)[0])(5, np.random.default_rng(0))
     assert taken == [augmented] * 5
 
@@ -120,18 +103,18 @@ def test_staged_release_keeps_its_claim_on_the_whole_shift(spread):
 
 
 @pytest.mark.filterwarnings("ignore::dpgauss.exceptions.UtilityWarning")
-def test_canary_half_the_augmented_plan_sensitivity_is_caught(monkeypatch):
+def test_canary_half_the_augmented_plan_sensitivity_is_caught(weaken_gaussian):
     # Both releases of the augmented option (box_first and second_moment).
-    _halve_gaussian(monkeypatch, staged, "moments_mechanism")
-    _halve_gaussian(monkeypatch, covariance, "second_moment_mechanism")
+    weaken_gaussian(staged, "moments_mechanism", 2.0)
+    weaken_gaussian(covariance, "second_moment_mechanism", 2.0)
     result = _staged_audit(0.5, 5000)
     assert result.epsilon_lower > CLAIM, result
 
 
 @pytest.mark.filterwarnings("ignore::dpgauss.exceptions.UtilityWarning")
-def test_canary_half_the_moments_plan_sensitivity_is_caught(monkeypatch):
+def test_canary_half_the_moments_plan_sensitivity_is_caught(weaken_gaussian):
     # Both releases of the moments option (box_first and box_rest).
-    _halve_gaussian(monkeypatch, staged, "moments_mechanism")
+    weaken_gaussian(staged, "moments_mechanism", 2.0)
     result = _staged_audit(0.01, 5000)
     assert result.epsilon_lower > CLAIM, result
 
