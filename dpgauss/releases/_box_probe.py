@@ -27,17 +27,23 @@ matrix at ``a rho`` and ``(1 - a) rho``, averaged with weights inverse to
 their noise variances, have the noise of one release at ``rho``: a table
 whose correlations the probe sees gets the full release at the whole cost
 (of the covariance's share). A table whose columns are independent gets the
-per-coordinate release at ``1 - a`` of it (noise variance ``1 / (1 - a)``
-times the diagonal plan's) instead of a full release whose diagonal carries
+per-coordinate release at ``1 - a`` of what the mean leaves, ``(1 - a)(1 -
+MEAN_SHARE)`` = 0.675 of the cost (the mean release only centres the probe;
+the per-coordinate release has its own means): noise variance about 1.48
+times the diagonal plan's, instead of a full release whose diagonal carries
 about ``d`` times the per-coordinate noise: the choice from public values
 assumed a correlation of 0.3 between any two columns and lost 2-3.5 times to
 the private diagonal on independent ones.
 
 **The choice** (:func:`correlations_pay`). The probe's off-diagonal entries
-in units of their noise sd ``s``: for independent columns their squares less
-1 sum to about 0 (each has sd ``sqrt(2)``), and every correlation the probe
-sees adds to the sum. The full option is taken only where the sum exceeds
-:data:`EVIDENCE_SDS` times its sd under independence, and where it is
+in units of their noise sd ``s``: where the rows' own covariances (their
+sampling spread included) are below the noise, their squares less 1 sum to
+about 0 (each has sd ``sqrt(2)``), and every covariance the probe sees adds
+to the sum. At large ``n rho`` the sampling covariances of independent
+columns (about ``1 / sqrt(n)``) rise above the probe's noise and the full
+option is taken: it then estimates them, as the non-private estimate does.
+The full option is taken only where the sum exceeds :data:`EVIDENCE_SDS`
+times its sd under independence, and where it is
 predicted the smaller error in each column's own units: the moments option
 ``sum_i min(t_m / v_i^2, 1) + sum_(i != j) r_ij^2`` (the correlations it
 leaves out), the full one ``sum_i min(t_f / v_i^2, 1) + sum_(i != j)

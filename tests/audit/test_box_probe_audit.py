@@ -105,3 +105,60 @@ def test_canary_an_unclipped_box_is_caught(monkeypatch):
     # A row 1,000 box half-widths out: clipped, it is at the box's corner.
     result = _audit(600, first=(-1e3, -1e3), second=(1e3, -1e3))
     assert result.epsilon_lower > CLAIM, result
+
+
+def _independent():
+    # Exactly uncorrelated columns: z_0 in {-1, 0} (mean -1/2), z_1 = +-1/2
+    # balanced against it. Row 0 moves from z_0 = 0 to 1 (1e12, clipped): its
+    # square about the box centre by 1/n, its mean by 1/n, the variance about
+    # the mean by about 2/n. (A row from z = -1 to 1 about a mean of 0 leaves
+    # the variance unchanged and would hide a weakened release.)
+    X = np.column_stack([np.repeat([-1.0, 0.0], N // 2), np.tile([-0.5, 0.5], N // 2)])
+    X[0] = (0.0, 0.5)
+    Y = X.copy()
+    Y[0] = (1e12, 0.5)
+    return X, Y
+
+
+def _variance_runner(X):
+    est = PrivateCovariance(bounds=(-1.0, 1.0), rho=RHO, on_useless="warn")
+
+    def run(n, rng):
+        return np.array(
+            [
+                est.set_params(random_state=fit_seed(rng)).fit(X).covariance_[0, 0]
+                for _ in range(n)
+            ]
+        )
+
+    return run
+
+
+def _moments_audit(n):
+    X, Y = _independent()
+    return audit(
+        _variance_runner(X),
+        _variance_runner(Y),
+        n_samples=n,
+        n_select=n // 2,
+        delta=DELTA,
+        random_state=9,
+    )
+
+
+@pytest.mark.filterwarnings("ignore::dpgauss.exceptions.UtilityWarning")
+def test_the_moments_option_keeps_its_claim_and_its_canary_is_caught(
+    spy_on, weaken_gaussian
+):
+    # The probe sees no correlation on these rows: the per-coordinate
+    # release (box_rest) is taken, and audited on the variance it moves.
+    import dpgauss.releases._variances as variances
+
+    taken = spy_on(module, "correlations_pay")
+    _variance_runner(_independent()[0])(5, np.random.default_rng(0))
+    assert taken == [False] * 5
+    result = _moments_audit(1200)
+    assert result.epsilon_lower <= CLAIM, result
+    weaken_gaussian(variances, "moments_mechanism", 20.0)
+    result = _moments_audit(600)
+    assert result.epsilon_lower > CLAIM, result
