@@ -42,9 +42,13 @@ shared by every class, moves every score alike and is left out).
 **The test.** In the coordinates whitened by the released covariance, the
 squared distance of two released means, ``|m_a - m_b|^2``, exceeds the true
 one by ``(s_a^2 + s_b^2) tr(P)`` on average, with sd ``sqrt(2 tr(P^2)) (s_a^2
-+ s_b^2)`` when the means coincide (a weighted chi-square). Its z-score
-(:func:`signal_score`, the largest over pairs of classes) is about a standard
-normal draw where the means carry no signal. Where it is below
++ s_b^2)`` when the means coincide and the noise is Gaussian (a weighted
+chi-square). Its z-score (:func:`signal_score`, the largest over pairs of
+classes) is about a standard normal draw where the means carry no signal;
+under pure DP the noise is Laplace, whose squared entries have variance ``5
+s^4`` rather than ``2 s^4``, so the score's sd is up to ``sqrt(5 / 2)`` =
+1.6 times larger and noisy means pass the test more often than its level
+says (the test steers accuracy only, never privacy). Where it is below
 :data:`SIGNAL_Z`, the released means are taken to carry no signal: every
 class mean becomes their weighted average and the classifier predicts by the
 priors alone (the majority class of the released counts, the simplest
