@@ -1,6 +1,7 @@
 """Fixtures shared by the audits: canaries that weaken a mechanism, and spies
 that record a private choice's outcome."""
 
+import numpy as np
 import pytest
 
 
@@ -39,3 +40,29 @@ def spy_on(monkeypatch):
         return taken
 
     return spy_on
+
+
+def _unclipped_offsets(x, center, half_width):
+    with np.errstate(all="ignore"):
+        return (np.asarray(x, dtype=np.float64) - center) / half_width
+
+
+def _unclipped_sums(X, center, radius, with_outer=True, trace_bits=None):
+    y = np.asarray(X, dtype=np.float64) - center
+    return y.sum(axis=0), y.T @ y
+
+
+@pytest.fixture
+def unclip(monkeypatch):
+    """``unclip(offsets=module, sums=module)``: the box map ``box_offsets``
+    of ``offsets`` without its clip into [-1, 1], and the ``clipped_sums``
+    of ``sums`` without its clip to the ball (canaries the audits must
+    catch)."""
+
+    def unclip(offsets=None, sums=None):
+        if offsets is not None:
+            monkeypatch.setattr(offsets, "box_offsets", _unclipped_offsets)
+        if sums is not None:
+            monkeypatch.setattr(sums, "clipped_sums", _unclipped_sums)
+
+    return unclip

@@ -87,16 +87,7 @@ def test_canary_a_twentieth_of_the_sensitivity_is_caught(weaken_gaussian):
 
 
 @pytest.mark.filterwarnings("ignore::dpgauss.exceptions.UtilityWarning")
-def test_canary_an_unclipped_box_is_caught(monkeypatch):
-    def unclipped(x, center, half_width):
-        with np.errstate(all="ignore"):
-            return (np.asarray(x, dtype=np.float64) - center) / half_width
-
-    def unclipped_sums(X, center, radius, with_outer=True, trace_bits=None):
-        y = np.asarray(X, dtype=np.float64) - center
-        return y.sum(axis=0), y.T @ y
-
-    monkeypatch.setattr(module, "box_offsets", unclipped)
-    monkeypatch.setattr(module, "clipped_sums", unclipped_sums)
+def test_canary_an_unclipped_box_is_caught(unclip):
+    unclip(offsets=module, sums=module)
     result = _audit(600)
     assert result.epsilon_lower > CLAIM, result

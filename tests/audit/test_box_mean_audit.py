@@ -60,15 +60,11 @@ def test_canary_a_twentieth_of_the_sensitivity_is_caught(monkeypatch):
     assert result.epsilon_lower > EPSILON, result
 
 
-def test_canary_without_clipping_is_caught(monkeypatch):
-    def unclipped(x, center, half_width):
-        with np.errstate(all="ignore"):
-            return (np.asarray(x, dtype=np.float64) - center) / half_width
-
+def test_canary_without_clipping_is_caught(monkeypatch, unclip):
     def window_mean(z, low, high):  # the window's clip skipped too
         return np.mean(z - low, axis=0), 1
 
-    monkeypatch.setattr(module, "box_offsets", unclipped)
+    unclip(offsets=module)
     monkeypatch.setattr(module, "_window_mean", window_mean)
     result = _box_audit(600)
     assert result.epsilon_lower > EPSILON, result

@@ -30,13 +30,13 @@ RHO, DELTA, N = 0.1, 1e-2, 1000
 CLAIM = zcdp_to_approx(RHO, DELTA)
 
 
-def _runner(X):
+def _runner(X, entry=(0, 1)):
     est = PrivateCovariance(bounds=(-1.0, 1.0), rho=RHO, on_useless="warn")
 
     def run(n, rng):
         return np.array(
             [
-                est.set_params(random_state=fit_seed(rng)).fit(X).covariance_[0, 1]
+                est.set_params(random_state=fit_seed(rng)).fit(X).covariance_[entry]
                 for _ in range(n)
             ]
         )
@@ -53,11 +53,11 @@ def _rows(first, second):
     return X, Y
 
 
-def _audit(n, first=(-1e12, -1e12), second=(1e12, -1e12)):
-    X, Y = _rows(first, second)
+def _audit(n, rows=None, entry=(0, 1)):
+    X, Y = rows or _rows((-1e12, -1e12), (1e12, -1e12))
     return audit(
-        _runner(X),
-        _runner(Y),
+        _runner(X, entry),
+        _runner(Y, entry),
         n_samples=n,
         n_select=n // 2,
         delta=DELTA,
@@ -91,19 +91,10 @@ def test_canary_a_twentieth_of_the_sensitivity_is_caught(weaken_gaussian):
 
 
 @pytest.mark.filterwarnings("ignore::dpgauss.exceptions.UtilityWarning")
-def test_canary_an_unclipped_box_is_caught(monkeypatch):
-    def unclipped(x, center, half_width):
-        with np.errstate(all="ignore"):
-            return (np.asarray(x, dtype=np.float64) - center) / half_width
-
-    def unclipped_sums(X, center, radius, with_outer=True, trace_bits=None):
-        y = np.asarray(X, dtype=np.float64) - center
-        return y.sum(axis=0), y.T @ y
-
-    monkeypatch.setattr(diagonal, "box_offsets", unclipped)
-    monkeypatch.setattr(module, "clipped_sums", unclipped_sums)
+def test_canary_an_unclipped_box_is_caught(unclip):
+    unclip(offsets=diagonal, sums=module)
     # A row 1,000 box half-widths out: clipped, it is at the box's corner.
-    result = _audit(600, first=(-1e3, -1e3), second=(1e3, -1e3))
+    result = _audit(600, _rows((-1e3, -1e3), (1e3, -1e3)))
     assert result.epsilon_lower > CLAIM, result
 
 
@@ -120,32 +111,6 @@ def _independent():
     return X, Y
 
 
-def _variance_runner(X):
-    est = PrivateCovariance(bounds=(-1.0, 1.0), rho=RHO, on_useless="warn")
-
-    def run(n, rng):
-        return np.array(
-            [
-                est.set_params(random_state=fit_seed(rng)).fit(X).covariance_[0, 0]
-                for _ in range(n)
-            ]
-        )
-
-    return run
-
-
-def _moments_audit(n):
-    X, Y = _independent()
-    return audit(
-        _variance_runner(X),
-        _variance_runner(Y),
-        n_samples=n,
-        n_select=n // 2,
-        delta=DELTA,
-        random_state=9,
-    )
-
-
 @pytest.mark.filterwarnings("ignore::dpgauss.exceptions.UtilityWarning")
 def test_the_moments_option_keeps_its_claim_and_its_canary_is_caught(
     spy_on, weaken_gaussian
@@ -155,10 +120,10 @@ def test_the_moments_option_keeps_its_claim_and_its_canary_is_caught(
     import dpgauss.releases._variances as variances
 
     taken = spy_on(module, "correlations_pay")
-    _variance_runner(_independent()[0])(5, np.random.default_rng(0))
+    _runner(_independent()[0], (0, 0))(5, np.random.default_rng(0))
     assert taken == [False] * 5
-    result = _moments_audit(1200)
+    result = _audit(1200, _independent(), (0, 0))
     assert result.epsilon_lower <= CLAIM, result
     weaken_gaussian(variances, "moments_mechanism", 20.0)
-    result = _moments_audit(600)
+    result = _audit(600, _independent(), (0, 0))
     assert result.epsilon_lower > CLAIM, result

@@ -120,12 +120,8 @@ def test_variance_keeps_its_pure_claim_with_a_far_row():
     assert result.epsilon_lower <= EPSILON, result
 
 
-def test_canary_without_clipping_is_caught(monkeypatch):
-    def unclipped(x, center, half_width):
-        with np.errstate(all="ignore"):
-            return (np.asarray(x, dtype=np.float64) - center) / half_width
-
-    monkeypatch.setattr(moments, "box_offsets", unclipped)
+def test_canary_without_clipping_is_caught(unclip):
+    unclip(offsets=moments)
     result = _variance_audit(300)
     assert result.epsilon_lower > EPSILON, result
 
