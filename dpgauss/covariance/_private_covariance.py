@@ -367,9 +367,7 @@ default="auto"
         is taken (the public choice assumed them); where the public choice is
         the per-coordinate release, a probe would only take a share from it.
         Public values only."""
-        full = not any(
-            r.name == "diagonal" for r in ReleasePlan(total, entries).releases()
-        )
+        full = not is_diagonal(ReleasePlan(total, entries))
         return self.center and isinstance(total, ZCDP) and n is not None and full
 
     def _predict_error(self, plan, data, mechanisms):
@@ -380,7 +378,7 @@ default="auto"
         (:func:`norm_prediction`), under zCDP rows filling the ball evenly
         (the Gaussian paths' refusals are unchanged)."""
         d = data.d
-        if "box_probe" in mechanisms:
+        if is_probed(plan):
             error = probe_prediction(mechanisms, d)
             return with_sampling(
                 Prediction(error, reference_norm(d), "frobenius"), data.n, d
