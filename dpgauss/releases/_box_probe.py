@@ -88,16 +88,14 @@ __all__ = [
     "is_probed",
     "probe_entries",
     "probe_prediction",
-    "probe_tail_entries",
-    "release_about",
     "release_probed",
 ]
 
 #: The probe's share of what the mean leaves. Where the full release is
 #: taken nothing is lost (the two combine); where the per-coordinate one is,
-#: its noise variance grows by ``1 / (1 - PROBE_SHARE)``; a smaller probe sees
-#: only stronger correlations (its noise sd is ``1 / sqrt(PROBE_SHARE)`` times
-#: the full option's).
+#: it gets ``1 - PROBE_SHARE`` of what the mean leaves (module docstring);
+#: a smaller probe sees only stronger correlations (its noise sd is ``1 /
+#: sqrt(PROBE_SHARE)`` times the full option's).
 PROBE_SHARE = 0.25
 
 #: The full option needs the probe's off-diagonal entries this many sds of
@@ -112,13 +110,6 @@ def probe_entries(total, d, n, radius):
     (``box_rest``) at what is left; rows clipped at ``radius``. Both options
     cost the same."""
     mean, rest = mean_entries(total, True, n, d, radius)
-    return [*mean, *probe_tail_entries(rest, d, n, radius)]
-
-
-def probe_tail_entries(rest, d, n, radius):
-    """The probed plan after its mean: ``box_probe`` at :data:`PROBE_SHARE`
-    of ``rest``, then the choice ``box_second`` at what is left (a fit with
-    its own mean release, such as the Gaussian's box mean, puts it first)."""
     probe, second = split_cost(rest, [PROBE_SHARE, 1.0 - PROBE_SHARE])
     first = replace(method_entries("gauss", probe, d, n, radius)[0], name="box_probe")
     per_coordinate = replace(variance_entries(second, d, True, n)[0], name="box_rest")
@@ -126,7 +117,7 @@ def probe_tail_entries(rest, d, n, radius):
         "full": method_entries("gauss", second, d, n, radius),
         "moments": (per_coordinate,),
     }
-    return [first, Choice("box_second", options)]
+    return [*mean, first, Choice("box_second", options)]
 
 
 def is_probed(plan):
@@ -225,18 +216,9 @@ def release_probed(X, radius, plan, rng):
         The full option's spectrum (the probe and the second release averaged,
         denoised) or the per-coordinate release's variances.
     """
-    d = X.shape[1]
+    n, d = X.shape
     center, shift = release_center(X, np.zeros(d), radius, True, plan, rng)
     center = np.clip(center, -1.0, 1.0)
-    return center, release_about(X, center, shift, radius, plan, rng)
-
-
-def release_about(X, center, shift, radius, plan, rng):
-    """The probe and the option it chooses, for box rows ``X`` clipped at
-    ``radius`` about ``center`` (released or public; ``shift`` its expected
-    bias of the second moment along the identity): a Spectrum (the full
-    option) or MeasuredVariances (the moments option)."""
-    n, d = X.shape
     _, S = clipped_sums(X, center, radius)
     M = S / n
     case = {"rows": n, "radius": radius, "n_partials": n_partial_sums(X)}
@@ -250,7 +232,7 @@ def release_about(X, center, shift, radius, plan, rng):
     raw = np.diag(first) - shift
     if not correlations_pay(first, raw, math.sqrt(p_diag), p_off, per, noise.variances):
         plan.choose("box_second", "moments")
-        return release_variances(X, plan, rng, True, name="box_rest")
+        return center, release_variances(X, plan, rng, True, name="box_rest")
     plan.choose("box_second", "full")
     mech = plan.calibrate("second_moment", **case)
     second = _symmetric(mech.randomise(M, rng), d)
@@ -265,4 +247,4 @@ def release_about(X, center, shift, radius, plan, rng):
     measured = MeasuredDiagonal(
         np.diag(released).copy(), sd, released[np.triu_indices(d, 1)], off_sd
     )
-    return Spectrum(values, vectors, sd, cap, "gauss", measured)
+    return center, Spectrum(values, vectors, sd, cap, "gauss", measured)
