@@ -16,6 +16,7 @@ from sklearn.base import BaseEstimator
 from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.density import GaussianDensityMixin
 from dpgauss.exceptions import UtilityWarning
+from dpgauss.releases._box import inside_bounds
 from dpgauss.releases._center import (
     MEAN_SHARE,
     eigenvalue_floor,
@@ -117,7 +118,9 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
         """
         c, h = box
         values, vectors = cap_box_spectrum(values, vectors)
-        location = c + h * np.clip(center, -1.0, 1.0)
+        location = inside_bounds(
+            c + h * np.clip(center, -1.0, 1.0), self.bounds, len(h), type(self).__name__
+        )
         return self._model_attributes(
             location, values, vectors, noise_sd, float(len(h)), scale=h
         )
@@ -134,7 +137,12 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
         """
         c, h = box
         d = h.shape[0]
-        location = c + h * np.clip(measured.mean, -1.0, 1.0)
+        location = inside_bounds(
+            c + h * np.clip(measured.mean, -1.0, 1.0),
+            self.bounds,
+            d,
+            type(self).__name__,
+        )
         self._warn_unmeasured(
             ~np.asarray(measured.measured, dtype=bool),
             measured.uncertain,
@@ -239,7 +247,13 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
             scale = confined.scale
             if box is not None:  # box units to data units (post-processing)
                 c, h = box
-                center, scale = c + h * np.clip(center, -1.0, 1.0), h * scale
+                center = inside_bounds(
+                    c + h * np.clip(center, -1.0, 1.0),
+                    self.bounds,
+                    len(h),
+                    type(self).__name__,
+                )
+                scale = h * scale
             fitted = self._model_attributes(
                 center,
                 confined.values,

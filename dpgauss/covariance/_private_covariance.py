@@ -159,9 +159,10 @@ default="auto"
         Public box ``(lower, upper)``: scalars or one value per feature, the
         alternative to ``data_norm`` (give exactly one; never taken from the
         data). Each row is mapped into the unit box ``clip((x - c) / h, -1,
-        1)`` (c the box's centre, h its half-widths), released there with rows
-        clipped at ``sqrt(d)`` about the box's centre, and mapped back by
-        ``diag(h)`` (free): columns in different units each keep their own
+        1)`` (c the box's centre, h its half-widths), released there (the
+        second moment about the released mean, rows clipped at ``sqrt(d)``
+        about it; about the box's centre with ``center=False``), and mapped
+        back by ``diag(h)`` (free): columns in different units each keep their own
         scale. Variances come back at most ``h^2``, eigenvalues at most
         ``sum(h^2)``, the location inside the box. ``location`` must be None.
         With ``method="auto"`` the fit takes the per-coordinate release

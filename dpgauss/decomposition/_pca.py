@@ -49,6 +49,7 @@ from dpgauss.decomposition._components import (
     squared_prediction,
     threshold_spectrum,
 )
+from dpgauss.releases._box import inside_bounds
 from dpgauss.releases._center import whitening_floor
 from dpgauss.releases._diagonal import (
     diagonal_entries,
@@ -528,7 +529,9 @@ default="tail"
 
     def _release_spectrum(self, X, plan, rng):
         if is_axes(plan):
-            return release_axes(X, self._box(X.shape[1]), plan, rng)
+            mean, spectrum = release_axes(X, self._box(X.shape[1]), plan, rng)
+            owner = type(self).__name__
+            return inside_bounds(mean, self.bounds, X.shape[1], owner), spectrum
         mean, spectrum = super()._release_spectrum(X, plan, rng)
         box = self._box(X.shape[1])
         if box is None or spectrum.method not in ("gauss", "separate"):

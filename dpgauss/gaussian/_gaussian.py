@@ -19,7 +19,7 @@ from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.density import GaussianDensityMixin
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.gaussian._warnings import faint_mean_warning
-from dpgauss.releases._box import check_bounds, public_box
+from dpgauss.releases._box import check_bounds, inside_bounds, public_box
 from dpgauss.releases._box_gaussian import (
     box_gaussian_messages,
     box_gaussian_plan,
@@ -552,6 +552,7 @@ class PrivateGaussianEstimator(
         mean, values, vectors, floor, scale = from_box(
             mean, values, vectors, floor, center, half
         )
+        mean = inside_bounds(mean, self.bounds, X.shape[1], type(self).__name__)
         fitted = self._gaussian_attributes(mean, values, vectors, floor)
         # The public change of units (post-processing): the spectrum stays in
         # box units, the model is diag(scale) times its Gaussian.

@@ -43,7 +43,7 @@ from dpgauss.mean._frame import (
     log_scales_factory,
     tukey_factory,
 )
-from dpgauss.releases._box import check_bounds, public_box
+from dpgauss.releases._box import check_bounds, inside_bounds, public_box
 from dpgauss.releases._box_mean import (
     box_mean_plan,
     box_predict,
@@ -511,6 +511,7 @@ class PrivateMean(
         if self.bounds is not None:
             center, half = self._box(d)
             mean, _ = boxed_mean(X, center, half, plan, rng)
+            mean = inside_bounds(mean, self.bounds, d, "PrivateMean")
             frame = np.diag(1.0 / half)
             return {"mean_": mean, "method_": "box", "frame_": frame, "mean_steps_": 1}
         method = self._resolve_method(plan, n, d)

@@ -22,7 +22,7 @@ import numpy as np
 
 from dpgauss.mechanisms._checks import MAX_RADIUS, MIN_RADIUS
 
-__all__ = ["box_frame", "box_offsets", "check_bounds", "public_box"]
+__all__ = ["box_frame", "box_offsets", "check_bounds", "inside_bounds", "public_box"]
 
 
 def check_bounds(bounds, n_features=None, owner="PrivateStandardScaler"):
@@ -127,6 +127,47 @@ def public_box(bounds, n_features, owner):
     if bounds is None:
         return None
     return box_frame(*check_bounds(bounds, n_features, owner))
+
+
+def inside_bounds(point, bounds, n_features, owner):
+    """A point mapped back from box units, clipped to the public bounds.
+
+    ``c + h m`` with ``|m| <= 1`` can land one rounding step beyond
+    ``lower`` or ``upper``: ``c`` and ``h`` are rounded (``fl(lower/2 +
+    upper/2)`` and ``fl(upper/2 - lower/2)``), so ``c + h`` need not equal
+    ``upper`` in floating point (about one random box in ten). Clipping to
+    the bounds as given is post-processing of a released value and public
+    ones, and moves the point by at most that step.
+
+    Parameters
+    ----------
+    point : ndarray of shape (n_features,)
+        A location in the data's units.
+    bounds : pair
+        The estimator's public ``bounds``.
+    n_features : int
+        The number of features.
+    owner : str
+        Name used in error messages.
+
+    Returns
+    -------
+    ndarray of shape (n_features,)
+        A new array inside ``[lower, upper]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpgauss.releases._box import box_frame, inside_bounds
+    >>> lower, upper = 8.701448475755363, 9.827191161417792
+    >>> c, h = box_frame(np.float64(lower), np.float64(upper))
+    >>> bool(c + h > upper)
+    True
+    >>> bool(inside_bounds(np.array([c + h]), (lower, upper), 1, "Example")[0] <= upper)
+    True
+    """
+    lower, upper = check_bounds(bounds, n_features, owner)
+    return np.clip(np.asarray(point, dtype=np.float64), lower, upper)
 
 
 def box_offsets(x, center, half_width):

@@ -45,7 +45,8 @@ _FRAGMENTS = {
         alternative to ``data_norm`` (give exactly one; never taken from the
         data). Rows are mapped into the unit box ``clip((x - c) / h, -1, 1)``
         (c the box's centre, h its half-widths), released there at the
-        radius ``sqrt(d)`` about the box's centre, and the result is mapped
+        radius ``sqrt(d)`` (about the released mean with ``center=True``, the
+        box's centre otherwise), and the result is mapped
         back by ``diag(h)`` (free): columns in different units keep their own
         scale, variances come back at most ``h^2``. With ``method`` ``"auto"``
         or ``"tail"`` the fit takes the per-coordinate release
