@@ -40,6 +40,7 @@ from dpgauss.releases._classes import (
     encode_labels,
     project_ball,
 )
+from dpgauss.releases._cube import cube_square_mechanism
 from dpgauss.releases._groups import (
     count_mechanism,
     labelled_square_mechanism,
@@ -72,7 +73,7 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
     Subclasses set ``_RELEASES`` and ``_SHARES`` (each covariance type's
     releases and their cost split: ``"full"`` a second-moment release,
     ``"diag"`` released squares), ``_POOLED`` (whether the squares are pooled
-    over the classes), implement ``_moment_factories(n, d, K, B, partials)``
+    over the classes), implement ``_moment_factories(n, d, K, B, partials, cube)``
     (the factory of their full second-moment release, taking the clipping
     ``radius``), ``_fit_releases`` (on :meth:`_release_classes`) and
     ``_joint_log_likelihood(X)``.
@@ -273,7 +274,7 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
         # scale), so a radius in between can still fail: the fit then clips to
         # data_norm (see _clipping_ball), which is checked here.
         data_norm = self._norm(d)
-        factories = self._factories(n, d, data.n_partials)
+        factories = self._factories(n, d, data.n_partials, cube=self._cube_frame(total))
         radii = [data_norm]
         if self._searches(total):
             radii.append(max(data_norm / (RADIUS_GRID - 1), MIN_RADIUS))
@@ -305,9 +306,18 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
             )
         return ReleasePlan(total, releases)
 
-    def _factories(self, n, d, partials):
+    def _cube_frame(self, total):
+        """Whether the class statistics read cube rows about the box's center:
+        a public box and no released center (public values only). Their
+        squares' releases then take the cube's sensitivities
+        (:mod:`dpgauss.releases._cube`)."""
+        return self.bounds is not None and not self._searches(total)
+
+    def _factories(self, n, d, partials, *, cube=False):
         """Each release's factory; the class statistics take the clipping
-        ``radius`` (data_norm by default)."""
+        ``radius`` (data_norm by default). With ``cube`` (rows in ``[-1,
+        1]^d`` about the box's center, :meth:`_cube_frame`) the squares'
+        releases are charged the cube's sensitivities."""
         K = check_classes(self.classes, type(self).__name__).size
         data_norm = self._norm(d)
 
@@ -316,6 +326,8 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
 
         def squares(groups):
             def make(cost, *, radius=data_norm):
+                if cube and groups == 1:
+                    return cube_square_mechanism(cost, n, d, radius, partials)
                 return labelled_square_mechanism(cost, n, d, groups, radius, partials)
 
             return make
@@ -327,7 +339,7 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
             "class_sums": class_sums,
             "pooled_squares": squares(1),
         }
-        factories.update(self._moment_factories(n, d, K, data_norm, partials))
+        factories.update(self._moment_factories(n, d, K, data_norm, partials, cube))
         return factories
 
     def _calibrates_at(self, plan, radius):

@@ -30,6 +30,7 @@ from dpgauss.discriminant_analysis._base import DiscriminantMixin
 from dpgauss.mechanisms._releases import second_moment_mechanism
 from dpgauss.releases._class_rule import noise_corrections, usable_means
 from dpgauss.releases._classes import class_covariance, class_variances
+from dpgauss.releases._cube import cube_moment_mechanism
 from dpgauss.utils._docstring import fill_doc
 
 __all__ = ["PrivateLinearDiscriminantAnalysis"]
@@ -230,8 +231,10 @@ class PrivateLinearDiscriminantAnalysis(
         self.random_state = random_state
         self.on_useless = on_useless
 
-    def _moment_factories(self, n, d, K, data_norm, partials):
+    def _moment_factories(self, n, d, K, data_norm, partials, cube=False):
         def second_moment(cost, *, radius=data_norm):
+            if cube:  # rows in the unit cube: releases._cube
+                return cube_moment_mechanism(cost, n, d, radius, partials)
             return second_moment_mechanism(cost, n, d, radius, partials)
 
         return {"second_moment": second_moment}

@@ -224,7 +224,8 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
         self.random_state = random_state
         self.on_useless = on_useless
 
-    def _moment_factories(self, n, d, K, data_norm, partials):
+    def _moment_factories(self, n, d, K, data_norm, partials, cube=False):
+        # The cube gives the class blocks no gain (releases._cube): unused.
         def class_second_moments(cost, *, radius=data_norm):
             return labelled_moment_mechanism(cost, n, d, K, radius, partials)
 

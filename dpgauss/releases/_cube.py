@@ -1,0 +1,103 @@
+"""Class-statistic sensitivities for rows in the unit cube (a public box).
+
+With ``bounds`` and a fixed clipping frame (pure DP, or ``clipping="fixed"``)
+the discriminant analyses read each row as ``z = clip((x - c) / h)`` in
+``[-1, 1]^d`` (:func:`~dpgauss.releases._box.box_offsets`, each from its own
+row and the public box), centred at the box's center (no released center: the
+offsets are ``z`` itself) and then clipped to the ball of radius ``B =
+sqrt(d)`` (rounded up), which every cube row already lies in; the clip only
+ever scales a row by a factor at most 1, so every computed coordinate stays in
+``[-1, 1]``. The ball's bounds (:mod:`dpgauss.releases._groups`) charge every
+row as if it could put all of ``||z||^2 = d`` on one coordinate; the cube
+caps each coordinate, which the squares' releases can use.
+
+Replace-one, with the changed row free to change its class; n, d, K and the
+box public. Per release, the cube's bound against the ball's (over n, before
+rounding):
+
+* ``class_counts``: unchanged (l2 ``sqrt(2)``, l1 2).
+* ``class_sums``: a row leaving class a for class b moves a's sum by ``-z``
+  and b's by ``z'``: l1 ``||z||_1 + ||z'||_1 <= 2 d``, l2 ``sqrt(2 d)``; in
+  the same class ``z' - z``: l1 ``2 d``, l2 ``2 sqrt(d)`` (opposite corners).
+  The ball's ``2 sqrt(d) B = 2 d`` and ``2 B = 2 sqrt(d)``: no gain.
+* ``pooled_squares`` (d entries ``sum_i z_i o z_i``, pooled over every
+  class, so a change of class does not matter): each entry of ``q = z o z``
+  lies in ``[0, 1]``, so ``|q_j - q'_j| <= 1``: **l1 d, l2 sqrt(d)**, against
+  the ball's ``2 B^2 = 2 d`` and ``sqrt(2) B^2 = sqrt(2) d``
+  (:func:`cube_square_mechanism`).
+* ``second_moment`` (LDA, ``sum_i z_i z_i^T`` pooled): ``A = z'z'^T - z
+  z^T`` has diagonal entries ``z'_j^2 - z_j^2`` in ``[-1, 1]`` and
+  off-diagonal ones ``z'_j z'_l - z_j z_l`` in ``[-2, 2]``, so its upper
+  triangle's **l1 is at most d + d (d - 1) = d^2**, against the ball's ``min(d
+  + 1, sqrt(2) d) B^2 = min(d + 1, sqrt(2) d) d``. Frobenius: ``sqrt(2) d``
+  for both (two orthogonal corners attain it when d is even), no gain
+  (:func:`cube_moment_mechanism`).
+* ``class_second_moments`` (QDA, the K blocks ``sum_{i in k} z_i z_i^T``): a
+  row changing class removes ``z z^T`` from one block and adds ``z'z'^T`` to
+  another, upper l1 ``2 (d + d (d - 1) / 2) = d (d + 1)`` at two corners and
+  Frobenius ``sqrt(2) d``: the ball's bounds, attained; no gain.
+
+**Rounding.** The releases are computed sums over chunks; as in
+:mod:`dpgauss.releases._groups`, each computed sum over n is within ``e
+B^2`` (``e`` = :func:`~dpgauss.utils._sums.summation_error`) of the exact one
+for each dataset, ``2 e B^2`` for the pair: added to the l2 bound, and the
+square root of the release's dimension times it to the l1 bound. Each
+mechanism also takes the clipping ``radius`` and never charges more than the
+ball's bound at that radius (a smaller radius about the box's center only
+scales the cube rows down, so both bounds hold).
+"""
+
+import math
+
+from dpgauss.accounting import PureDP
+from dpgauss.mechanisms._factory import additive
+from dpgauss.mechanisms._releases import second_moment_mechanism
+from dpgauss.mechanisms._symmetric import SymmetricLaplaceMechanism
+from dpgauss.utils._sums import summation_error
+
+__all__ = ["cube_moment_mechanism", "cube_square_mechanism"]
+
+
+def cube_square_mechanism(cost, n, d, radius, n_partials=None):
+    """Noise for the pooled squares over n of cube rows (module docstring):
+    l1 ``min(d, 2 B^2) / n``, l2 ``min(sqrt(d), sqrt(2) B^2) / n``, each plus
+    the rounding ``2 e B^2`` (l1: times ``sqrt(d)``), ``B`` the clipping
+    radius.
+
+    Examples
+    --------
+    >>> from dpgauss.accounting import PureDP
+    >>> from dpgauss.releases._cube import cube_square_mechanism
+    >>> mech = cube_square_mechanism(PureDP(1.0), 100, 4, 2.0)
+    >>> round(mech.sensitivity, 9)
+    0.04
+    """
+    r2 = radius * radius
+    rounding = 2.0 * summation_error(n, n_partials) * r2
+    l2 = min(math.sqrt(d), math.sqrt(2.0) * r2) / n + rounding
+    l1 = min(float(d), 2.0 * r2) / n + math.sqrt(d) * rounding
+    return additive(cost, l2=l2, l1=l1)
+
+
+def cube_moment_mechanism(cost, n, d, radius, n_partials=None):
+    """Noise for the pooled second moment over n of cube rows: under zCDP the
+    ball's (Frobenius ``sqrt(2) B^2 / n``, no gain), under pure DP the upper
+    triangle's l1 ``min(d^2, min(d + 1, sqrt(2) d) B^2) / n`` plus ``sqrt(d (d
+    + 1) / 2)`` times the rounding ``2 e B^2`` (module docstring).
+
+    Examples
+    --------
+    >>> from dpgauss.accounting import PureDP
+    >>> from dpgauss.releases._cube import cube_moment_mechanism
+    >>> mech = cube_moment_mechanism(PureDP(1.0), 100, 2, 2**0.5)
+    >>> round(mech.sensitivity, 9)
+    0.04
+    """
+    if not isinstance(cost, PureDP):  # zCDP, or the ball's refusal
+        return second_moment_mechanism(cost, n, d, radius, n_partials)
+    r2 = radius * radius
+    rounding = 2.0 * summation_error(n, n_partials) * r2
+    upper = d * (d + 1) / 2.0
+    ball = min(d + 1.0, math.sqrt(2.0) * d) * r2
+    l1 = min(float(d * d), ball) / n + math.sqrt(upper) * rounding
+    return SymmetricLaplaceMechanism(sensitivity=l1, epsilon=cost.epsilon)
