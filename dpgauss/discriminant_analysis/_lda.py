@@ -138,19 +138,26 @@ class PrivateLinearDiscriminantAnalysis(
     ``data_norm``) and the rows are clipped around the released center. Then,
     with 5%, 55% and 40% of the rest:
 
-    * ``class_counts``, the K counts: l2 sensitivity ``sqrt(2)`` (l1 2);
+    * ``class_counts``, the K counts: l2 sensitivity ``sqrt(2)``, l1 2;
     * ``class_sums``, the K class sums over n as one K d vector: l2
-      ``2B/n`` (l1 ``2 sqrt(d) B / n``);
+      ``2B/n``, l1 ``2 sqrt(d) B / n``;
     * ``second_moment``, ``(1/n) sum_i y_i y_i^T`` over every class: Frobenius
-      ``sqrt(2) B^2 / n``;
+      ``sqrt(2) B^2 / n``, upper-triangle l1 ``min(d + 1, sqrt(2) d) B^2 / n``;
     * or, in the diagonal plan (10%, 60% and 30%), ``pooled_squares``, the
-      d-vector ``(1/n) sum_i y_i o y_i``: l1 ``2 B^2 / n``, l2 ``sqrt(2) B^2
-      / n``;
+      d-vector ``(1/n) sum_i y_i o y_i``: l2 ``sqrt(2) B^2 / n``, l1 ``2 B^2 /
+      n``;
 
     each with the summation's rounding term (proofs in
     :mod:`dpgauss.releases._groups`). With ``bounds`` the rows are first
     mapped into the unit box (each from its own row and the public box), B is
-    ``sqrt(d)`` and ``location`` the box's center. The plan
+    ``sqrt(d)`` and ``location`` the box's center. Without a released center
+    (pure DP, or ``clipping="fixed"``) the rows stay in ``[-1, 1]^d`` about
+    the box's center, and two releases are charged the cube's smaller
+    sensitivities (:mod:`dpgauss.releases._cube`): ``pooled_squares`` l2
+    ``sqrt(d) / n``, l1 ``d / n``; ``second_moment`` l1 ``d^2 / n``
+    (Frobenius unchanged); the counts and sums gain nothing. Under pure DP
+    with ``bounds`` the counts and sums split their joint share ``1 :
+    sqrt(d)``, which minimises a class mean's error. The plan
     (``covariance_type="auto"``) and the refusal before the spend (a fit
     predicted no better than the majority class on a public reference problem
     raises :class:`~dpgauss.exceptions.UselessFitError` with

@@ -156,7 +156,14 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
     each with the summation's rounding term (proofs in
     :mod:`dpgauss.releases._groups`). With ``bounds`` the rows are first
     mapped into the unit box (each from its own row and the public box), B is
-    ``sqrt(d)`` and ``location`` the box's center. The plan
+    ``sqrt(d)`` and ``location`` the box's center. Without a released center
+    (pure DP, or ``clipping="fixed"``) the rows stay in ``[-1, 1]^d`` about
+    the box's center and ``pooled_squares`` is charged the cube's l2
+    ``sqrt(d) / n``, l1 ``d / n`` (:mod:`dpgauss.releases._cube`; the
+    counts, sums and class blocks gain nothing, their bounds are attained at
+    the cube's corners). Under pure DP with ``bounds`` the counts and sums
+    split their joint share ``1 : sqrt(d)``, which minimises a class mean's
+    error. The plan
     (``covariance_type="auto"``) and the refusal before the spend (a fit
     predicted no better than the majority class on a public reference problem
     raises :class:`~dpgauss.exceptions.UselessFitError` with
