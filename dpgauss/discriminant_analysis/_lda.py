@@ -155,9 +155,9 @@ class PrivateLinearDiscriminantAnalysis(
     the box's center, and two releases are charged the cube's smaller
     sensitivities (:mod:`dpgauss.releases._cube`): ``pooled_squares`` l2
     ``sqrt(d) / n``, l1 ``d / n``; ``second_moment`` l1 ``d^2 / n``
-    (Frobenius unchanged); the counts and sums gain nothing. Under pure DP
-    with ``bounds`` the counts and sums split their joint share ``1 :
-    sqrt(d)``, which minimises a class mean's error. The plan
+    (Frobenius unchanged); the counts and sums gain nothing. Under pure DP the
+    diagonal plan then gives half the squares' share (the half that buys the
+    ball's noise at the cube's sensitivity) to ``class_sums``. The plan
     (``covariance_type="auto"``) and the refusal before the spend (a fit
     predicted no better than the majority class on a public reference problem
     raises :class:`~dpgauss.exceptions.UselessFitError` with

@@ -161,9 +161,9 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
     the box's center and ``pooled_squares`` is charged the cube's l2
     ``sqrt(d) / n``, l1 ``d / n`` (:mod:`dpgauss.releases._cube`; the
     counts, sums and class blocks gain nothing, their bounds are attained at
-    the cube's corners). Under pure DP with ``bounds`` the counts and sums
-    split their joint share ``1 : sqrt(d)``, which minimises a class mean's
-    error. The plan
+    the cube's corners). Under pure DP the
+    diagonal plan then gives half the squares' share (the half that buys the
+    ball's noise at the cube's sensitivity) to ``class_sums``. The plan
     (``covariance_type="auto"``) and the refusal before the spend (a fit
     predicted no better than the majority class on a public reference problem
     raises :class:`~dpgauss.exceptions.UselessFitError` with

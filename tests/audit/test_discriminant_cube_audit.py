@@ -32,11 +32,12 @@ from dpgauss.testing.audit import audit, fit_seed
 pytestmark = pytest.mark.audit
 
 DELTA, N, FAR, D = 1e-2, 10, 1e12, 2
-#: Each case: (release, covariance type, privacy parameters, share).
+#: Each case: (release, covariance type, privacy parameters); the claim is
+#: the release's planned share, read off the plan.
 CASES = {
-    "squares-pure": ("pooled_squares", "diag", {"epsilon": 1.0 / 0.3}, 0.3),
-    "squares": ("pooled_squares", "diag", {"rho": 0.5 / 0.3}, 0.3),
-    "moment-pure": ("second_moment", "full", {"epsilon": 1.0 / 0.4}, 0.4),
+    "squares-pure": ("pooled_squares", "diag", {"epsilon": 1.0 / 0.15}),
+    "squares": ("pooled_squares", "diag", {"rho": 0.5 / 0.3}),
+    "moment-pure": ("second_moment", "full", {"epsilon": 1.0 / 0.4}),
 }
 
 
@@ -102,21 +103,22 @@ def _entries(out):
 
 
 def _audit(name, monkeypatch, n_samples):
-    release, structure, params, share = CASES[name]
+    release, structure, params = CASES[name]
     record = _spy(monkeypatch)
     A, B = _pair()
     exact_a, exact_b = _exact(release, A), _exact(release, B)
     probe = _estimator(structure, params)
     total = probe._pricing_plan(D, n_samples=N)
-    mech = probe._factories(N, D, None, cube=True)[release](total.cost(release))
+    cost = total.cost(release)  # the planned share (pure diag: half of 0.3)
+    mech = probe._factories(N, D, None, cube=True)[release](cost)
     if "rho" in params:
-        claim, delta = zcdp_to_approx(params["rho"] * share, DELTA), DELTA
+        claim, delta = zcdp_to_approx(cost.rho, DELTA), DELTA
 
         def summary(out):
             return float(np.sum(_entries(out)))
 
     else:
-        claim, delta = params["epsilon"] * share, 0.0
+        claim, delta = cost.epsilon, 0.0
         # The cube's l1 bound is attained by the squares (2 of 2), not by the
         # moment (3 of 4): the audit sees that share of the claim at most.
         l1 = float(np.sum(np.abs(exact_a - exact_b)))
