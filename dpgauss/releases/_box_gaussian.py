@@ -88,6 +88,8 @@ from dpgauss.releases._box_mean import (
 )
 from dpgauss.releases._box_staged import (
     STAGED,
+    at_tau,
+    reference_tau,
     release_staged,
     staged_entries,
     staged_errors,
@@ -335,7 +337,7 @@ def _entries(total, n, d, share):
     if share == AUGMENTED:
         return covariance_entries("gauss", total, d + 1, n, _augmented_radius(d))
     if share == STAGED:
-        return staged_entries(total, n, d, SQUARE_WEIGHT, _augmented_radius(d))
+        return staged_entries(total, n, d, SQUARE_WEIGHT)
     mean, rest = split_cost(total, [share, 1.0 - share])
     covariance = covariance_plan_entries(rest, d, "auto", False, n, _radius(d))
     return [*box_mean_plan(mean, n, d), *covariance]
@@ -399,7 +401,8 @@ def _staged_prediction(mechanisms, d, fill=BOX_FILL):
     cap = max(fill, 1.0 - fill)
     noise = math.sqrt(d) * min(math.sqrt(moments + 2.0 * mean * mean), cap)
     off = REFERENCE_CORRELATION * fill * math.sqrt(d * (d - 1.0))
-    augmented = gauss_error(mechanisms["second_moment"], d, trace=d * fill)
+    noise_at = at_tau(mechanisms["second_moment"], d, reference_tau(d, fill))
+    augmented = gauss_error(noise_at, d, trace=d * fill)
     return math.sqrt(d * mean), min(math.hypot(noise, off), augmented + d * mean)
 
 
@@ -470,8 +473,7 @@ def release_box_gaussian(X, center, half, plan, rng):
     """
     d = X.shape[1]
     if any(r.name == "box_first" for r in plan.releases()):
-        radius = _augmented_radius(d)
-        staged = release_staged(X, center, half, plan, rng, SQUARE_WEIGHT, radius)
+        staged = release_staged(X, center, half, plan, rng, SQUARE_WEIGHT)
         mean, values, vectors, _ = staged
         return mean, values, vectors, diagonal_floor(values)
     if any(r.name == "box_moments" for r in plan.releases()):

@@ -4,10 +4,11 @@ test_scaler_audit.py and test_pca_axes_audit.py, each with a canary at a
 twentieth of the sensitivity and the scaler's with an unclipped box).
 
 ``PrivateGaussianEstimator(bounds=(-1, 1))`` on n = 50 rows of one feature,
-half at -1/2 and half at 1/2 except the first, takes the ``box_moments``
-plan (checked below): one release of the 2-vector (mean, (3/2) centred
-square) of the box coordinates, Laplace noise at l1 sensitivity 8/(3n)
-under pure DP, Gaussian at l2 sensitivity 2/n under zCDP.
+half at -1/2 and half at 1/2 except the first, releases the 2-vector (mean,
+(3/2) centred square) of the box coordinates (checked below): once, the
+``box_moments`` plan, under pure DP (Laplace noise at l1 sensitivity
+8/(3n)); under zCDP in two stages, the staged plan's ``box_first`` and its
+moments option ``box_rest`` (Gaussian noise at l2 sensitivity 2/n each).
 
 * Pure DP: the first row moves from -1e12 (z = -1) to 1e12 (z = 1): the
   mean moves by 2/n and the centred square not at all, so the audited
@@ -26,6 +27,7 @@ import numpy as np
 import pytest
 
 import dpgauss.releases._box_gaussian as module
+import dpgauss.releases._box_staged as staged
 import dpgauss.releases._moments as moments
 from dpgauss import PrivateGaussianEstimator
 from dpgauss.accounting import ZCDP, PureDP, zcdp_to_approx
@@ -80,6 +82,7 @@ def _weak(monkeypatch):
         return type(mech)(sensitivity=mech.sensitivity / 20.0, epsilon=cost.epsilon)
 
     monkeypatch.setattr(module, "moments_mechanism", weak)
+    monkeypatch.setattr(staged, "moments_mechanism", weak)
 
 
 def _unclipped(x, center, half_width):
@@ -87,9 +90,14 @@ def _unclipped(x, center, half_width):
         return (np.asarray(x, dtype=np.float64) - center) / half_width
 
 
-@pytest.mark.parametrize("total", [PureDP(EPSILON), ZCDP(RHO)])
-def test_the_audited_fits_take_the_moments_release(total):
-    assert [r.name for r in box_gaussian_plan(total, N, 1)] == ["box_moments"]
+def test_the_audited_fits_take_the_moments_release(spy_on):
+    assert [r.name for r in box_gaussian_plan(PureDP(EPSILON), N, 1)] == ["box_moments"]
+    plan = box_gaussian_plan(ZCDP(RHO), N, 1)
+    assert [r.name for r in plan] == ["box_first", "box_second"]
+    taken = spy_on(staged, "choose_augmented")
+    X, _ = _neighbours(0.0, 1e12)
+    _runner(X, lambda e: e.covariance_[0, 0], rho=RHO)(5, np.random.default_rng(0))
+    assert taken == [False] * 5
 
 
 def test_moments_release_keeps_its_pure_claim_with_a_far_row():

@@ -128,13 +128,12 @@ def test_the_staged_plan_gives_the_baselines_mean_and_a_full_covariance():
 
 
 def test_a_fit_predicted_far_from_the_rows_warns_and_a_close_one_does_not():
-    # d = 8, n = 300, rho = 0.5: the moments plan's covariance leaves the
-    # reference correlations out, 0.3 * 0.1 * sqrt(56) ~ 0.22 box units, more
-    # than 10 times the sampling error ~ 0.017 at variance 0.1 / 3: a warning.
+    # d = 8, n = 300, rho = 0.1: the covariance is predicted beyond 10 times
+    # its sampling error (~ 0.017 box units at variance 0.1 / 3): a warning.
     # At rho = 50 and d = 4 the augmented plan's noise is below the sampling
     # error: none.
     rng = np.random.default_rng(0)
-    far = PrivateGaussianEstimator(bounds=(-1, 1), rho=0.5, random_state=0)
+    far = PrivateGaussianEstimator(bounds=(-1, 1), rho=0.1, random_state=0)
     with pytest.warns(UtilityWarning, match="non-private sampling error"):
         far.fit(rng.normal(0, 0.3, size=(300, 8)))
     close = PrivateGaussianEstimator(bounds=(-1, 1), rho=50.0, random_state=0)
