@@ -149,7 +149,15 @@ def release_axes(X, box, plan, rng):
     weight = PRIOR_VARIANCE / (PRIOR_VARIANCE + noise)
     variances = np.clip(PRIOR_MEAN + weight * (variances - PRIOR_MEAN), 0.0, 1.0)
     values, vectors = to_data_units(variances, np.eye(d), half)
-    order = np.argsort(-values, kind="stable")
+    # By decreasing variance; where the projection ties them (at 0 or 1,
+    # as for faint columns whose released variance the noise made
+    # negative), by the released estimate before it, which still ranks them
+    # (an index order would favour the first columns whatever the data).
+    # (The axes come back from the map as columns of ``vectors``, in its
+    # order: each column's released value is read through it.)
+    raw = np.clip(noisy[d:] / SECOND_WEIGHT + 0.5 - mean * mean, -1e6, 1e6)
+    raw = raw * half * half
+    order = np.lexsort((-(vectors * vectors).T @ raw, -values))
     spectrum = Spectrum(
         values[order],
         vectors[:, order],

@@ -479,7 +479,10 @@ default="tail"
             # PCA's own choice between the full and the per-coordinate
             # release (its margin, not the covariance estimators'): public
             # values only (n, d, the cost), before the spend; both plans cost
-            # the same total.
+            # the same total. No probe of the correlations first (as
+            # PrivateCovariance's): its full option, GaussCov at the box's
+            # radius, loses to "tail" where rows fill little of their box
+            # (docs/user_guide/decomposition.rst).
             if full_wins_for_components(total, data.n, d, self.center):
                 return self._full_plan(total, data.n, d)
             plan = ReleasePlan(total, diagonal_entries(total, d, self.center, data.n))
