@@ -40,7 +40,7 @@ from dpgauss.releases._classes import (
     encode_labels,
     project_ball,
 )
-from dpgauss.releases._cube import cube_square_mechanism
+from dpgauss.releases._cube import cube_shares, cube_square_mechanism
 from dpgauss.releases._groups import (
     count_mechanism,
     labelled_square_mechanism,
@@ -307,28 +307,11 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
         return ReleasePlan(total, releases)
 
     def _cube_shares(self, shares, structure, total):
-        """The plan's shares; in the diagonal plan with cube rows under pure
-        DP, half the squares' share goes to the class sums.
-
-        The cube halves the squares' l1 sensitivity (``d / n`` against the
-        ball's ``2 d / n``, :mod:`dpgauss.releases._cube`): half the share
-        buys the squares the ball's noise at the full share, and the other
-        half goes to the sums, whose noise over ``n_k`` dominates the class
-        means at small n. Spending the gain on the squares instead (their
-        noise halved) lowers the variances' floor and their shrinkage
-        (:func:`~dpgauss.releases._classes.class_variances`, both scaled by
-        that noise) while the means stay as noisy; on the real-data benchmark
-        it raised LDA's error on the three-class mixture (epsilon 1, n = 281:
-        median 0.11 to 0.15). Public values only."""
-        shares = list(shares)
-        if structure != "diag" or kind_of(total) != "laplace":
-            return shares
-        if not self._cube_frame(total):
-            return shares
-        half = 0.5 * shares[2]
-        shares[1] += half
-        shares[2] = half
-        return shares
+        """The plan's shares (:func:`~dpgauss.releases._cube.cube_shares`
+        under pure DP with cube rows). Public values only."""
+        if kind_of(total) != "laplace" or not self._cube_frame(total):
+            return list(shares)
+        return cube_shares(shares, structure)
 
     def _cube_frame(self, total):
         """Whether the class statistics read cube rows about the box's center:
