@@ -22,10 +22,11 @@ public constant appended to every row. ``m1`` and ``tau`` are functions of
 the first stage's release (post-processing), so each row is a function of
 its own row and released or public values, and the rows lie in the ball of
 radius ``sqrt(2) tau`` (rounded up, :func:`augmented_radius`; the sums clip
-there again, which only a rounding step can need): the release is the
+there again, a factor within a few rounding steps of 1 for the rows at
+``tau``, and that clip is the one the proof rests on): the release is the
 second moment of rows clipped to a public ball, Frobenius sensitivity
 ``sqrt(2) R^2 / n`` at ``R = sqrt(2) tau``, GaussCov's own proof at that
-radius. Its mechanism is checked before the spend at both ends of the
+radius. Its mechanism is checked before the spend at every radius of the
 public grid of ``tau`` (:func:`tau_grid`), where the fit may build it.
 ``tau^2`` is :data:`TRACE_MULTIPLE` times the first stage's trace plus
 :data:`TRACE_SDS` of its noise sds, rounded up to the grid: a radius set by
@@ -146,7 +147,9 @@ def tau_grid(d):
 
 def augmented_radius(tau):
     """The radius of the augmented rows ``(y, tau)`` with ``|y| <= tau``:
-    ``sqrt(2) tau`` rounded up (no row is clipped again)."""
+    ``sqrt(2) tau`` rounded up. The sums' own clip (slightly inside the
+    radius, for their rounding) may still scale a row at ``tau`` by a factor
+    within a few rounding steps of 1."""
     return float(np.nextafter(math.sqrt(2.0) * tau, math.inf))
 
 
@@ -156,14 +159,14 @@ def staged_entries(total, n, d, weight):
     the augmented GaussCov (``second_moment``, rows ``(y, tau)``, ``y`` the
     box row less the first stage's means clipped at ``tau``, in the ball of
     :func:`augmented_radius`) and ``box_rest`` at the rest. Both options cost
-    the rest. The augmented release is checked before the spend at the
-    largest and the smallest radius of :func:`tau_grid`."""
+    the rest. The augmented release is checked before the spend at every
+    radius of :func:`tau_grid` (the fit builds it at one of them)."""
     first, rest = split_cost(total, [STAGE_SHARE, 1.0 - STAGE_SHARE])
-    taus = tau_grid(d)
-    top, bottom = augmented_radius(taus[0]), augmented_radius(taus[-1])
+    radii = [augmented_radius(tau) for tau in tau_grid(d)]
+    cases = ({}, *({"radius": radius} for radius in radii[1:]))
     augmented = [
-        replace(r, cases=({}, {"radius": bottom}))
-        for r in covariance_entries("gauss", rest, d + 1, n, top)
+        replace(r, cases=cases)
+        for r in covariance_entries("gauss", rest, d + 1, n, radii[0])
     ]
     options = {
         "augmented": tuple(augmented),
