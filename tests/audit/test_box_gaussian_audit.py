@@ -11,7 +11,10 @@ The first row moves from -1e12 (z = -1) to 1e12 (z = 1): its first
 coordinate's mean moves by 2 / n in the first stage and its ``tau y``
 entries of the second moment by up to ``2 tau^2 / n``; the audited
 ``mean_[0]`` combines both. Canaries: the augmented release calibrated to a
-twentieth of its sensitivity, and every clip of the rows removed.
+twentieth of its sensitivity, and every clip of the rows removed. The far
+row lies within ``tau`` of the first stage's means, so this audit cannot
+see a fault in the clip at ``tau`` alone: the deterministic replay of
+tests/releases/test_box_staged_neighbours.py guards it.
 """
 
 import numpy as np
