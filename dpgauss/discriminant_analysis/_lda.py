@@ -154,7 +154,7 @@ class PrivateLinearDiscriminantAnalysis(
     (pure DP, or ``clipping="fixed"``) the rows stay in ``[-1, 1]^d`` about
     the box's center, and two releases are charged the cube's smaller
     sensitivities (:mod:`dpgauss.releases._cube`): ``pooled_squares`` l2
-    ``sqrt(d) / n``, l1 ``d / n``; ``second_moment`` l1 ``d^2 / n``
+    ``sqrt(d) / n``, l1 ``d / n``; ``second_moment`` l1 ``d (d + 1) / (2 n)``
     (Frobenius unchanged); the counts and sums gain nothing. Under pure DP the
     diagonal plan then gives half the squares' share (the half that buys the
     ball's noise at the cube's sensitivity) to ``class_sums``. The plan

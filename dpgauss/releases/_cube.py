@@ -25,13 +25,17 @@ rounding):
   lies in ``[0, 1]``, so ``|q_j - q'_j| <= 1``: **l1 d, l2 sqrt(d)**, against
   the ball's ``2 B^2 = 2 d`` and ``sqrt(2) B^2 = sqrt(2) d``
   (:func:`cube_square_mechanism`).
-* ``second_moment`` (LDA, ``sum_i z_i z_i^T`` pooled): ``A = z'z'^T - z
-  z^T`` has diagonal entries ``z'_j^2 - z_j^2`` in ``[-1, 1]`` and
-  off-diagonal ones ``z'_j z'_l - z_j z_l`` in ``[-2, 2]``, so its upper
-  triangle's **l1 is at most d + d (d - 1) = d^2**, against the ball's ``min(d
-  + 1, sqrt(2) d) B^2 = min(d + 1, sqrt(2) d) d``. Frobenius: ``sqrt(2) d``
-  for both (two orthogonal corners attain it when d is even), no gain
-  (:func:`cube_moment_mechanism`).
+* ``second_moment`` (LDA, ``sum_i z_i z_i^T`` pooled): with ``w = z'``,
+  ``A = w w^T - z z^T = ((w - z)(w + z)^T + (w + z)(w - z)^T) / 2``, so the
+  sum of all ``|A_jl|`` is at most ``||w - z||_1 ||w + z||_1``, and as
+  ``|a - b| + |a + b| = 2 max(|a|, |b|) <= 2`` per coordinate the two l1
+  norms sum to at most ``2 d``: their product is at most ``d^2``. The
+  diagonal's entries ``w_j^2 - z_j^2`` lie in ``[-1, 1]`` (l1 at most d), and
+  the upper triangle's l1 is half the sum of all ``|A_jl|`` plus half the
+  diagonal's: **at most d (d + 1) / 2**, attained by the centre against the
+  all-ones corner, against the ball's ``min(d + 1, sqrt(2) d) B^2 = min(d +
+  1, sqrt(2) d) d``. Frobenius: ``sqrt(2) d`` for both (two orthogonal
+  corners attain it when d is even), no gain (:func:`cube_moment_mechanism`).
 * ``class_second_moments`` (QDA, the K blocks ``sum_{i in k} z_i z_i^T``): a
   row changing class removes ``z z^T`` from one block and adds ``z'z'^T`` to
   another, upper l1 ``2 (d + d (d - 1) / 2) = d (d + 1)`` at two corners and
@@ -82,7 +86,7 @@ def cube_square_mechanism(cost, n, d, radius, n_partials=None):
 def cube_moment_mechanism(cost, n, d, radius, n_partials=None):
     """Noise for the pooled second moment over n of cube rows: under zCDP the
     ball's (Frobenius ``sqrt(2) B^2 / n``, no gain), under pure DP the upper
-    triangle's l1 ``min(d^2, min(d + 1, sqrt(2) d) B^2) / n`` plus ``sqrt(d (d
+    triangle's l1 ``min(d (d + 1) / 2, min(d + 1, sqrt(2) d) B^2) / n`` plus ``sqrt(d (d
     + 1) / 2)`` times the rounding ``2 e B^2`` (module docstring).
 
     Examples
@@ -91,7 +95,7 @@ def cube_moment_mechanism(cost, n, d, radius, n_partials=None):
     >>> from dpgauss.releases._cube import cube_moment_mechanism
     >>> mech = cube_moment_mechanism(PureDP(1.0), 100, 2, 2**0.5)
     >>> round(mech.sensitivity, 9)
-    0.04
+    0.03
     """
     if not isinstance(cost, PureDP):  # zCDP, or the ball's refusal
         return second_moment_mechanism(cost, n, d, radius, n_partials)
@@ -99,7 +103,7 @@ def cube_moment_mechanism(cost, n, d, radius, n_partials=None):
     rounding = 2.0 * summation_error(n, n_partials) * r2
     upper = d * (d + 1) / 2.0
     ball = min(d + 1.0, math.sqrt(2.0) * d) * r2
-    l1 = min(float(d * d), ball) / n + math.sqrt(upper) * rounding
+    l1 = min(upper, ball) / n + math.sqrt(upper) * rounding
     return SymmetricLaplaceMechanism(sensitivity=l1, epsilon=cost.epsilon)
 
 

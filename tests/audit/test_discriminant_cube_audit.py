@@ -10,8 +10,8 @@ The neighbours (d = 2, bounds ``[-1, 1]^2``, class 0 both): a row at ``1e12
   and l2 ``sqrt(d)``, the cube's sensitivities, attained. Pure: summary the
   Laplace log-likelihood ratio (the optimal test); zCDP: ``q_1 + q_2`` (the
   projection on the difference).
-* ``second_moment`` (LDA, pure): ``z z^T`` against 0, upper-triangle l1 3 of
-  the charged ``d^2 = 4``; summary the log-likelihood ratio.
+* ``second_moment`` (LDA, pure): ``z z^T`` against 0, upper-triangle l1 3,
+  the charged ``d (d + 1) / 2``, attained; summary the log-likelihood ratio.
 
 The claim is the release's planned share of the budget (a fixed frame: no
 release reads another). Each canary calibrates the audited release to a
@@ -119,8 +119,7 @@ def _audit(name, monkeypatch, n_samples):
 
     else:
         claim, delta = cost.epsilon, 0.0
-        # The cube's l1 bound is attained by the squares (2 of 2), not by the
-        # moment (3 of 4): the audit sees that share of the claim at most.
+        # The cube's l1 bounds are attained: the squares' 2, the moment's 3.
         l1 = float(np.sum(np.abs(exact_a - exact_b)))
         assert l1 * N == pytest.approx(2.0 if release == "pooled_squares" else 3.0)
 
