@@ -118,9 +118,11 @@ class PrivateGaussianEstimator(
         before the spend from n, d and the cost: one release of the
         per-coordinate means and second moments (a diagonal covariance);
         under zCDP, that release at a quarter of the budget, then, chosen
-        from the variances it released, either one GaussCov release of the
-        rows augmented by a constant (whose last column is the mean) or the
-        same release again; or, under pure DP, the box mean of
+        from the values it released, either one GaussCov release of the
+        rows centred on its means, clipped at a radius set by its released
+        variances and augmented by a constant (whose last column is the
+        means' offset), or the same release again; or, under pure DP, the box
+        mean of
         :class:`~dpgauss.mean.PrivateMean` then the full covariance about
         it. The plan taken is the one predicted best against the
         diagonal Gaussian (per-coordinate means and variances at half the
@@ -236,8 +238,10 @@ class PrivateGaussianEstimator(
     :mod:`dpgauss.releases._moments`: l1 sensitivity ``8 d / (3 n)``, l2
     ``2 sqrt(d) / n``), or, under zCDP, ``box_first`` (the same release at a
     quarter of the cost) then the choice ``box_second``, made from its
-    released variances, between ``second_moment`` (GaussCov of the rows
-    augmented by the constant ``sqrt(d)``, radius ``sqrt(2 d)``) and
+    released values, between ``second_moment`` (GaussCov of the rows ``(y,
+    tau)``: ``y`` the box row less the released means, scaled into the ball
+    of radius ``tau``, ``tau`` from the released variances on a public grid
+    up to ``sqrt(2 d)``, rows in the ball of radius ``sqrt(2) tau``) and
     ``box_rest`` (the moments again), each at the rest of the cost
     (:mod:`dpgauss.releases._box_staged`), or
     ``box_mean`` (with ``box_center`` and ``box_spread`` when it adapts its
