@@ -102,16 +102,26 @@ def check_clones_draw_independent_noise(estimator, X, attribute, y=None):
 
 
 def check_randomness(estimator, X, attribute, y=None):
-    """Without a budget: an int seed reproduces; other seeds and None differ."""
+    """Without a budget: an int seed reproduces; other seeds and None differ.
+
+    Six fits with ``random_state=None`` must not all repeat one release: a
+    fit that releases a public fallback in some draws (a predicted-useless
+    fit spent with ``on_useless="warn"`` lands on the clipping centre or a
+    face of its ball in about a quarter of them) repeats it in two fits
+    often, in six about once in 5,000, while a fixed seed repeats it always.
+    """
     est = clone(estimator).set_params(budget=None)
     a = getattr(clone(est).set_params(random_state=0).fit(X, y), attribute)
     b = getattr(clone(est).set_params(random_state=0).fit(X, y), attribute)
     c = getattr(clone(est).set_params(random_state=1).fit(X, y), attribute)
-    d = getattr(clone(est).set_params(random_state=None).fit(X, y), attribute)
-    e = getattr(clone(est).set_params(random_state=None).fit(X, y), attribute)
+    fresh = [
+        getattr(clone(est).set_params(random_state=None).fit(X, y), attribute)
+        for _ in range(6)
+    ]
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(a, c), "different seeds gave the same release"
-    assert not np.array_equal(d, e), "random_state=None repeated a release"
+    repeated = all(np.array_equal(fresh[0], other) for other in fresh[1:])
+    assert not repeated, "random_state=None repeated a release"
 
 
 def check_parameters_untouched(estimator, X, y=None):
