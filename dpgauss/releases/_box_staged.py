@@ -89,7 +89,7 @@ from dpgauss.releases._diagonal import (
 from dpgauss.releases._faint import moments_variances, significance
 from dpgauss.releases._moments import box_moments, moments_mechanism, weighted_moments
 from dpgauss.utils._linalg import eigh_descending
-from dpgauss.utils._sums import clipped_sums, n_partial_sums
+from dpgauss.utils._sums import clip_rows, clipped_sums, n_partial_sums
 
 __all__ = [
     "STAGED",
@@ -298,16 +298,6 @@ def _noisy_moments(X, center, half, plan, name, weight, rng):
     return np.clip(noisy, -4.0, 4.0), float(mech.variance(2 * X.shape[1]))
 
 
-def _clip_about(Z, center, tau):
-    """Each row of ``Z`` less ``center``, scaled into the ball of radius
-    ``tau`` (a function of its own row and released or public values)."""
-    Y = Z - center
-    with np.errstate(divide="ignore", invalid="ignore"):
-        norms = np.sqrt(np.einsum("ij,ij->i", Y, Y))
-        factor = np.where(norms > tau, tau / norms, 1.0)
-    return Y * np.nan_to_num(factor, nan=0.0)[:, None]
-
-
 def release_staged(X, center, half, plan, rng, weight):
     """The staged plan's releases and their post-processing.
 
@@ -338,7 +328,7 @@ def release_staged(X, center, half, plan, rng, weight):
         return mean, values, vectors, True
     plan.choose("box_second", "augmented")
     radius = augmented_radius(tau)
-    Y = _clip_about(box_offsets(X, center, half), mean1, tau)
+    Y = clip_rows(box_offsets(X, center, half), mean1, tau)
     rows = np.hstack([Y, np.full((n, 1), tau)])
     _, S = clipped_sums(rows, np.zeros(d + 1), radius)
     case = {"rows": n, "radius": radius, "n_partials": n_partial_sums(rows)}

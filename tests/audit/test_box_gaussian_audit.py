@@ -96,6 +96,6 @@ def test_canary_an_unclipped_box_is_caught(unclip, monkeypatch):
     # Every clip the augmented rows pass through removed: the box map's, the
     # centred rows' at tau and the sums' at the ball.
     unclip(offsets=module, sums=module)
-    monkeypatch.setattr(module, "_clip_about", lambda Z, center, tau: Z - center)
+    monkeypatch.setattr(module, "clip_rows", lambda Z, center, tau: Z - center)
     result = _audit(600)
     assert result.epsilon_lower > CLAIM, result

@@ -10,7 +10,6 @@ from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.releases._box_staged import (
     TAU_STEPS,
     TRACE_MULTIPLE,
-    _clip_about,
     augmented_radius,
     clipping_tau,
     reference_tau,
@@ -19,6 +18,7 @@ from dpgauss.releases._box_staged import (
     staged_entries,
     tau_grid,
 )
+from dpgauss.utils._sums import clip_rows
 
 WEIGHT = 1.5
 
@@ -68,7 +68,7 @@ def test_rows_are_clipped_into_the_ball_about_the_center_only_when_beyond():
     rng = np.random.default_rng(0)
     Z = rng.uniform(-1, 1, size=(500, 3))
     center = np.array([0.5, -0.2, 0.1])
-    Y = _clip_about(Z, center, 0.7)
+    Y = clip_rows(Z, center, 0.7)
     norms = np.linalg.norm(Y, axis=1)
     assert np.all(norms <= 0.7 * (1 + 1e-12))
     inside = np.linalg.norm(Z - center, axis=1) <= 0.7

@@ -120,7 +120,7 @@ def test_canary_calibrated_without_the_appended_column(monkeypatch):
 
 def test_canary_the_clips_at_tau_removed(monkeypatch):
     sums = module.clipped_sums
-    monkeypatch.setattr(module, "_clip_about", lambda Z, center, tau: Z - center)
+    monkeypatch.setattr(module, "clip_rows", lambda Z, center, tau: Z - center)
     monkeypatch.setattr(
         module, "clipped_sums", lambda rows, center, radius: sums(rows, center, 1e100)
     )
