@@ -119,6 +119,7 @@ from dpgauss.releases._faint import moments_variances, noise_law
 from dpgauss.releases._moments import (
     box_moments,
     moments_mechanism,
+    variance_noise_variance,
     weighted_moments,
 )
 from dpgauss.releases._prediction import ASTRAY, Prediction
@@ -270,13 +271,6 @@ def moments_entries(total, n, d):
     return [Release("box_moments", total, kind_of(total), make, size=2 * d)]
 
 
-def _moments_noise(var, mean=0.0):
-    """The noise variance of one released variance ``s + 1/2 - m^2 + var``:
-    the centred square's ``var / w^2`` and the squared mean's ``4 m^2 var + 2
-    var^2``."""
-    return var / SQUARE_WEIGHT**2 + 4.0 * mean * mean * var + 2.0 * var * var
-
-
 def moments_error(mechanism, d, fill=BOX_FILL):
     """Predicted errors of the diagonal plan on the reference data of
     :func:`~dpgauss.releases._diagonal.reference_norm` (box units, means 0):
@@ -284,7 +278,9 @@ def moments_error(mechanism, d, fill=BOX_FILL):
     variance's noise capped by the projection onto [0, 1] at ``max(fill, 1 -
     fill)``, the off-diagonal entries left at 0). Public values only."""
     var = mechanism.variance(2 * d)
-    noise = math.sqrt(d) * min(math.sqrt(_moments_noise(var)), max(fill, 1.0 - fill))
+    noise = math.sqrt(d) * min(
+        math.sqrt(variance_noise_variance(var, SQUARE_WEIGHT)), max(fill, 1.0 - fill)
+    )
     off = REFERENCE_CORRELATION * fill * math.sqrt(d * (d - 1.0))
     return math.sqrt(d * var), math.hypot(noise, off)
 

@@ -87,7 +87,12 @@ from dpgauss.releases._diagonal import (
     cap_box_spectrum,
 )
 from dpgauss.releases._faint import moments_variances, significance
-from dpgauss.releases._moments import box_moments, moments_mechanism, weighted_moments
+from dpgauss.releases._moments import (
+    box_moments,
+    moments_mechanism,
+    variance_noise_variance,
+    weighted_moments,
+)
 from dpgauss.utils._linalg import eigh_descending
 from dpgauss.utils._sums import clip_rows, clipped_sums, n_partial_sums
 
@@ -261,7 +266,7 @@ def clipping_tau(second, mean, var, weight):
         times the released trace plus :data:`TRACE_SDS` of its noise sds.
     """
     raw = np.nan_to_num(second - mean * mean + var, nan=0.0)
-    noise = var / weight**2 + 4.0 * mean * mean * var + 2.0 * var * var
+    noise = variance_noise_variance(var, weight, mean)
     upper = float(np.sum(np.clip(raw, 0.0, 1.0))) + TRACE_SDS * math.sqrt(
         float(np.sum(noise))
     )

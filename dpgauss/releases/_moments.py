@@ -98,6 +98,7 @@ __all__ = [
     "moments_l2",
     "moments_mechanism",
     "moments_sensitivities",
+    "variance_noise_variance",
     "weighted_moments",
 ]
 
@@ -213,6 +214,22 @@ def box_moments(X, center, half_width, second=True):
         first = np.sum([p[0] for p in parts], axis=0) / n
         squares = np.sum([p[1] for p in parts], axis=0) / n if second else None
     return first, squares
+
+
+def variance_noise_variance(var, weight, mean=0.0):
+    """The noise variance of one variance ``s + 1/2 - m^2 + var`` read off a
+    moments release whose entries carry noise of variance ``var``, the
+    centred squares weighted by ``weight``: the centred square's ``var /
+    w^2`` and the squared mean's ``4 m^2 var + 2 var^2`` (public, or a
+    function of the released mean ``m``).
+
+    Examples
+    --------
+    >>> from dpgauss.releases._moments import variance_noise_variance
+    >>> variance_noise_variance(0.01, 2.0)
+    0.0027
+    """
+    return var / weight**2 + 4.0 * mean * mean * var + 2.0 * var * var
 
 
 def weighted_moments(first, squares, weight=SECOND_WEIGHT):
