@@ -16,7 +16,7 @@ from sklearn.base import BaseEstimator
 from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.density import GaussianDensityMixin
 from dpgauss.exceptions import UtilityWarning
-from dpgauss.releases._box import inside_bounds
+from dpgauss.releases._box import box_location
 from dpgauss.releases._center import (
     MEAN_SHARE,
     eigenvalue_floor,
@@ -116,11 +116,9 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
         values and public ones, so every variance comes back at most
         ``h_j^2`` and the location inside the box whatever the noise drew.
         """
-        c, h = box
+        h = box[1]
         values, vectors = cap_box_spectrum(values, vectors)
-        location = inside_bounds(
-            c + h * np.clip(center, -1.0, 1.0), self.bounds, len(h), type(self).__name__
-        )
+        location = box_location(center, self.bounds, len(h), type(self).__name__)
         return self._model_attributes(
             location, values, vectors, noise_sd, float(len(h)), scale=h
         )
@@ -135,14 +133,9 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
         coordinate set to 0 at most ``2^-52 h_j^2``, the location inside the
         box.
         """
-        c, h = box
+        h = box[1]
         d = h.shape[0]
-        location = inside_bounds(
-            c + h * np.clip(measured.mean, -1.0, 1.0),
-            self.bounds,
-            d,
-            type(self).__name__,
-        )
+        location = box_location(measured.mean, self.bounds, d, type(self).__name__)
         self._warn_unmeasured(
             ~np.asarray(measured.measured, dtype=bool),
             measured.uncertain,
@@ -246,13 +239,9 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
         else:
             scale = confined.scale
             if box is not None:  # box units to data units (post-processing)
-                c, h = box
-                center = inside_bounds(
-                    c + h * np.clip(center, -1.0, 1.0),
-                    self.bounds,
-                    len(h),
-                    type(self).__name__,
-                )
+                h = box[1]
+                owner = type(self).__name__
+                center = box_location(center, self.bounds, len(h), owner)
                 scale = h * scale
             fitted = self._model_attributes(
                 center,

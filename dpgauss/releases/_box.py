@@ -22,7 +22,14 @@ import numpy as np
 
 from dpgauss.mechanisms._checks import MAX_RADIUS, MIN_RADIUS
 
-__all__ = ["box_frame", "box_offsets", "check_bounds", "inside_bounds", "public_box"]
+__all__ = [
+    "box_frame",
+    "box_location",
+    "box_offsets",
+    "check_bounds",
+    "inside_bounds",
+    "public_box",
+]
 
 
 def check_bounds(bounds, n_features=None, owner="PrivateStandardScaler"):
@@ -168,6 +175,22 @@ def inside_bounds(point, bounds, n_features, owner):
     """
     lower, upper = check_bounds(bounds, n_features, owner)
     return np.clip(np.asarray(point, dtype=np.float64), lower, upper)
+
+
+def box_location(m, bounds, n_features, owner):
+    """A location released in box units, mapped back: ``c + h clip(m, -1,
+    1)``, then :func:`inside_bounds` (post-processing of a released value
+    and public ones).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpgauss.releases._box import box_location
+    >>> box_location(np.array([0.5, 2.0]), (0.0, [2.0, 4.0]), 2, "Example")
+    array([1.5, 4. ])
+    """
+    c, h = public_box(bounds, n_features, owner)
+    return inside_bounds(c + h * np.clip(m, -1.0, 1.0), bounds, n_features, owner)
 
 
 def box_offsets(x, center, half_width):

@@ -28,7 +28,7 @@ import numpy as np
 from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.releases._adaptive import release_adaptive
 from dpgauss.releases._adaptive_plan import adaptive_plan
-from dpgauss.releases._box import inside_bounds
+from dpgauss.releases._box import box_location
 from dpgauss.releases._center import (
     Spectrum,
     covariance_plan_entries,
@@ -189,10 +189,8 @@ to_data_units`). The spectrum is returned sorted by decreasing eigenvalue
             center, shift = release_center(X, origin, radius, self.center, plan, rng)
             spectrum = release_spectrum(X, center, shift, radius, method, plan, rng)
         if box is not None:
-            c, h = box
-            center = inside_bounds(
-                c + h * np.clip(center, -1.0, 1.0), self.bounds, d, type(self).__name__
-            )
+            h = box[1]
+            center = box_location(center, self.bounds, d, type(self).__name__)
             values, vectors = to_data_units(spectrum.values, spectrum.vectors, h)
             spectrum = Spectrum(
                 values,
