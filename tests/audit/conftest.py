@@ -1,26 +1,63 @@
 """Fixtures shared by the audits: canaries that weaken a mechanism, and spies
-that record a private choice's outcome."""
+that record a private choice's outcome or a release's output."""
 
 import numpy as np
 import pytest
+from scipy.linalg import block_diag
+
+from dpgauss.accounting._plan import ReleasePlan
 
 
 @pytest.fixture
-def weaken_gaussian(monkeypatch):
-    """``weaken(module, name, factor)``: the Gaussian mechanism factory
-    ``module.name`` calibrated to ``1 / factor`` of its sensitivity (a
-    canary the audit must catch)."""
+def weaken(monkeypatch):
+    """``weaken(module, name, factor)``: the mechanism factory ``module.name``,
+    whose first argument is the cost, calibrated to ``1 / factor`` of its
+    sensitivity at the same rho or epsilon (a canary the audit must catch)."""
 
     def weaken(module, name, factor):
         original = getattr(module, name)
 
-        def weak(*args, **kwargs):
-            mech = original(*args, **kwargs)
-            return type(mech)(sensitivity=mech.sensitivity / factor, rho=mech.cost.rho)
+        def weak(cost, *args, **kwargs):
+            mech = original(cost, *args, **kwargs)
+            key = "rho" if hasattr(cost, "rho") else "epsilon"
+            value = getattr(cost, key)
+            return type(mech)(sensitivity=mech.sensitivity / factor, **{key: value})
 
         monkeypatch.setattr(module, name, weak)
 
     return weaken
+
+
+@pytest.fixture
+def record_releases(monkeypatch):
+    """``record_releases()``: a dict filled, in the fits that follow, with each
+    release's output by name, as its mechanism returns it (``randomise``,
+    ``release`` or ``randomise_blocks``; blocks as the block-diagonal matrix
+    they are the diagonal blocks of, its off-diagonal blocks exact 0)."""
+
+    def install():
+        record = {}
+        calibrate = ReleasePlan.calibrate
+
+        def spying(self, name, **case):
+            mech = calibrate(self, name, **case)
+            for method in ("randomise", "release", "randomise_blocks"):
+                inner = getattr(mech, method, None)
+                if inner is not None:
+
+                    def wrapped(*args, _inner=inner, _name=name, _m=method, **kwargs):
+                        out = _inner(*args, **kwargs)
+                        blocks = _m == "randomise_blocks"
+                        record[_name] = block_diag(*out) if blocks else out
+                        return out
+
+                    setattr(mech, method, wrapped)
+            return mech
+
+        monkeypatch.setattr(ReleasePlan, "calibrate", spying)
+        return record
+
+    return install
 
 
 @pytest.fixture

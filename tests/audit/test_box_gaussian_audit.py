@@ -83,10 +83,10 @@ def test_augmented_release_keeps_its_claim_with_a_far_row():
 
 
 @pytest.mark.filterwarnings("ignore::dpgauss.exceptions.UtilityWarning")
-def test_canary_a_twentieth_of_the_sensitivity_is_caught(weaken_gaussian):
+def test_canary_a_twentieth_of_the_sensitivity_is_caught(weaken):
     import dpgauss.releases._covariance as covariance
 
-    weaken_gaussian(covariance, "second_moment_mechanism", 20.0)
+    weaken(covariance, "second_moment_mechanism", 20.0)
     result = _audit(600)
     assert result.epsilon_lower > CLAIM, result
 

@@ -82,10 +82,10 @@ def test_probed_release_keeps_its_claim_with_a_far_row():
 
 
 @pytest.mark.filterwarnings("ignore::dpgauss.exceptions.UtilityWarning")
-def test_canary_a_twentieth_of_the_sensitivity_is_caught(weaken_gaussian):
+def test_canary_a_twentieth_of_the_sensitivity_is_caught(weaken):
     import dpgauss.releases._covariance as covariance
 
-    weaken_gaussian(covariance, "second_moment_mechanism", 20.0)
+    weaken(covariance, "second_moment_mechanism", 20.0)
     result = _audit(600)
     assert result.epsilon_lower > CLAIM, result
 
@@ -112,9 +112,7 @@ def _independent():
 
 
 @pytest.mark.filterwarnings("ignore::dpgauss.exceptions.UtilityWarning")
-def test_the_moments_option_keeps_its_claim_and_its_canary_is_caught(
-    spy_on, weaken_gaussian
-):
+def test_the_moments_option_keeps_its_claim_and_its_canary_is_caught(spy_on, weaken):
     # The probe sees no correlation on these rows: the per-coordinate
     # release (box_rest) is taken, and audited on the variance it moves.
     import dpgauss.releases._variances as variances
@@ -124,6 +122,6 @@ def test_the_moments_option_keeps_its_claim_and_its_canary_is_caught(
     assert taken == [False] * 5
     result = _audit(1200, _independent(), (0, 0))
     assert result.epsilon_lower <= CLAIM, result
-    weaken_gaussian(variances, "moments_mechanism", 20.0)
+    weaken(variances, "moments_mechanism", 20.0)
     result = _audit(600, _independent(), (0, 0))
     assert result.epsilon_lower > CLAIM, result

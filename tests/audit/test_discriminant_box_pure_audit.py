@@ -31,7 +31,6 @@ import dpgauss.discriminant_analysis._base as base
 import dpgauss.discriminant_analysis._lda as lda
 import dpgauss.discriminant_analysis._qda as qda
 from dpgauss import PrivacyBudget
-from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.discriminant_analysis import (
     PrivateLinearDiscriminantAnalysis,
     PrivateQuadraticDiscriminantAnalysis,
@@ -55,26 +54,6 @@ def _pair(d, row_a, row_b, label_a, label_b):
     A[0][0], A[1][0] = row_a, label_a
     B[0][0], B[1][0] = row_b, label_b
     return A, B
-
-
-def _spy(monkeypatch, record):
-    """Record each release's output, by name, as its mechanism returns it."""
-    calibrate = ReleasePlan.calibrate
-
-    def spying(self, name, **case):
-        mech = calibrate(self, name, **case)
-        inner = getattr(mech, "randomise", None)
-        if inner is not None:
-
-            def wrapped(*args, **kwargs):
-                out = inner(*args, **kwargs)
-                record[name] = out
-                return out
-
-            mech.randomise = wrapped
-        return mech
-
-    monkeypatch.setattr(ReleasePlan, "calibrate", spying)
 
 
 # -- class_sums in box units ---------------------------------------------------
@@ -102,9 +81,8 @@ def _exact_sums(data):
     return (sums / N).ravel()
 
 
-def _sums_audit(monkeypatch, n_samples):
-    record = {}
-    _spy(monkeypatch, record)
+def _sums_audit(record_releases, n_samples):
+    record = record_releases()
     A, B = _pair(2, [FAR, FAR], [-FAR, -FAR], 0, 0)
     probe = _box_estimator()
     budget = PrivacyBudget(epsilon=SUMS_EPSILON)
@@ -140,26 +118,20 @@ def _sums_audit(monkeypatch, n_samples):
         n_select=n_samples // 2,
         random_state=17,
     )
-    # The planned share (with a box under pure DP the counts' split is d's).
+    # The planned share, read off the plan.
     return result, plan.cost("class_sums").epsilon
 
 
-def test_box_class_sums_at_their_worst_neighbour_keep_their_claim(monkeypatch):
-    result, claim = _sums_audit(monkeypatch, 1000)
+def test_box_class_sums_at_their_worst_neighbour_keep_their_claim(record_releases):
+    result, claim = _sums_audit(record_releases, 1000)
     assert result.epsilon_lower <= claim, result
 
 
 def test_canary_box_class_sums_at_a_quarter_of_the_sensitivity_is_caught(
-    monkeypatch,
+    record_releases, weaken
 ):
-    original = base.labelled_sum_mechanism
-
-    def weak(cost, *args):
-        mech = original(cost, *args)
-        return type(mech)(sensitivity=mech.sensitivity / 4.0, epsilon=cost.epsilon)
-
-    monkeypatch.setattr(base, "labelled_sum_mechanism", weak)
-    result, claim = _sums_audit(monkeypatch, 600)
+    weaken(base, "labelled_sum_mechanism", 4.0)
+    result, claim = _sums_audit(record_releases, 600)
     assert result.epsilon_lower > claim, result
 
 

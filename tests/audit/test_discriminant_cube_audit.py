@@ -24,7 +24,6 @@ import pytest
 import dpgauss.discriminant_analysis._base as base
 import dpgauss.discriminant_analysis._lda as lda
 from dpgauss.accounting import zcdp_to_approx
-from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.discriminant_analysis import PrivateLinearDiscriminantAnalysis
 from dpgauss.releases._box import box_offsets
 from dpgauss.testing.audit import audit, fit_seed
@@ -39,27 +38,6 @@ CASES = {
     "squares": ("pooled_squares", "diag", {"rho": 0.5 / 0.3}),
     "moment-pure": ("second_moment", "full", {"epsilon": 1.0 / 0.4}),
 }
-
-
-def _spy(monkeypatch):
-    """Record each release's output, by name, as its mechanism returns it."""
-    record = {}
-    calibrate = ReleasePlan.calibrate
-
-    def spying(self, name, **case):
-        mech = calibrate(self, name, **case)
-        inner = mech.randomise
-
-        def wrapped(*args, **kwargs):
-            out = inner(*args, **kwargs)
-            record[name] = out
-            return out
-
-        mech.randomise = wrapped
-        return mech
-
-    monkeypatch.setattr(ReleasePlan, "calibrate", spying)
-    return record
 
 
 def _pair():
@@ -102,9 +80,9 @@ def _entries(out):
     return out[np.triu_indices(D)] if out.ndim == 2 else out
 
 
-def _audit(name, monkeypatch, n_samples):
+def _audit(name, record_releases, n_samples):
     release, structure, params = CASES[name]
-    record = _spy(monkeypatch)
+    record = record_releases()
     A, B = _pair()
     exact_a, exact_b = _exact(release, A), _exact(release, B)
     probe = _estimator(structure, params)
@@ -152,41 +130,26 @@ def _audit(name, monkeypatch, n_samples):
     return result, claim
 
 
-def _weaken(monkeypatch, release, factor):
-    """Calibrate the cube mechanism of ``release`` to ``1/factor`` of it."""
-
-    def weak(original):
-        def make(cost, *args):
-            mech = original(cost, *args)
-            key = "rho" if hasattr(cost, "rho") else "epsilon"
-            value = getattr(cost, key)
-            return type(mech)(sensitivity=mech.sensitivity / factor, **{key: value})
-
-        return make
-
-    if release == "pooled_squares":
-        monkeypatch.setattr(
-            base, "cube_square_mechanism", weak(base.cube_square_mechanism)
-        )
-    else:
-        monkeypatch.setattr(
-            lda, "cube_moment_mechanism", weak(lda.cube_moment_mechanism)
-        )
+#: The cube mechanism factory each release's canary weakens.
+FACTORIES = {
+    "pooled_squares": (base, "cube_square_mechanism"),
+    "second_moment": (lda, "cube_moment_mechanism"),
+}
 
 
 NAMES = ["squares-pure", "moment-pure", pytest.param("squares", marks=pytest.mark.slow)]
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_cube_release_at_its_worst_neighbour_keeps_its_claim(name, monkeypatch):
-    result, claim = _audit(name, monkeypatch, 1000)
+def test_cube_release_at_its_worst_neighbour_keeps_its_claim(name, record_releases):
+    result, claim = _audit(name, record_releases, 1000)
     assert result.epsilon_lower <= claim, result
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_canary_cube_release_at_a_quarter_of_the_sensitivity_is_caught(
-    name, monkeypatch
+    name, record_releases, weaken
 ):
-    _weaken(monkeypatch, CASES[name][0], 4.0)
-    result, claim = _audit(name, monkeypatch, 600)
+    weaken(*FACTORIES[CASES[name][0]], 4.0)
+    result, claim = _audit(name, record_releases, 600)
     assert result.epsilon_lower > claim, result

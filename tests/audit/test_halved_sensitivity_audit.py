@@ -103,18 +103,18 @@ def test_staged_release_keeps_its_claim_on_the_whole_shift(spread):
 
 
 @pytest.mark.filterwarnings("ignore::dpgauss.exceptions.UtilityWarning")
-def test_canary_half_the_augmented_plan_sensitivity_is_caught(weaken_gaussian):
+def test_canary_half_the_augmented_plan_sensitivity_is_caught(weaken):
     # Both releases of the augmented option (box_first and second_moment).
-    weaken_gaussian(staged, "moments_mechanism", 2.0)
-    weaken_gaussian(covariance, "second_moment_mechanism", 2.0)
+    weaken(staged, "moments_mechanism", 2.0)
+    weaken(covariance, "second_moment_mechanism", 2.0)
     result = _staged_audit(0.5, 5000)
     assert result.epsilon_lower > CLAIM, result
 
 
 @pytest.mark.filterwarnings("ignore::dpgauss.exceptions.UtilityWarning")
-def test_canary_half_the_moments_plan_sensitivity_is_caught(weaken_gaussian):
+def test_canary_half_the_moments_plan_sensitivity_is_caught(weaken):
     # Both releases of the moments option (box_first and box_rest).
-    weaken_gaussian(staged, "moments_mechanism", 2.0)
+    weaken(staged, "moments_mechanism", 2.0)
     result = _staged_audit(0.01, 5000)
     assert result.epsilon_lower > CLAIM, result
 
