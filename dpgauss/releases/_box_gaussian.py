@@ -393,11 +393,12 @@ def _staged_prediction(mechanisms, d, fill=BOX_FILL):
     combined means' l2 error and the better of its two options' Frobenius
     errors (the choice between them is made after the first stage, to the
     data's fill). Public values only."""
-    mean, moments, _, _ = staged_errors(mechanisms, d, SQUARE_WEIGHT)
+    tau = reference_tau(d, fill)  # the augmented rows' radius at this fill
+    mean, moments, _, _ = staged_errors(mechanisms, d, SQUARE_WEIGHT, tau)
     cap = max(fill, 1.0 - fill)
     noise = math.sqrt(d) * min(math.sqrt(moments + 2.0 * mean * mean), cap)
     off = REFERENCE_CORRELATION * fill * math.sqrt(d * (d - 1.0))
-    noise_at = at_tau(mechanisms["second_moment"], d, reference_tau(d, fill))
+    noise_at = at_tau(mechanisms["second_moment"], d, tau)
     augmented = gauss_error(noise_at, d, trace=d * fill)
     return math.sqrt(d * mean), min(math.hypot(noise, off), augmented + d * mean)
 
