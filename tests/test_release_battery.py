@@ -19,10 +19,14 @@ means to change outputs re-records in the same commit and says in its message
 which releases change and why.
 
 The comparison is exact when numpy, scipy and scikit-learn (and, for Dask
-inputs, dask) are the versions recorded with the case. With other versions it
-allows a relative 1e-9: newer wheels bring another LAPACK or BLAS, which may
-move the last bits of an eigendecomposition or a matrix product without any
-change in dpgauss.
+inputs, dask) are the versions recorded with the case and their BLAS runs the
+same kernels (threadpoolctl's library version and architecture: OpenBLAS
+picks its kernels by CPU, and the same wheels on another CPU moved the last
+bits of 171 cases). Otherwise it allows 1e-9 relative to each value, or to
+an array's largest entry (an entry 1e-16 of its matrix's scale carries that
+matrix's rounding, not its own): another LAPACK or BLAS may move the last
+bits of an eigendecomposition or a matrix product without any change in
+dpgauss.
 """
 
 import functools
@@ -546,14 +550,33 @@ def _versions(case_id):
     }
     if CASES[case_id][2] == "dask":
         versions["dask"] = dask.__version__
+    versions["blas"] = _blas()
     return versions
 
 
-def _close_hex(a, b):
+@functools.cache
+def _blas():
+    """The BLAS libraries loaded and the kernels they run (module docstring)."""
+    from threadpoolctl import threadpool_info
+
+    return sorted(
+        f"{i.get('internal_api')} {i.get('version')} {i.get('architecture')}"
+        for i in threadpool_info()
+        if i.get("user_api") == "blas"
+    )
+
+
+def _close_hex(a, b, scale=0.0):
     x, y = float.fromhex(a), float.fromhex(b)
     if math.isnan(x) or math.isnan(y):
         return math.isnan(x) and math.isnan(y)
-    return x == y or abs(x - y) <= RTOL_OTHER_VERSIONS * abs(y)
+    return x == y or abs(x - y) <= RTOL_OTHER_VERSIONS * max(abs(y), scale)
+
+
+def _array_scale(values):
+    """The largest finite magnitude of an encoded float array (0 if none)."""
+    finite = [abs(v) for v in map(float.fromhex, values) if math.isfinite(v)]
+    return max(finite, default=0.0)
 
 
 def _close(a, b):
@@ -565,7 +588,8 @@ def _close(a, b):
     if a and a[0] == b[0] == "float":
         return _close_hex(a[1], b[1])
     if a and a[0] == b[0] == "array" and a[1:3] == b[1:3] and a[1][1] == "f":
-        return all(_close_hex(u, v) for u, v in zip(a[3], b[3], strict=True))
+        scale = _array_scale(b[3])
+        return all(_close_hex(u, v, scale) for u, v in zip(a[3], b[3], strict=True))
     return all(_close(u, v) for u, v in zip(a, b, strict=True))
 
 
