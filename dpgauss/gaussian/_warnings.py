@@ -26,10 +26,11 @@ __all__ = ["faint_mean_reach", "faint_mean_warning"]
 
 def faint_mean_reach(prediction, n, d):
     """The column sd, in box half-widths, below which the Gaussian's mean is
-    predicted beyond ASTRAY times the column's sampling error: the noise sd
-    of one coordinate's mean (the predicted l2 error over ``sqrt(d)``, box
-    units) times ``sqrt(n) / ASTRAY``. A column of sd ``s`` has a mean with
-    sampling sd ``s / sqrt(n)``.
+    predicted beyond ASTRAY times the column's sampling error in one fit of
+    ten: the noise sd of one coordinate's mean (the predicted l2 error over
+    ``sqrt(d)``, box units) times ``sqrt(n) / ASTRAY``, times the chi-square
+    factor of :func:`~dpgauss.releases._box_mean.reach_of_noise`. A column of
+    sd ``s`` has a mean with sampling sd ``s / sqrt(n)``.
 
     Examples
     --------
@@ -38,10 +39,10 @@ def faint_mean_reach(prediction, n, d):
     >>> from dpgauss.releases._prediction import Prediction
     >>> mean = Prediction(0.1, 1.0, "l2")
     >>> p = BoxGaussPrediction(mean, Prediction(0.1, 1.0, "frobenius"))
-    >>> round(faint_mean_reach(p, 400, 4), 6)
-    0.1
+    >>> round(faint_mean_reach(p, 400, 4), 3)
+    0.139
     """
-    return reach_of_noise(prediction.mean.error / math.sqrt(d), n)
+    return reach_of_noise(prediction.mean.error / math.sqrt(d), n, d)
 
 
 def faint_mean_warning(owner, prediction, plan, n, d):
@@ -59,7 +60,8 @@ def faint_mean_warning(owner, prediction, plan, n, d):
     return (
         f"{owner}: with n={n}, d={d} and {plan.total}, the mean of a column whose "
         f"sd is below {reach:.2g} of its box half-width would land beyond "
-        f"{ASTRAY:g} times its sampling error: the mean's noise is fixed by the "
+        f"{ASTRAY:g} times its sampling error in one fit of ten or more: the "
+        "mean's noise is fixed by the "
         "box, not by the rows' spread. A tighter box, more rows or a larger "
         "budget help."
     )
