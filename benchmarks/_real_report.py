@@ -65,6 +65,19 @@ def _significantly_below(errors, others):
     return _worse_p_value(a, b) < ALPHA
 
 
+def fdr_significant(p_values, q=ALPHA):
+    """How many of ``p_values`` are significant at false discovery rate ``q``
+    (Benjamini-Hochberg: the largest k with the k-th smallest p-value at
+    most ``q k / m``). The row-wise test at ALPHA flags about ALPHA of the
+    rows whose estimator draws from its baseline's distribution (an estimator
+    that takes the baseline's own release fails it one row in twenty); the
+    rows that stay significant here are losses the seeds show beyond that."""
+    p = np.sort(np.asarray([x for x in p_values if np.isfinite(x)], dtype=float))
+    m = p.size
+    below = np.nonzero(p <= q * np.arange(1, m + 1) / max(m, 1))[0]
+    return int(below[-1] + 1) if below.size else 0
+
+
 def _noise_floor(spent, rs):
     """(ok, ratio of medians, worst over the baseline's median, p-value)."""
     base = [r["base_err"] for r in rs if np.isfinite(r["base_err"])]
@@ -329,6 +342,16 @@ def _targets(summary):
     out.append(
         f"- The same, noise-aware (`tested`: not significantly above the baseline,"
         f" worst within 3x its median error): {tested} of {len(mine)} rows fail"
+    )
+    spent = [v for v in mine.values() if v["spent"]]
+    fdr = fdr_significant([v["p_worse"] for v in spent])
+    beyond = sum(v["worst_of"] > 3.0 for v in spent)
+    out.append(
+        f"  - rows significantly above the baseline after Benjamini-Hochberg"
+        f" at a false discovery rate of {ALPHA} over the {len(spent)} rows that"
+        f" spent: {fdr} (the row-wise test flags about {ALPHA:.0%} of the rows"
+        f" whose estimator matches its baseline); with a seed beyond 3x the"
+        f" baseline's median: {beyond}"
     )
     out.append(
         f"- Clear losses (median beyond 1.3x or a seed beyond 3x the baseline's"

@@ -105,3 +105,21 @@ def test_a_row_is_held_to_one_baseline_policy(bench):
     ]
     rec = report.summarize(narrow)[("PrivateCovariance", "mean", "t", "eps1", 150)]
     assert rec["base_errs"] == [0.5] * 3
+
+
+def test_the_false_discovery_rate_count(bench):
+    # Benjamini-Hochberg at q = 0.05 over m = 4: the k-th smallest p-value
+    # must be at most 0.0125 k. 0.01 (<= 0.0125) and 0.02 (<= 0.025) pass,
+    # 0.2 (> 0.0375) and 0.9 do not: 2. Twenty p-values of 0.04, each
+    # significant alone, stay so together (0.04 <= 0.05 at k = 20); one
+    # among nineteen of 0.9 does not (0.04 > 0.05 / 20).
+    _, _, report = bench
+    assert report.fdr_significant([0.9, 0.02, 0.2, 0.01]) == 2
+    assert report.fdr_significant([0.04] * 20) == 20
+    assert report.fdr_significant([0.04] + [0.9] * 19) == 0
+    assert report.fdr_significant([]) == 0
+    # Uniform p-values (every row drawn like its baseline): about 5% pass
+    # the row-wise test, and almost never the corrected one.
+    p = np.random.default_rng(0).uniform(size=2000)
+    assert 60 <= np.sum(p < 0.05) <= 140  # binomial(2000, 0.05): 100 +- 4.4 sd
+    assert report.fdr_significant(p) <= 2
