@@ -36,10 +36,13 @@ are within ``e r^2`` (Frobenius) of the exact ones
 mechanism adds), which moves ``E`` by as much again (``E`` is 1-Lipschitz in
 the Frobenius norm); evaluating ``E`` (``k = d (d - 1)`` squares summed, one
 square root) adds a relative error at most ``gamma_(k + 2)`` (Higham), of an
-``E`` at most ``||M~||_F <= r^2 (1 + e)``, on each side. The released scalar
-has l1 sensitivity at most
+``E`` at most ``||M~||_F <= r^2 (1 + e)``, on each side (the squares
+computed with relative error u, their sum of non-negative terms within
+``gamma_k``, the correctly rounded root within u: ``(k + 1) u / (1 - k u)``
+in all), and squares that underflow add at most ``k 2^-1074`` to the sum,
+``sqrt(k) 2^-537`` to ``E``. The released scalar has l1 sensitivity at most
 
-    ``sqrt(2) r^2 / n + 2 e r^2 + 2 gamma_(k + 2) (1 + e) r^2``,
+    ``sqrt(2) r^2 / n + 2 e r^2 + 2 gamma_(k + 2) (1 + e) r^2 + 2 sqrt(k) 2^-537``,
 
 and Laplace noise at that scale (the exact lattice sampler of
 :class:`~dpgauss.mechanisms.LaplaceMechanism`) makes it
@@ -123,7 +126,8 @@ def off_diagonal_energy(M):
 def energy_mechanism(cost, n, d, radius, n_partials=None):
     """The Laplace mechanism of :func:`off_diagonal_energy` of the second
     moment of n rows clipped at ``radius`` (module docstring: l1 sensitivity
-    ``sqrt(2) r^2 / n + 2 e r^2 + 2 gamma_(d (d - 1) + 2) (1 + e) r^2``).
+    ``sqrt(2) r^2 / n + 2 e r^2 + 2 gamma_(k + 2) (1 + e) r^2 + 2 sqrt(k)
+    2^-537``, ``k = d (d - 1)``).
 
     Examples
     --------
@@ -135,7 +139,8 @@ def energy_mechanism(cost, n, d, radius, n_partials=None):
     """
     r2 = radius * radius
     e = summation_error(n, n_partials)
-    evaluation = 2.0 * _gamma(d * (d - 1) + 2) * (1.0 + e) * r2
+    k = d * (d - 1)
+    evaluation = 2.0 * _gamma(k + 2) * (1.0 + e) * r2 + 2.0 * math.sqrt(k) * 2.0**-537
     sensitivity = math.sqrt(2.0) * r2 / n + 2.0 * e * r2 + evaluation
     return LaplaceMechanism(sensitivity=sensitivity, epsilon=cost.epsilon)
 
