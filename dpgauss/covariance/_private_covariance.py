@@ -45,6 +45,7 @@ from dpgauss.releases._diagonal import (
     with_sampling,
 )
 from dpgauss.releases._energy_probe import (
+    MIN_FEATURES,
     energy_entries,
     energy_prediction,
     is_energy_probed,
@@ -142,7 +143,7 @@ default="auto"
         the noise of one release at their joint cost) where the columns'
         correlations show above the noise, the per-coordinate release at the
         rest where they do not. Under pure epsilon, where that is the full
-        release, it probes with one scalar
+        release and d >= 3, it probes with one scalar
         (:mod:`dpgauss.releases._energy_probe`): the Frobenius norm of the
         second moment's off-diagonal entries, Laplace noise at a tenth of
         the covariance's share, then GaussCov at the rest where that energy
@@ -388,12 +389,14 @@ default="auto"
         choice (``entries``) is the full release takes a probed plan instead:
         with ``center``, that of :mod:`dpgauss.releases._box_probe` under
         zCDP, that of :mod:`dpgauss.releases._energy_probe` under pure epsilon
-        (d >= 2: one column has no correlations). The probe reads the data's
+        (``d >= MIN_FEATURES`` of that module, where its scalar resolves what
+        the full release would keep). The probe reads the data's
         correlations before the full release is taken (the public choice
         assumed them); where the public choice is the per-coordinate release,
         a probe would only take a share from it. Public values only."""
         full = not is_diagonal(ReleasePlan(total, entries))
-        kinds = isinstance(total, ZCDP) or (isinstance(total, PureDP) and d > 1)
+        pure = isinstance(total, PureDP) and d >= MIN_FEATURES
+        kinds = isinstance(total, ZCDP) or pure
         return self.center and kinds and n is not None and full
 
     def _predict_error(self, plan, data, mechanisms):
