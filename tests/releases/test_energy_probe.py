@@ -152,7 +152,11 @@ def test_correlated_columns_take_the_full_option():
 
 def test_no_evidence_no_full_option():
     assert not energy_pays(0.0, 1e-4, 0.0, _D, _MOMENTS, _FULL)
-    assert not energy_pays(1.4 * EVIDENCE_SDS * 1e-2 / 1.5, 1e-4, 0.0, 2, 1.0, (0, 0))
+    # Just below the evidence margin (noise sd 0.01) the full option is not
+    # taken even where it would cost nothing.
+    below = 0.99 * EVIDENCE_SDS * 0.01
+    assert not energy_pays(below, 1e-4, 0.0, 4, 1.0, (0.0, 0.0))
+    assert energy_pays(1.01 * EVIDENCE_SDS * 0.01, 1e-4, 0.0, 4, 1.0, (0.0, 0.0))
 
 
 @pytest.mark.parametrize("epsilon", [1e-4, 2.0])
