@@ -44,6 +44,13 @@ from dpgauss.releases._diagonal import (
     reference_norm,
     with_sampling,
 )
+from dpgauss.releases._energy_probe import (
+    MIN_FEATURES,
+    energy_entries,
+    energy_prediction,
+    is_energy_probed,
+    release_energy_probed,
+)
 from dpgauss.releases._prediction import Prediction, report_useless
 from dpgauss.releases._variances import (
     box_variance_entries,
@@ -135,7 +142,13 @@ default="auto"
         off-diagonal entries, GaussCov again at the rest (the two averaged:
         the noise of one release at their joint cost) where the columns'
         correlations show above the noise, the per-coordinate release at the
-        rest where they do not. With ``epsilon`` alone every method is pure DP
+        rest where they do not. Under pure epsilon, where that is the full
+        release and d >= 3, it probes with one scalar
+        (:mod:`dpgauss.releases._energy_probe`): the Frobenius norm of the
+        second moment's off-diagonal entries, Laplace noise at a tenth of
+        the covariance's share, then GaussCov at the rest where that energy
+        predicts the full release the better, the per-coordinate release at
+        the rest otherwise. With ``epsilon`` alone every method is pure DP
         (Laplace noise).
     {privacy_parameters}
     data_norm : float, default=None
@@ -234,7 +247,15 @@ default="auto"
     releases the mean, then GaussCov of the second moment about it at a
     share, then GaussCov again or the per-coordinate release at the rest: a
     choice read from the first GaussCov's released matrix (post-processing),
-    charged at its more expensive option (both cost the same). Keeping
+    charged at its more expensive option (both cost the same). The pure
+    probed plan releases the mean, then the off-diagonal energy
+    ``||offdiag(M)||_F`` of the second moment about it (Laplace, l1
+    sensitivity ``sqrt(2) d / n`` plus rounding: ``offdiag`` is an
+    orthogonal projection, so the energy moves by at most ``||M - M'||_F``;
+    proof in :mod:`dpgauss.releases._energy_probe`), then GaussCov or the
+    per-coordinate release at the rest, a choice read from the released
+    energy and public values (post-processing), both options one release at
+    the same cost. Keeping
     a released variance only above its noise, the map back by
     ``diag(h)``, the cap of the variances at ``h^2`` and of the location to
     the box are post-processing. Everything after them
@@ -351,8 +372,11 @@ default="auto"
             )
             if self.bounds is not None and self.method == "auto":
                 entries = box_variance_entries(total, d, n, self.center, entries)
-                if self._probed(total, n, entries):
-                    entries = probe_entries(total, d, n, radius)
+                if self._probed(total, n, d, entries):
+                    if isinstance(total, ZCDP):
+                        entries = probe_entries(total, d, n, radius)
+                    else:
+                        entries = energy_entries(total, d, n, radius)
             return ReleasePlan(total, entries)
         # In the frame I / B (rows in the ball of radius B): radius 1 for the
         # first step, which clips at B, the Gaussian tail radius after it.
@@ -360,16 +384,20 @@ default="auto"
         steps = coinpress_entries(rest, self._steps, d, n, bound=radius)
         return ReleasePlan(total, entries + steps)
 
-    def _probed(self, total, n, entries):
+    def _probed(self, total, n, d, entries):
         """Whether a fit with ``bounds`` and ``method="auto"`` whose public
-        choice (``entries``) is the full release takes the probed plan of
-        :mod:`dpgauss.releases._box_probe` instead: with ``center`` and a zCDP
-        cost. The probe reads the data's correlations before the full release
-        is taken (the public choice assumed them); where the public choice is
-        the per-coordinate release, a probe would only take a share from it.
-        Public values only."""
+        choice (``entries``) is the full release takes a probed plan instead:
+        with ``center``, that of :mod:`dpgauss.releases._box_probe` under
+        zCDP, that of :mod:`dpgauss.releases._energy_probe` under pure epsilon
+        (``d >= MIN_FEATURES`` of that module, where its scalar resolves what
+        the full release would keep). The probe reads the data's
+        correlations before the full release is taken (the public choice
+        assumed them); where the public choice is the per-coordinate release,
+        a probe would only take a share from it. Public values only."""
         full = not is_diagonal(ReleasePlan(total, entries))
-        return self.center and isinstance(total, ZCDP) and n is not None and full
+        pure = isinstance(total, PureDP) and d >= MIN_FEATURES
+        kinds = isinstance(total, ZCDP) or pure
+        return self.center and kinds and n is not None and full
 
     def _predict_error(self, plan, data, mechanisms):
         """The Frobenius error predicted on reference data against the zero
@@ -379,8 +407,11 @@ default="auto"
         (:func:`norm_prediction`), under zCDP rows filling the ball evenly
         (the Gaussian paths' refusals are unchanged)."""
         d = data.d
-        if is_probed(plan):
-            error = probe_prediction(mechanisms, d)
+        if is_probed(plan) or is_energy_probed(plan):
+            if is_probed(plan):
+                error = probe_prediction(mechanisms, d)
+            else:
+                error = energy_prediction(mechanisms, d)
             return with_sampling(
                 Prediction(error, reference_norm(d), "frobenius"), data.n, d
             )
@@ -417,8 +448,9 @@ default="auto"
         box = self._box(d)
         if box is not None:
             X = box_rows(X, box)
-        if is_probed(plan):
-            center, result = release_probed(X, self._radius(d), plan, rng)
+        if is_probed(plan) or is_energy_probed(plan):
+            release = release_probed if is_probed(plan) else release_energy_probed
+            center, result = release(X, self._radius(d), plan, rng)
             if isinstance(result, Spectrum):
                 fitted = self._confined_model(
                     center,
@@ -427,7 +459,7 @@ default="auto"
                     result.noise_sd,
                     result.cap,
                     result.measured,
-                    False,
+                    isinstance(plan.total, PureDP),
                     box,
                 )
                 fitted["method_"] = "gauss"
