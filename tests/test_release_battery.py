@@ -138,6 +138,24 @@ DATA = {
         None,
         None,
     ),
+    # Three columns in a box, independent or two of them correlated 0.85:
+    # under pure epsilon the covariance's energy probe (d >= 3) takes the
+    # per-coordinate option on the first and the full one on the second.
+    "bounded_3d": lambda: (
+        np.random.default_rng(10).normal(size=(2000, 3)) * np.array([2.0, 1.0, 0.5])
+        + np.array([10.0, -5.0, 0.0]),
+        None,
+        None,
+    ),
+    "bounded_3d_correlated": lambda: (
+        np.random.default_rng(9).multivariate_normal(
+            [10.0, -5.0, 0.0],
+            [[4.0, 3.4, 0.0], [3.4, 4.0, 0.0], [0.0, 0.0, 1.0]],
+            size=2000,
+        ),
+        None,
+        None,
+    ),
     # Few rows: the Gaussian in a box takes its moments plan (the joint
     # release of means and centred squares at weight 3/2).
     "bounded_few": lambda: (_gauss(n=100, d=2) + np.array([10.0, -5.0]), None, None),
@@ -413,6 +431,28 @@ ESTIMATORS = {
             bounds=([0.0, -10.0], [20.0, 0.0]), random_state=0, on_useless="warn", **p
         ),
         "bounded_correlated",
+        ALL_FORMS,
+        NUMPY,
+    ),
+    "PrivateCovariance-bounds-3d": (
+        lambda **p: PrivateCovariance(
+            bounds=([0.0, -10.0, -5.0], [20.0, 0.0, 5.0]),
+            random_state=0,
+            on_useless="warn",
+            **p,
+        ),
+        "bounded_3d",
+        ALL_FORMS,
+        NUMPY,
+    ),
+    "PrivateCovariance-bounds-3d-correlated": (
+        lambda **p: PrivateCovariance(
+            bounds=([0.0, -10.0, -5.0], [20.0, 0.0, 5.0]),
+            random_state=0,
+            on_useless="warn",
+            **p,
+        ),
+        "bounded_3d_correlated",
         ALL_FORMS,
         NUMPY,
     ),
