@@ -298,3 +298,27 @@ def test_non_finite_rows_under_assume_finite_give_a_finite_energy(bad, monkeypat
     assert 0.0 <= energies[-1] <= 4.0
     assert np.isfinite(est.covariance_).all()
     assert est.privacy_spent_ == PureDP(EPS)
+
+
+@pytest.mark.parametrize("form", [{"rho": 1000.0}, {"epsilon": 1000.0}])
+def test_a_search_is_priced_at_what_its_probed_fits_charge(form):
+    # The price (from the public n of each fold) is the probed plan's three
+    # releases, in the budget's currency: measured rho 6.4049 and epsilon 11
+    # for epsilon 1 and 2 over 3 folds and the refit, priced and spent alike.
+    from dpgauss.model_selection import search_cost
+
+    budget = PrivacyBudget(**form)
+    search = GridSearchCV(
+        _estimator(budget=budget, random_state=0), {"epsilon": [1.0, 2.0]}, cv=3
+    )
+    X = _data(False, n=3000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        price = search_cost(search, X).total(budget)
+        search.fit(X)
+    assert price == budget.spent()
+    best = search.best_estimator_
+    charges = best.planned_costs(4, n_samples=2000)  # mean, probe, the choice
+    assert [c.epsilon / best.epsilon for c in charges] == pytest.approx(
+        [0.1, 0.09, 0.81]
+    )
