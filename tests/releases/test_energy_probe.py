@@ -61,8 +61,11 @@ def test_the_sensitivity_bounds_extreme_neighbours(d):
     # the diagonal against rows along an axis: |E(M) - E(M')| never exceeds
     # the calibrated sensitivity, and the tight pair (z z^T with z = (1, ...,
     # 1) against z' = (1, -1, 1, ...)) comes within 1% of its exact part
-    # sqrt(2) r^2 / n only when d = 2 (2 r^4 is reached by orthogonal y, y'
-    # of one sign pattern), within a factor sqrt(2) otherwise.
+    # sqrt(2) r^2 / n here at d = 2 (2 r^4 is reached by orthogonal y, y' of
+    # one sign pattern); against these correlated base rows it stays within a
+    # factor sqrt(2) at d = 3 and 7. Base rows of other sign patterns reach
+    # the bound exactly at d = 4 (review R11:
+    # tests/releases/test_energy_probe_attacks.py and the tight audit).
     n, radius = 50, math.sqrt(d)
     rng = np.random.default_rng(d)
     # Correlated base rows (M_ij about 0.25, far above 2 / n): the energy
