@@ -478,6 +478,7 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
         mech = plan.calibrate("class_counts")
         noisy_counts = mech.randomise(counts.astype(np.float64), rng)
         count_sd = mech.sd()
+        self._warn_if_faint_counts(classes, noisy_counts, count_sd)
         mech = plan.calibrate("class_sums", radius=radius)
         noisy_sums = mech.randomise((sums / n).ravel(), rng).reshape(K, d)
         # Post-processing. A count below max(1, its noise sd) is taken as that

@@ -15,11 +15,18 @@ reference rows of :mod:`dpgauss.releases._classes`; the fit then predicts its
 error on the reference problem there, and refuses (``on_useless="raise"``)
 or warns when it is above :data:`~dpgauss.releases._classes.USEFUL_SHARE` of
 the majority class's. Every decision reads the privacy parameters, n, d, K
-and the public bound only: it reveals nothing.
+and the public bound only: it reveals nothing. The warning after the spend
+(a released class count within its noise of zero) reads released values
+only (post-processing).
 """
 
 import math
+import warnings
 
+import numpy as np
+
+from dpgauss.exceptions import UtilityWarning
+from dpgauss.releases._class_rule import COUNT_Z, faint_classes
 from dpgauss.releases._classes import (
     REFERENCE_MAJORITY,
     REFERENCE_SEPARATION,
@@ -31,6 +38,7 @@ from dpgauss.releases._classes import (
 )
 from dpgauss.releases._diagonal import BOX_FILL
 from dpgauss.releases._prediction import report_useless
+from dpgauss.utils._leak import caller_stacklevel
 
 __all__ = ["PlanChoiceMixin"]
 
@@ -127,6 +135,24 @@ class PlanChoiceMixin:
             "apart: error "
             f"{prediction.error:.3g} against {prediction.baseline:.3g}). "
             f"{self._useless_help()}",
+        )
+
+    def _warn_if_faint_counts(self, classes, counts, count_sd):
+        """UtilityWarning when a released class count lies within
+        :data:`~dpgauss.releases._class_rule.COUNT_Z` noise sds of zero
+        (:func:`~dpgauss.releases._class_rule.faint_classes`; released and
+        public values only, so the warning is free)."""
+        faint = faint_classes(counts, count_sd)
+        if not np.any(faint):
+            return
+        warnings.warn(
+            f"{type(self).__name__}: the released count of class(es) "
+            f"{', '.join(map(str, classes[faint]))} lies within {COUNT_Z:g} noise "
+            f"sds ({count_sd:.3g} rows) of zero, so their prior and mean are "
+            "mostly noise and the classifier may be worse than the majority class. "
+            f"{self._useless_help()}",
+            UtilityWarning,
+            stacklevel=caller_stacklevel(),
         )
 
     def _useless_help(self):

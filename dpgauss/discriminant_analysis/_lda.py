@@ -162,7 +162,10 @@ class PrivateLinearDiscriminantAnalysis(
     predicted no better than the majority class on a public reference problem
     raises :class:`~dpgauss.exceptions.UselessFitError` with
     ``on_useless="raise"``) read public values only. The means, priors,
-    covariance and classifier are post-processing, and so are ``predict``,
+    covariance and classifier are post-processing, and so is the
+    ``UtilityWarning`` of a class whose released count lies within two noise
+    sds of zero (its prior and mean are then mostly noise:
+    :mod:`dpgauss.releases._class_rule`), and so are ``predict``,
     ``predict_proba`` and ``decision_function`` (applied to private rows,
     their outputs are of course not private); ``score`` reads its rows and is
     not private (it warns inside a search).

@@ -170,7 +170,8 @@ class PrivateQuadraticDiscriminantAnalysis(DiscriminantMixin, BaseEstimator):
     ``on_useless="raise"``) read public values only. Everything after is
     post-processing (the means' shrinkage, their noise correction and the
     fall-back on the priors where the released means show no signal above
-    their noise: :mod:`dpgauss.releases._class_rule`); ``predict`` and
+    their noise, and the warning where a released class count lies within two
+    noise sds of zero: :mod:`dpgauss.releases._class_rule`); ``predict`` and
     ``predict_proba`` on private rows are not
     private outputs, and ``score`` reads its rows (it warns inside a search).
 

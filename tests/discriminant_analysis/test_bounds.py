@@ -297,3 +297,59 @@ def test_means_without_signal_fall_back_on_the_priors_with_a_warning(cls):
     # average. At least one of six seeds falls back (all six pass with
     # probability about 1/64).
     assert fell_back >= 1
+
+
+def _three_class_mixture(n, seed):
+    """The benchmark's mixture (priors 0.6/0.3/0.1, d=4, well separated) in
+    box units: n training rows and 1,000 test rows."""
+    rng = np.random.default_rng(seed)
+    centers = np.array([[0, 0, 0, 0], [4, 0, 2, 0], [0, 5, 0, -3]], float)
+    y = rng.choice(3, size=n + 1000, p=[0.6, 0.3, 0.1])
+    X = centers[y] + rng.standard_normal((n + 1000, 4)) * [1.0, 1.5, 0.7, 1.0]
+    lower, upper = np.array([-4.0, -5.0, -3.0, -7.0]), np.array([8.0, 10.0, 5.0, 4.0])
+    Z = np.clip((X - (lower + upper) / 2) / ((upper - lower) / 2), -1.0, 1.0)
+    return Z[:n], y[:n], Z[n:], y[n:]
+
+
+@pytest.mark.parametrize("cls", MODELS)
+def test_no_silent_fit_below_the_majority_class_on_the_mixture(cls):
+    # At n = 150 and epsilon 0.5 the counts' noise sd (57 rows) is above the
+    # third class's 15 rows: the released priors and means are mostly noise,
+    # and fits land above the majority class's error rate. Each such fit
+    # warns, from released values (a count within COUNT_Z noise sds of zero,
+    # or the priors-only fallback); before the faint-count warning, seeds
+    # 0-11 here gave unwarned fits worse than the majority class.
+    Z, y, Zt, yt = _three_class_mixture(150, 0)
+    majority = np.mean(yt != np.bincount(y).argmax())
+    worse = 0
+    for seed in range(12):
+        clf = cls(
+            classes=[0, 1, 2],
+            bounds=(-np.ones(4), np.ones(4)),
+            epsilon=0.5,
+            random_state=seed,
+            on_useless="warn",
+        )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            clf.fit(Z, y)
+        texts = [str(w.message) for w in caught if w.category is UtilityWarning]
+        if np.mean(clf.predict(Zt) != yt) > majority:
+            worse += 1
+            assert texts, seed
+    assert worse > 0  # the case is a real one at these seeds
+
+
+@pytest.mark.parametrize("cls", MODELS)
+def test_counts_clear_of_their_noise_do_not_warn(cls):
+    # n = 3,000 at epsilon 4: the counts' noise sd is about 14 rows (5-10% of
+    # the budget) against 300 rows in the smallest class.
+    Z, y, Zt, yt = _three_class_mixture(3000, 1)
+    clf = cls(
+        classes=[0, 1, 2], bounds=(-np.ones(4), np.ones(4)), epsilon=4.0, random_state=0
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf.fit(Z, y)
+    assert not [w for w in caught if "noise sds" in str(w.message)]
+    assert np.mean(clf.predict(Zt) != yt) < 0.1

@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 
 from dpgauss.releases._class_rule import (
+    COUNT_Z,
     SIGNAL_Z,
+    faint_classes,
     noise_corrections,
     signal_score,
     usable_means,
@@ -90,3 +92,20 @@ def test_usable_means_fall_back_on_non_finite_input():
     assert np.all(np.isfinite(out))
     np.testing.assert_array_equal(out[0], out[1])
     np.testing.assert_array_equal(var, 0.0)
+
+
+def test_faint_classes_are_counts_within_two_noise_sds_of_zero():
+    assert COUNT_Z == 2.0
+    got = faint_classes(np.array([-3.0, 0.0, 10.0, 10.01, 500.0, np.nan]), 5.0)
+    np.testing.assert_array_equal(got, [True, True, True, False, False, True])
+
+
+def test_faint_classes_flag_an_empty_class_at_the_laplace_rate():
+    # Laplace noise of sd s (scale s / sqrt(2)) exceeds 2 s with probability
+    # exp(-2 sqrt(2)) / 2 = 0.0296: an empty class is flagged 97% of the time.
+    # Over 20,000 draws the share's sd is 0.0012; 4 sds is 0.005.
+    rng = np.random.default_rng(2)
+    sd = 7.0
+    counts = rng.laplace(0.0, sd / np.sqrt(2.0), 20000)
+    missed = 1.0 - np.mean(faint_classes(counts, sd))
+    assert missed == pytest.approx(np.exp(-2.0 * np.sqrt(2.0)) / 2.0, abs=0.005)
