@@ -350,8 +350,9 @@ def _targets(summary):
         f"  - rows significantly above the baseline after Benjamini-Hochberg"
         f" at a false discovery rate of {ALPHA} over the {len(spent)} rows that"
         f" spent: {fdr} (the row-wise test flags about {ALPHA:.0%} of the rows"
-        f" whose estimator matches its baseline); with a seed beyond 3x the"
-        f" baseline's median: {beyond}"
+        f" whose estimator matches its baseline; the permutation p-values are"
+        f" at least 1/{PERMUTATIONS + 1}, so with few seeds few rows can pass);"
+        f" with a seed beyond 3x the baseline's median: {beyond}"
     )
     out.append(
         f"- Clear losses (median beyond 1.3x or a seed beyond 3x the baseline's"
