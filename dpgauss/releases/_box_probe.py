@@ -89,6 +89,7 @@ __all__ = [
     "probe_entries",
     "probe_prediction",
     "release_probed",
+    "second_choice",
 ]
 
 #: The probe's share of what the mean leaves. Where the full release is
@@ -112,12 +113,20 @@ def probe_entries(total, d, n, radius):
     mean, rest = mean_entries(total, True, n, d, radius)
     probe, second = split_cost(rest, [PROBE_SHARE, 1.0 - PROBE_SHARE])
     first = replace(method_entries("gauss", probe, d, n, radius)[0], name="box_probe")
-    per_coordinate = replace(variance_entries(second, d, True, n)[0], name="box_rest")
+    return [*mean, first, second_choice(second, d, n, radius)]
+
+
+def second_choice(cost, d, n, radius):
+    """The choice ``box_second`` a probe decides, at ``cost``: ``"full"``,
+    GaussCov of the second moment (``second_moment``, rows clipped at
+    ``radius``), or ``"moments"``, the per-coordinate means and centred
+    squares (``box_rest``). One release each, at the same cost."""
+    per_coordinate = replace(variance_entries(cost, d, True, n)[0], name="box_rest")
     options = {
-        "full": method_entries("gauss", second, d, n, radius),
+        "full": method_entries("gauss", cost, d, n, radius),
         "moments": (per_coordinate,),
     }
-    return [*mean, first, Choice("box_second", options)]
+    return Choice("box_second", options)
 
 
 def is_probed(plan):

@@ -81,21 +81,19 @@ noise variances) only.
 """
 
 import math
-from dataclasses import replace
 
 import numpy as np
 
 from dpgauss.accounting import split_cost
 from dpgauss.accounting._costs import kind_of
-from dpgauss.accounting._plan import Choice, Release
+from dpgauss.accounting._plan import Release
 from dpgauss.mechanisms._additive import LaplaceMechanism
 from dpgauss.mechanisms._checks import check_radius
-from dpgauss.releases._box_probe import EVIDENCE_SDS
+from dpgauss.releases._box_probe import EVIDENCE_SDS, second_choice
 from dpgauss.releases._center import mean_entries, release_center, release_spectrum
-from dpgauss.releases._covariance import method_entries
 from dpgauss.releases._diagonal import diagonal_error, full_prediction
 from dpgauss.releases._moments import SECOND_WEIGHT
-from dpgauss.releases._variances import release_variances, variance_entries
+from dpgauss.releases._variances import release_variances
 from dpgauss.utils._sums import _gamma, clipped_sums, n_partial_sums, summation_error
 
 __all__ = [
@@ -176,12 +174,7 @@ def energy_entries(total, d, n, radius):
     mean, rest = mean_entries(total, True, n, d, radius)
     probe, second = split_cost(rest, [ENERGY_SHARE, 1.0 - ENERGY_SHARE])
     energy = Release("box_energy", probe, kind_of(probe), _energy_factory(n, d, radius))
-    per_coordinate = replace(variance_entries(second, d, True, n)[0], name="box_rest")
-    options = {
-        "full": method_entries("gauss", second, d, n, radius),
-        "moments": (per_coordinate,),
-    }
-    return [*mean, energy, Choice("box_second", options)]
+    return [*mean, energy, second_choice(second, d, n, radius)]
 
 
 def is_energy_probed(plan):
