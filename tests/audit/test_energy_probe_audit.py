@@ -98,6 +98,10 @@ def test_the_audited_fit_takes_the_energy_plan_and_its_full_option(spy_on):
     assert taken == [True] * 5
 
 
+# Slow: tests/audit/test_energy_probe_tight_audit.py audits the same release
+# in the default run on a pair that reaches the sensitivity (this one's moves
+# the energy by 77% of it), with a canary at half the sensitivity.
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::dpgauss.exceptions.UtilityWarning")
 def test_the_energy_keeps_its_claim_at_its_sensitivity(record_releases):
     result = _audit_energy(2000, record_releases)
