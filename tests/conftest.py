@@ -76,3 +76,22 @@ def warnings_before_releases(monkeypatch):
         return seen[0]
 
     return fit
+
+
+@pytest.fixture
+def spy_on(monkeypatch):
+    """``spy_on(module, name)``: the list of what ``module.name`` returns in
+    the calls that follow (it still returns it)."""
+
+    def spy_on(module, name):
+        taken = []
+        original = getattr(module, name)
+
+        def spy(*args, **kwargs):
+            taken.append(original(*args, **kwargs))
+            return taken[-1]
+
+        monkeypatch.setattr(module, name, spy)
+        return taken
+
+    return spy_on

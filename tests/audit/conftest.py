@@ -1,11 +1,13 @@
 """Fixtures shared by the audits: canaries that weaken a mechanism, and spies
-that record a private choice's outcome or a release's output."""
+that record a release's output (``spy_on``, for any function's, is in
+tests/conftest.py)."""
 
 import numpy as np
 import pytest
 from scipy.linalg import block_diag
 
 from dpgauss.accounting._plan import ReleasePlan
+from dpgauss.testing.audit import fit_seed
 
 
 @pytest.fixture
@@ -61,22 +63,24 @@ def record_releases(monkeypatch):
 
 
 @pytest.fixture
-def spy_on(monkeypatch):
-    """``spy_on(module, name)``: the list of what ``module.name`` returns in
-    the calls that follow (it still returns it)."""
+def release_runner(record_releases):
+    """``release_runner(est, X, name)``: an audit runner ``run(n, rng)`` that
+    fits ``est`` on ``X`` n times, each with a fresh seed from ``rng``, and
+    returns the scalar release ``name`` of each fit."""
 
-    def spy_on(module, name):
-        taken = []
-        original = getattr(module, name)
+    def make(est, X, name):
+        record = record_releases()
 
-        def spy(*args, **kwargs):
-            taken.append(original(*args, **kwargs))
-            return taken[-1]
+        def run(n, rng):
+            out = []
+            for _ in range(n):
+                est.set_params(random_state=fit_seed(rng)).fit(X)
+                out.append(float(np.asarray(record[name])))
+            return np.array(out)
 
-        monkeypatch.setattr(module, name, spy)
-        return taken
+        return run
 
-    return spy_on
+    return make
 
 
 def _unclipped_offsets(x, center, half_width):

@@ -40,20 +40,6 @@ def _estimator(epsilon=EPS):
     return PrivateCovariance(bounds=(-1.0, 1.0), epsilon=epsilon, on_useless="warn")
 
 
-def _energy_runner(X, record_releases):
-    est = _estimator()
-    record = record_releases()
-
-    def run(n, rng):
-        out = []
-        for _ in range(n):
-            est.set_params(random_state=fit_seed(rng)).fit(X)
-            out.append(float(np.asarray(record["box_energy"])))
-        return np.array(out)
-
-    return run
-
-
 def _fit_runner(X, entry=(0, 1), epsilon=EPS):
     est = _estimator(epsilon)
 
@@ -77,11 +63,11 @@ def _rows(first, second):
     return X, Y
 
 
-def _audit_energy(n, record_releases, rows=None):
+def _audit_energy(n, release_runner, rows=None):
     X, Y = rows or _rows((-1e12,) * 3, (1e12, -1e12, 1e12))
     return audit(
-        _energy_runner(X, record_releases),
-        _energy_runner(Y, record_releases),
+        release_runner(_estimator(), X, "box_energy"),
+        release_runner(_estimator(), Y, "box_energy"),
         n_samples=n,
         n_select=n // 2,
         delta=DELTA,
@@ -103,25 +89,23 @@ def test_the_audited_fit_takes_the_energy_plan_and_its_full_option(spy_on):
 # the energy by 77% of it), with a canary at half the sensitivity.
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::dpgauss.exceptions.UtilityWarning")
-def test_the_energy_keeps_its_claim_at_its_sensitivity(record_releases):
-    result = _audit_energy(2000, record_releases)
+def test_the_energy_keeps_its_claim_at_its_sensitivity(release_runner):
+    result = _audit_energy(2000, release_runner)
     assert result.epsilon_lower <= PROBE, result
 
 
 @pytest.mark.filterwarnings("ignore::dpgauss.exceptions.UtilityWarning")
-def test_canary_a_twentieth_of_the_energy_sensitivity_is_caught(
-    record_releases, weaken
-):
+def test_canary_a_twentieth_of_the_energy_sensitivity_is_caught(release_runner, weaken):
     weaken(module, "energy_mechanism", 20.0)
-    result = _audit_energy(600, record_releases)
+    result = _audit_energy(600, release_runner)
     assert result.epsilon_lower > PROBE, result
 
 
 @pytest.mark.filterwarnings("ignore::dpgauss.exceptions.UtilityWarning")
-def test_canary_an_unclipped_box_is_caught(record_releases, unclip):
+def test_canary_an_unclipped_box_is_caught(release_runner, unclip):
     unclip(offsets=diagonal, sums=module)
     # A row 1,000 box half-widths out: clipped, it is at the box's corner.
-    result = _audit_energy(600, record_releases, _rows((-1e3,) * 3, (1e3, -1e3, 1e3)))
+    result = _audit_energy(600, release_runner, _rows((-1e3,) * 3, (1e3, -1e3, 1e3)))
     assert result.epsilon_lower > PROBE, result
 
 

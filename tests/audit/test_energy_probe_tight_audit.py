@@ -25,7 +25,7 @@ import dpgauss.releases._energy_probe as module
 from dpgauss import PrivateCovariance
 from dpgauss.accounting import PureDP
 from dpgauss.base import FitData
-from dpgauss.testing.audit import audit, fit_seed
+from dpgauss.testing.audit import audit
 
 pytestmark = [
     pytest.mark.audit,
@@ -51,25 +51,11 @@ def _estimator():
     return PrivateCovariance(bounds=(-1.0, 1.0), epsilon=EPS, on_useless="warn")
 
 
-def _energy_runner(X, record_releases):
-    est = _estimator()
-    record = record_releases()
-
-    def run(n, rng):
-        out = []
-        for _ in range(n):
-            est.set_params(random_state=fit_seed(rng)).fit(X)
-            out.append(float(np.asarray(record["box_energy"])))
-        return np.array(out)
-
-    return run
-
-
-def _audit_energy(n, record_releases):
+def _audit_energy(n, release_runner):
     X, Y = _rows()
     return audit(
-        _energy_runner(X, record_releases),
-        _energy_runner(Y, record_releases),
+        release_runner(_estimator(), X, "box_energy"),
+        release_runner(_estimator(), Y, "box_energy"),
         n_samples=n,
         n_select=n // 2,
         delta=DELTA,
@@ -90,12 +76,12 @@ def test_the_pair_is_probed_and_moves_the_energy_by_its_sensitivity(spy_on):
     assert np.all(moved >= 0.98 * sensitivity), moved / sensitivity
 
 
-def test_the_energy_keeps_its_claim_where_it_is_tight(record_releases):
-    result = _audit_energy(1500, record_releases)
+def test_the_energy_keeps_its_claim_where_it_is_tight(release_runner):
+    result = _audit_energy(1500, release_runner)
     assert result.epsilon_lower <= PROBE, result
 
 
-def test_canary_half_the_energy_sensitivity_is_caught(record_releases, weaken):
+def test_canary_half_the_energy_sensitivity_is_caught(release_runner, weaken):
     weaken(module, "energy_mechanism", 2.0)
-    result = _audit_energy(1500, record_releases)
+    result = _audit_energy(1500, release_runner)
     assert result.epsilon_lower > PROBE, result

@@ -153,25 +153,11 @@ def _estimator(**params):
     return PrivateCovariance(bounds=(-1.0, 1.0), **params)
 
 
-def _taken(monkeypatch):
-    taken = []
-    original = module.energy_pays
-
-    def spy(*args, **kwargs):
-        taken.append(original(*args, **kwargs))
-        return taken[-1]
-
-    monkeypatch.setattr(module, "energy_pays", spy)
-    return taken
-
-
 @pytest.mark.parametrize("correlated", [True, False])
-def test_every_draw_of_either_option_comes_from_the_plan(
-    correlated, watched, monkeypatch
-):
+def test_every_draw_of_either_option_comes_from_the_plan(correlated, watched, spy_on):
     # The release battery's watch never sees this plan (its pure box cases
     # are 2 x 2, below MIN_FEATURES): here it watches both options.
-    taken = _taken(monkeypatch)
+    taken = spy_on(module, "energy_pays")
     est = _estimator().fit(_data(correlated))
     assert taken == [correlated]
     assert est.method_ == ("gauss" if correlated else "diagonal")
@@ -188,11 +174,11 @@ def _ledger(budget):
     return [(e.mechanism, e.cost) for e in budget.ledger()]
 
 
-def test_both_options_charge_the_same_events_and_report_the_budget(monkeypatch):
+def test_both_options_charge_the_same_events_and_report_the_budget(spy_on):
     # Measured: mean 0.2, box_energy 0.18, choice:box_second/second_moment
     # 1.62 (epsilon 2), the same three events whichever option is taken,
     # charged before the releases; privacy_spent_ is PureDP(2.0) exactly.
-    taken = _taken(monkeypatch)
+    taken = spy_on(module, "energy_pays")
     ledgers, spent = [], []
     for correlated in (True, False):
         X = _data(correlated)
@@ -213,10 +199,12 @@ def test_both_options_charge_the_same_events_and_report_the_budget(monkeypatch):
 
 
 @pytest.mark.parametrize("where", ["release_spectrum", "release_variances"])
-def test_a_fit_that_raises_after_the_probe_is_charged_in_full(where, monkeypatch):
+def test_a_fit_that_raises_after_the_probe_is_charged_in_full(
+    where, monkeypatch, spy_on
+):
     # The option's release raises after the probe: the budget keeps the whole
     # charge (made before any release) and no fitted attribute is left.
-    taken = _taken(monkeypatch)
+    taken = spy_on(module, "energy_pays")
 
     def boom(*args, **kwargs):
         raise RuntimeError("after the spend")
@@ -246,19 +234,12 @@ def test_grid_search_charges_every_fit():
     assert budget.spent() == PureDP(4 * EPS)  # three folds and the refit
 
 
-def test_inputs_of_every_kind_compute_the_same_energy(tmp_path, monkeypatch):
+def test_inputs_of_every_kind_compute_the_same_energy(tmp_path, spy_on):
     # float32 and int inputs are their float64 values; memmap and Dask
     # (chunks of 300 rows: 7 partial sums, a larger calibration than one)
     # are bit for bit the array's energy.
     da = pytest.importorskip("dask.array")
-    energies = []
-    original = module.off_diagonal_energy
-
-    def spy(M):
-        energies.append(original(M))
-        return energies[-1]
-
-    monkeypatch.setattr(module, "off_diagonal_energy", spy)
+    energies = spy_on(module, "off_diagonal_energy")
     X = _data(True)
     np.save(tmp_path / "x.npy", X)
     inputs = {
@@ -280,17 +261,10 @@ def test_inputs_of_every_kind_compute_the_same_energy(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, 1e308, -1.7e308])
-def test_non_finite_rows_under_assume_finite_give_a_finite_energy(bad, monkeypatch):
+def test_non_finite_rows_under_assume_finite_give_a_finite_energy(bad, spy_on):
     # Validation skipped: a non-finite row is mapped to the centre, an
     # infinite entry to the box's face; the energy stays in [0, r^2].
-    energies = []
-    original = module.off_diagonal_energy
-
-    def spy(M):
-        energies.append(original(M))
-        return energies[-1]
-
-    monkeypatch.setattr(module, "off_diagonal_energy", spy)
+    energies = spy_on(module, "off_diagonal_energy")
     X = _data(False)
     X[0], X[1, 2] = bad, bad
     with sklearn.config_context(assume_finite=True):
