@@ -77,8 +77,8 @@ __all__ = ["AdaptiveRelease", "release_adaptive"]
 
 #: With one scan, the pairs are taken only when the mean's error exceeds this
 #: many times the covariance's scale from the pairs' trace, when that trace is
-#: precise (see ``_center_or_pair``).
-UNTRUSTED_MARGIN = 4.0
+#: precise (see ``_center_or_pair``, which gives the measurements behind 1).
+UNTRUSTED_MARGIN = 1.0
 #: With one scan and an imprecise pairs' trace (noise sd above PRECISE times
 #: the square of their radius, a public ratio), the pairs' radius is suspect
 #: when the trace, less one noise sd, exceeds SATURATED of that square.
@@ -269,10 +269,20 @@ def _center_or_pair(X, location, data_norm, plan, rng):
     # trace is precise (its noise sd at most PRECISE spread^2, public):
     # the far means the pairs are for put it 6 to 200 times above (wine 10
     # scales away, n = 178), a mean at ``location`` about 0.2 times (the
-    # undershoots up to 7 times, iris: error 0.39 with margin 1 and 0.376
-    # with 4, 100 fits). An imprecise trace (few rows, pure DP) shows an
+    # undershoots up to 7 times). A margin of 4 bought iris 4% (error 0.376
+    # against 0.391 at 1, 100 fits) and cost heavy-tailed tables far more:
+    # a mean released at noise sd 0.094 box units and shrunk towards the
+    # box centre missed a Student t column of sd 0.029 by 6 of its sds, and
+    # the covariance about it put that column's variance 28 times too high
+    # (12 times the zero matrix's error, rho 0.5, n = 150, no warning),
+    # where the pairs were predicted at a sixteenth of the mean's error but
+    # not trusted (error 3.6 times the scale). At 1, bench_real's Student t
+    # rows: that row's silent seeds 2 -> 0, rho 0.125 at n = 500 median
+    # 0.76 -> 0.38 and PrivatePCA(method="tail") there 0.10 -> 0.010 of
+    # the variance missed; no other row moved by 5% (30 seeds; wine 0.590
+    # -> 0.601 in bench_quality). An imprecise trace (few rows, pure DP) shows an
     # undershoot only when, less one sd, it holds SATURATED of spread^2;
-    # without that the pairs are trusted, and with it the margin is 1 (a
+    # without that the pairs are trusted, and with it the margin is 1 too (a
     # trace at the clip by noise alone shows nothing, and a margin kept a
     # released mean 19 away from the rows: 141 times the zero matrix's
     # error at n = 150, epsilon = 1, a bound 30 times the data).
