@@ -33,10 +33,15 @@ def _fmt(x):
 #: The noise-aware floor: an estimator fails it when its errors are
 #: significantly above the baseline's (one-sided permutation test of the ratio
 #: of median errors, level ALPHA) or its worst seed is beyond 3 times the
-#: baseline's median error. Two draws of one mechanism then fail with
-#: probability about ALPHA, where the seed-paired ratios fail about half of the
-#: time (the median of ten ratios of independent errors is above 1 as often as
-#: below, and their maximum is beyond 3 whenever one baseline draw is lucky).
+#: baseline's worst seed (each over its own seeds: like order statistics of
+#: like samples). Two draws of one mechanism then fail with probability about
+#: ALPHA, where the seed-paired ratios fail about half of the time (the median
+#: of ten ratios of independent errors is above 1 as often as below, and
+#: their maximum is beyond 3 whenever one baseline draw is lucky). The worst
+#: seed was held to 3 times the baseline's *median* until 2026-11-29, a bar
+#: the baseline itself failed on 171 of 1,962 rows at 30 seeds (heavy-tailed
+#: errors: digits' mean, 16.2 against a median of 4.6); that count is still
+#: reported (``worst_of_median``).
 ALPHA = 0.05
 PERMUTATIONS = 2000
 
@@ -79,18 +84,20 @@ def fdr_significant(p_values, q=ALPHA):
 
 
 def _noise_floor(spent, rs):
-    """(ok, ratio of medians, worst over the baseline's median, p-value)."""
+    """(ok, ratio of medians, worst over the baseline's worst, p-value, worst
+    over the baseline's median)."""
     base = [r["base_err"] for r in rs if np.isfinite(r["base_err"])]
     errs = [r["err"] for r in spent]
     if not spent or not base:
-        return True, np.nan, np.nan, np.nan
+        return True, np.nan, np.nan, np.nan, np.nan
     base = np.maximum(base, 1e-300)
     errs = np.maximum(errs, 1e-300)
     med_base = float(np.median(base))
     ratio = float(np.median(errs)) / med_base
-    worst = float(np.max(errs)) / med_base
+    worst = float(np.max(errs)) / float(np.max(base))
     p = _worse_p_value(errs, base) if ratio > 1.0 else 1.0
-    return bool(p >= ALPHA and worst <= 3.0), ratio, worst, p
+    of_median = float(np.max(errs)) / med_base
+    return bool(p >= ALPHA and worst <= 3.0), ratio, worst, p, of_median
 
 
 def _astray(task):
@@ -169,8 +176,11 @@ def summarize(rows):
         rec["floor_ok"] = rec["spent"] == 0 or (
             rec["med"] <= 1.0 and rec["worst"] <= 3.0
         )
-        ok, ratio, worst, p = _noise_floor(spent, rs)
-        rec.update(noise_ok=ok, med_of=ratio, worst_of=worst, p_worse=p)
+        ok, ratio, worst, p, of_median = _noise_floor(spent, rs)
+        rec.update(
+            noise_ok=ok, med_of=ratio, worst_of=worst, p_worse=p,
+            worst_of_median=of_median,
+        )  # fmt: skip
         if rec["errors"]:
             rec["floor_ok"] = rec["noise_ok"] = False
         out[key] = rec
@@ -225,10 +235,11 @@ def write(rows, path, cmd, seconds):
         "noise-aware floor: the ratio of median errors (dpgauss over the baseline,",
         "each over its own seeds) is not significantly above 1 (one-sided",
         f"permutation test, level {ALPHA}) and the worst seed is within 3 times the",
-        "baseline's median error; two draws of one mechanism fail it about 5% of",
-        "the time, the seed-paired `floor` about half. `clear losses`: rows that",
-        "spent with a median error beyond 1.3 times the baseline's median, or a",
-        "seed beyond 3 times it (each over its own seeds). Peers: their median",
+        "baseline's worst seed (each over its own seeds); two draws of one",
+        "mechanism fail it about 5% of the time, the seed-paired `floor` about",
+        "half. `clear losses`: rows that spent with a median error beyond 1.3",
+        "times the baseline's median, or a worst seed beyond 3 times the",
+        "baseline's worst. Peers: their median",
         "ratio to the same baseline (pure epsilon only; `n/a`: not run).",
         "PrivateGaussianEstimator's mean is released with its covariance from one",
         "budget; the peers spend the whole budget on the mean, so they are shown",
@@ -304,8 +315,8 @@ def write(rows, path, cmd, seconds):
 
 def _clear_loss(rec):
     """A row that spent and lost by more than noise can explain at 10 seeds:
-    its median error beyond 1.3 times the baseline's median, or a seed beyond
-    3 times the baseline's median. Each side over its own seeds: a seed-paired
+    its median error beyond 1.3 times the baseline's median, or its worst seed
+    beyond 3 times the baseline's worst. Each side over its own seeds: a seed-paired
     ratio divides one draw by another, and where the baseline's error takes a
     few discrete values (PCA's axes ordered by private variances: 0.0005 or
     0.27 as two close variances swap) one lucky baseline draw made a 532x
@@ -341,22 +352,28 @@ def _targets(summary):
     clear = sum(_clear_loss(v) for v in mine.values())
     out.append(
         f"- The same, noise-aware (`tested`: not significantly above the baseline,"
-        f" worst within 3x its median error): {tested} of {len(mine)} rows fail"
+        f" worst within 3x its worst seed): {tested} of {len(mine)} rows fail"
     )
     spent = [v for v in mine.values() if v["spent"]]
     fdr = fdr_significant([v["p_worse"] for v in spent])
-    beyond = sum(v["worst_of"] > 3.0 for v in spent)
+    beyond = sum(v["worst_of_median"] > 3.0 for v in spent)
+    own = sum(
+        max(v["base_errs"]) > 3.0 * float(np.median(v["base_errs"]))
+        for v in spent
+        if v["base_errs"]
+    )
     out.append(
         f"  - rows significantly above the baseline after Benjamini-Hochberg"
         f" at a false discovery rate of {ALPHA} over the {len(spent)} rows that"
         f" spent: {fdr} (the row-wise test flags about {ALPHA:.0%} of the rows"
         f" whose estimator matches its baseline; the permutation p-values are"
         f" at least 1/{PERMUTATIONS + 1}, so with few seeds few rows can pass);"
-        f" with a seed beyond 3x the baseline's median: {beyond}"
+        f" with a seed beyond 3x the baseline's median: {beyond} (the old bar;"
+        f" the baseline's own worst seed is beyond 3x its median in {own})"
     )
     out.append(
-        f"- Clear losses (median beyond 1.3x or a seed beyond 3x the baseline's"
-        " median):"
+        f"- Clear losses (median beyond 1.3x the baseline's median or the worst"
+        " seed beyond 3x the baseline's worst):"
         f" {clear} of {len(mine)} rows"
     )
     out.append(f"- No silent fit beyond 10x the non-private error: {silent} rows fail")

@@ -23,9 +23,9 @@ for the mean estimators). PCA, the classifiers, the mixture and the aggregates
 work in box units (the public map to [-1, 1]^d; circumradius sqrt(d)).
 
 Targets (per row = data x privacy x n): no flagged output in any seed; median
-at most the baseline and worst seed at most 3x it, or a refusal; no fit that
-spends and lands beyond 10x the non-private error without a warning; at most
-the best peer's median.
+at most the baseline and worst seed at most 3x the baseline's worst (each over
+its own seeds), or a refusal; no fit that spends and lands beyond 10x the
+non-private error without a warning; at most the best peer's median.
 
 Run: ``python benchmarks/bench_real.py [--quick] [--seeds 10] [--only NAME]
 [--jobs 2] [--data fair,wine] [--no-peers]``; peers' interpreters default to

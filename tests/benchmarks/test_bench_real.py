@@ -123,3 +123,26 @@ def test_the_false_discovery_rate_count(bench):
     p = np.random.default_rng(0).uniform(size=2000)
     assert 60 <= np.sum(p < 0.05) <= 140  # binomial(2000, 0.05): 100 +- 4.4 sd
     assert report.fdr_significant(p) <= 2
+
+
+def test_the_noise_floor_fails_one_mechanism_against_itself_rarely(bench):
+    """Two draws of one heavy-tailed mechanism (log-normal errors, sd 0.8 in
+    logs: digits' mean spans 2.9 to 16 over 30 seeds) fail the noise-aware
+    floor about ALPHA of the time: 200 rows of 30 seeds each, at most 2 ALPHA
+    (the binomial sd at 200 rows is 0.015). The old bar, the worst seed
+    within 3x the baseline's *median*, failed the same rows about 88% of the
+    time. A mechanism twice as bad fails nearly always."""
+    _, _, report = bench
+    rng = np.random.default_rng(7)
+
+    def fails(factor):
+        out = []
+        for _ in range(200):
+            base = [{"base_err": e} for e in rng.lognormal(0.0, 0.8, 30)]
+            spent = [{"err": e} for e in factor * rng.lognormal(0.0, 0.8, 30)]
+            ok, *_ = report._noise_floor(spent, base)
+            out.append(not ok)
+        return np.mean(out)
+
+    assert fails(1.0) <= 2 * report.ALPHA
+    assert fails(2.0) >= 0.9
