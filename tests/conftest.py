@@ -6,11 +6,15 @@ range ``"a-b"``, so that a tolerance can be checked not to be tuned to one seed:
 ``DPGAUSS_TESTS_GLOBAL_RANDOM_SEED=all python3 dev.py test -- -k seed``.
 """
 
+import functools
 import os
 
 import numpy as np
 import pytest
 from hypothesis import settings
+from sklearn.base import BaseEstimator
+
+import dpgauss
 
 # Property tests are derandomised by default so CI is reproducible; set
 # DPGAUSS_HYPOTHESIS_PROFILE=explore to search with fresh random examples.
@@ -95,3 +99,110 @@ def spy_on(monkeypatch):
         return taken
 
     return spy_on
+
+
+# -- the draw watch (the release battery, the probes' attacks) ----------------
+# Each call that draws noise (a mechanism's randomise, select, first_above,
+# release or run) is recorded with the object it was called on, and every
+# object a plan calibrated (``ReleasePlan.calibrate``; a composite's inner
+# mechanisms count as its own) is recorded as planned: a draw from a
+# mechanism built on the side, outside the plan, would be charged to nothing
+# the pre-spend check saw.
+_DRAWS = ("randomise", "randomise_lattice", "randomise_blocks", "select")
+_DRAWS += ("first_above", "release", "run")
+
+
+@functools.cache
+def _drawing_classes():
+    """Every dpgauss class (not an estimator) that defines a draw method."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    found = set()
+    for info in pkgutil.walk_packages(dpgauss.__path__, "dpgauss."):
+        if info.name.endswith("__main__") or info.name.startswith("dpgauss.demo"):
+            continue
+        module = importlib.import_module(info.name)
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if not cls.__module__.startswith("dpgauss.") or issubclass(
+                cls, BaseEstimator
+            ):
+                continue
+            for name in _DRAWS:
+                if name in vars(cls) and callable(vars(cls)[name]):
+                    found.add((cls, name))
+    return sorted(found, key=lambda p: (p[0].__module__, p[0].__name__, p[1]))
+
+
+def _reachable(obj, depth=3):
+    """``obj`` and the objects it holds (its attributes and ``parts()``)."""
+    seen, todo = [], [(obj, 0)]
+    while todo:
+        item, level = todo.pop()
+        if any(item is s for s in seen):
+            continue
+        seen.append(item)
+        if level >= depth:
+            continue
+        inner = list(getattr(item, "__dict__", {}).values())
+        parts = getattr(item, "parts", None)
+        if callable(parts):
+            inner += [p[0] for p in parts()]
+        if isinstance(item, list | tuple):
+            inner += list(item)
+        todo += [(i, level + 1) for i in inner if hasattr(i, "__dict__")]
+        todo += [(i, level + 1) for i in inner if isinstance(i, list | tuple)]
+    return seen
+
+
+@pytest.fixture
+def watched(monkeypatch):
+    """Record the fit's plans, calibrated objects and drawing objects."""
+    from dpgauss.accounting._plan import ReleasePlan
+
+    seen = {"plans": [], "planned": [], "drawn": []}
+    calibrate = ReleasePlan.calibrate
+
+    def watched_calibrate(self, name, *args, **kwargs):
+        mechanism = calibrate(self, name, *args, **kwargs)
+        if not any(p is self for p in seen["plans"]):
+            seen["plans"].append(self)
+        seen["planned"] += _reachable(mechanism)
+        return mechanism
+
+    monkeypatch.setattr(ReleasePlan, "calibrate", watched_calibrate)
+    for cls, name in _drawing_classes():
+        draw = vars(cls)[name]
+
+        def watched_draw(
+            self, *args, _draw=draw, _where=f"{cls.__name__}.{name}", **kwargs
+        ):
+            seen["drawn"].append((self, _where))
+            return _draw(self, *args, **kwargs)
+
+        monkeypatch.setattr(cls, name, watched_draw)
+    return seen
+
+
+@pytest.fixture
+def drawing_classes():
+    """Every (class, method) the watch patches."""
+    return _drawing_classes()
+
+
+@pytest.fixture
+def unplanned_draws():
+    """A function ``watched -> sorted names``: the draw methods called on
+    objects no plan calibrated."""
+
+    def unplanned(seen):
+        return sorted(
+            {
+                where
+                for obj, where in seen["drawn"]
+                if not any(obj is p for p in seen["planned"])
+            }
+        )
+
+    return unplanned

@@ -710,113 +710,28 @@ def test_release_is_unchanged(case_id, tmp_path, record, recorder):
 # calibrated (``ReleasePlan.calibrate``; a composite's inner mechanisms count
 # as its own), and every release of every plan the fit calibrates from must
 # carry its factory. A draw from a mechanism built on the side, outside the
-# plan, would be charged to nothing the pre-spend check saw.
-_DRAWS = ("randomise", "randomise_lattice", "randomise_blocks", "select")
-_DRAWS += ("first_above", "release", "run")
+# plan, would be charged to nothing the pre-spend check saw. The watch
+# (fixtures ``watched``, ``unplanned_draws``) is in tests/conftest.py.
 
 
-@functools.cache
-def _drawing_classes():
-    """Every dpgauss class (not an estimator) that defines a draw method."""
-    import importlib
-    import inspect
-    import pkgutil
-
-    found = set()
-    for info in pkgutil.walk_packages(dpgauss.__path__, "dpgauss."):
-        if info.name.endswith("__main__") or info.name.startswith("dpgauss.demo"):
-            continue
-        module = importlib.import_module(info.name)
-        for _, cls in inspect.getmembers(module, inspect.isclass):
-            if not cls.__module__.startswith("dpgauss.") or issubclass(
-                cls, BaseEstimator
-            ):
-                continue
-            for name in _DRAWS:
-                if name in vars(cls) and callable(vars(cls)[name]):
-                    found.add((cls, name))
-    return sorted(found, key=lambda p: (p[0].__module__, p[0].__name__, p[1]))
-
-
-def _reachable(obj, depth=3):
-    """``obj`` and the objects it holds (its attributes and ``parts()``)."""
-    seen, todo = [], [(obj, 0)]
-    while todo:
-        item, level = todo.pop()
-        if any(item is s for s in seen):
-            continue
-        seen.append(item)
-        if level >= depth:
-            continue
-        inner = list(getattr(item, "__dict__", {}).values())
-        parts = getattr(item, "parts", None)
-        if callable(parts):
-            inner += [p[0] for p in parts()]
-        if isinstance(item, list | tuple):
-            inner += list(item)
-        todo += [(i, level + 1) for i in inner if hasattr(i, "__dict__")]
-        todo += [(i, level + 1) for i in inner if isinstance(i, list | tuple)]
-    return seen
-
-
-@pytest.fixture
-def watched(monkeypatch):
-    """Record the fit's plans, calibrated objects and drawing objects."""
-    from dpgauss.accounting._plan import ReleasePlan
-
-    seen = {"plans": [], "planned": [], "drawn": []}
-    calibrate = ReleasePlan.calibrate
-
-    def watched_calibrate(self, name, *args, **kwargs):
-        mechanism = calibrate(self, name, *args, **kwargs)
-        if not any(p is self for p in seen["plans"]):
-            seen["plans"].append(self)
-        seen["planned"] += _reachable(mechanism)
-        return mechanism
-
-    monkeypatch.setattr(ReleasePlan, "calibrate", watched_calibrate)
-    for cls, name in _drawing_classes():
-        draw = vars(cls)[name]
-
-        def watched_draw(
-            self, *args, _draw=draw, _where=f"{cls.__name__}.{name}", **kwargs
-        ):
-            seen["drawn"].append((self, _where))
-            return _draw(self, *args, **kwargs)
-
-        monkeypatch.setattr(cls, name, watched_draw)
-    return seen
-
-
-def test_the_watch_sees_every_kind_of_draw():
+def test_the_watch_sees_every_kind_of_draw(drawing_classes):
     # The watch patches each drawing class of the package; a class that draws
     # under another method name would escape it, so the names are listed here
     # and a new mechanism class must draw through one of them.
-    names = {f"{c.__name__}.{m}" for c, m in _drawing_classes()}
+    names = {f"{c.__name__}.{m}" for c, m in drawing_classes}
     assert {"GaussianMechanism.randomise", "LaplaceMechanism.randomise"} <= names
     assert "AboveThreshold.first_above" in names
 
 
-def _unplanned(watched):
-    """The draw methods called on objects no plan calibrated."""
-    return sorted(
-        {
-            where
-            for obj, where in watched["drawn"]
-            if not any(obj is p for p in watched["planned"])
-        }
-    )
-
-
 @pytest.mark.parametrize("case_id", list(CASES))
-def test_every_draw_is_planned(case_id, tmp_path, watched):
+def test_every_draw_is_planned(case_id, tmp_path, watched, unplanned_draws):
     fit_case(case_id, tmp_path)
     assert watched["drawn"], f"{case_id}: no draw was seen"
-    unplanned = _unplanned(watched)
+    unplanned = unplanned_draws(watched)
     assert not unplanned, f"{case_id}: draws outside the plan: {unplanned}"
 
 
-def test_a_draw_outside_the_plan_is_seen(watched):
+def test_a_draw_outside_the_plan_is_seen(watched, unplanned_draws):
     # The watch fails a fit that draws from a mechanism built on the side.
     from dpgauss.mechanisms import GaussianMechanism
 
@@ -828,7 +743,7 @@ def test_a_draw_outside_the_plan_is_seen(watched):
 
     X = np.random.default_rng(0).normal(size=(100, 2))
     OnTheSide(rho=1.0, data_norm=3.0, random_state=0).fit(X)
-    assert _unplanned(watched) == ["GaussianMechanism.randomise"]
+    assert unplanned_draws(watched) == ["GaussianMechanism.randomise"]
 
 
 #: The estimators whose plans still carry releases without a factory (their

@@ -8,23 +8,17 @@ option is taken (also with a budget, GridSearchCV and a fit that raises after
 the spend), inputs of every kind, and non-finite rows.
 """
 
-import importlib
-import inspect
 import math
-import pkgutil
 import warnings
 
 import numpy as np
 import pytest
 import sklearn
-from sklearn.base import BaseEstimator
 from sklearn.model_selection import GridSearchCV
 
-import dpgauss
 import dpgauss.releases._energy_probe as module
 from dpgauss import PrivacyBudget, PrivateCovariance
 from dpgauss.accounting import PureDP
-from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.releases._energy_probe import energy_mechanism, off_diagonal_energy
 from dpgauss.utils._sums import CHUNK_ROWS, clipped_sums, n_partial_sums
 
@@ -94,50 +88,8 @@ def test_rounding_perturbations_of_the_tight_pair_stay_within():
     assert 0.999 < worst <= 1.0
 
 
-# -- the fit: every draw planned, the same ledger whichever option -----------
-_DRAWS = ("randomise", "randomise_lattice", "randomise_blocks", "select")
-_DRAWS += ("first_above", "release", "run")
-
-
-def _drawing_classes():
-    """Every dpgauss class (not an estimator) defining a draw method (as the
-    release battery's watch)."""
-    found = set()
-    for info in pkgutil.walk_packages(dpgauss.__path__, "dpgauss."):
-        if info.name.endswith("__main__") or info.name.startswith("dpgauss.demo"):
-            continue
-        mod = importlib.import_module(info.name)
-        for _, cls in inspect.getmembers(mod, inspect.isclass):
-            if cls.__module__.startswith("dpgauss.") and not issubclass(
-                cls, BaseEstimator
-            ):
-                found |= {(cls, m) for m in _DRAWS if callable(vars(cls).get(m))}
-    return sorted(found, key=lambda p: (p[0].__module__, p[0].__name__, p[1]))
-
-
-@pytest.fixture
-def watched(monkeypatch):
-    """The objects the fit's plans calibrated and those it drew from."""
-    seen = {"planned": [], "drawn": []}
-    calibrate = ReleasePlan.calibrate
-
-    def watched_calibrate(self, name, *args, **kwargs):
-        mechanism = calibrate(self, name, *args, **kwargs)
-        seen["planned"].append(mechanism)
-        seen["planned"] += [p[0] for p in getattr(mechanism, "parts", list)()]
-        seen["planned"] += list(vars(mechanism).values())
-        return mechanism
-
-    monkeypatch.setattr(ReleasePlan, "calibrate", watched_calibrate)
-    for cls, name in _drawing_classes():
-        draw = vars(cls)[name]
-
-        def watched_draw(self, *args, _draw=draw, _at=f"{cls.__name__}.{name}", **kw):
-            seen["drawn"].append((self, _at))
-            return _draw(self, *args, **kw)
-
-        monkeypatch.setattr(cls, name, watched_draw)
-    return seen
+# -- the fit: every draw planned (the watch of tests/conftest.py), the same
+# ledger whichever option ----------------------------------------------------
 
 
 def _data(correlated, n=2000, d=4, seed=0):
@@ -154,7 +106,9 @@ def _estimator(**params):
 
 
 @pytest.mark.parametrize("correlated", [True, False])
-def test_every_draw_of_either_option_comes_from_the_plan(correlated, watched, spy_on):
+def test_every_draw_of_either_option_comes_from_the_plan(
+    correlated, watched, spy_on, unplanned_draws
+):
     # The release battery's watch never sees this plan (its pure box cases
     # are 2 x 2, below MIN_FEATURES): here it watches both options.
     taken = spy_on(module, "energy_pays")
@@ -162,12 +116,7 @@ def test_every_draw_of_either_option_comes_from_the_plan(correlated, watched, sp
     assert taken == [correlated]
     assert est.method_ == ("gauss" if correlated else "diagonal")
     assert len(watched["drawn"]) == 3  # mean, energy, the option's release
-    unplanned = [
-        at
-        for obj, at in watched["drawn"]
-        if not any(obj is p for p in watched["planned"])
-    ]
-    assert not unplanned
+    assert not unplanned_draws(watched)
 
 
 def _ledger(budget):
