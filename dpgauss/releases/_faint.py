@@ -24,17 +24,20 @@ kept. No rule on one column tells the two apart, so
   its own noise (``BETA = 0.001``): a faint column is overstated by more
   than that in about one fit in a thousand;
 * otherwise it is estimated by the garrote ``r - (g s)^2 / r`` from ``g s``
-  (:data:`~dpgauss.releases._measured.GARROTE_SDS` ``g = 1.25``, 0 below;
-  :func:`~dpgauss.releases._measured.estimated`). A table with a single
-  faint column among wide ones is then overstated in about 11% of fits (its
-  noise above 1.25 sds), by less than a hard threshold at 2 sds overstated
-  it in 2% (mean squared overstatement 0.10 against 0.13 noise variances):
-  the price of keeping the columns of the tables that fill their boxes. On
-  the real-data benchmark's 13 tables x 5 budgets x n grid (10 seeds, the
-  covariance estimators' release alone) the rows whose median is above the
-  better of the zero matrix and the private diagonal by 5%, or whose worst
-  seed is beyond 3 times it, fell from 44 (the strict rule alone) to 22
-  (then a hard threshold at 2 sds) and from 38 to 19 with the garrote.
+  (:data:`~dpgauss.releases._measured.GARROTE_SDS` ``g = 1``, 0 below;
+  :func:`~dpgauss.releases._measured.estimated`): the plug-in of the factor
+  that minimises a kept variance's expected relative error. A table with a
+  single faint column among wide ones is then overstated in about 16% of
+  fits (its noise above 1 sd; mean squared overstatement 0.17 noise
+  variances, against 0.10 at ``g = 1.25`` and 0.13 for a hard threshold at
+  2 sds): the price of keeping the columns of the tables that fill their
+  boxes. On the real-data benchmark's 13 tables x 5 budgets x n grid (10
+  seeds, the covariance estimators' release alone) the rows whose median is
+  above the better of the zero matrix and the private diagonal by 5%, or
+  whose worst seed is beyond 3 times it, fell from 44 (the strict rule
+  alone) to 22 (then a hard threshold at 2 sds) and from 38 to 19 with the
+  garrote at 1.25; at 1 the tested fails of the 30-seed benchmark fell from
+  103 to 100 (see ``GARROTE_SDS``).
 
 :func:`variance_noise` gives each variance's noise sd and quantile. The
 quantile is exact for the cube's K-norm noise (:func:`_cube_quantile`) and
