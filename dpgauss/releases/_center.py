@@ -298,6 +298,11 @@ class Spectrum:
     measured : MeasuredDiagonal or None, default=None
         The final release's noisy diagonal and its noise sd (for
         :func:`~dpgauss.releases._measured.confine`; None for EMCov).
+    box_diagonal : ndarray of shape (d,) or None, default=None
+        A spectrum mapped back from a box: its release's noisy diagonal in
+        box units (``measured.values`` before the map), which orders axes the
+        denoiser pooled (:func:`~dpgauss.decomposition._components.\
+threshold_spectrum`).
     """
 
     values: np.ndarray
@@ -306,6 +311,7 @@ class Spectrum:
     cap: float
     method: str
     measured: object = None
+    box_diagonal: np.ndarray | None = None
 
 
 def release_spectrum(X, center, shift, radius, method, plan, rng):

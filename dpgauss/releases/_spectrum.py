@@ -184,6 +184,7 @@ to_data_units`). The spectrum is returned sorted by decreasing eigenvalue
                 float(release.noise_sd),
                 float(release.cap),
                 release.method,
+                release.measured,
             )
         else:
             center, shift = release_center(X, origin, radius, self.center, plan, rng)
@@ -192,12 +193,14 @@ to_data_units`). The spectrum is returned sorted by decreasing eigenvalue
             h = box[1]
             center = box_location(center, self.bounds, d, type(self).__name__)
             values, vectors = to_data_units(spectrum.values, spectrum.vectors, h)
+            measured = spectrum.measured
             spectrum = Spectrum(
                 values,
                 vectors,
                 spectrum.noise_sd * float(np.min(h * h)),
                 float(np.sum(h * h)),
                 spectrum.method,
+                box_diagonal=None if measured is None else measured.values,
             )
         values = np.nan_to_num(spectrum.values, nan=0.0, posinf=0.0)
         values = np.maximum(values, 0.0)
@@ -208,5 +211,6 @@ to_data_units`). The spectrum is returned sorted by decreasing eigenvalue
             spectrum.noise_sd,
             spectrum.cap,
             spectrum.method,
+            box_diagonal=spectrum.box_diagonal,
         )
         return center, sorted_spectrum
