@@ -18,7 +18,7 @@ from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.density import GaussianDensityMixin
 from dpgauss.exceptions import UtilityWarning
-from dpgauss.gaussian._warnings import faint_mean_warning
+from dpgauss.gaussian._warnings import faint_mean_warning, zeroed_variances_message
 from dpgauss.releases._box import check_bounds, inside_bounds, public_box
 from dpgauss.releases._box_gaussian import (
     box_gaussian_messages,
@@ -553,13 +553,13 @@ class PrivateGaussianEstimator(
         mapped back (post-processing)."""
         center, half = self._box(X.shape[1])
         mean, values, vectors, floor = release_box_gaussian(X, center, half, plan, rng)
-        mean, values, vectors, floor, scale = from_box(
-            mean, values, vectors, floor, center, half
-        )
+        if message := zeroed_variances_message(type(self).__name__, values, vectors):
+            warnings.warn(message, UtilityWarning, stacklevel=4)
+        box = (mean, values, vectors, floor, center, half)
+        mean, values, vectors, floor, scale = from_box(*box)
         mean = inside_bounds(mean, self.bounds, X.shape[1], type(self).__name__)
         fitted = self._gaussian_attributes(mean, values, vectors, floor)
-        # The public change of units (post-processing): the spectrum stays in
-        # box units, the model is diag(scale) times its Gaussian.
+        # A public change of units: the model is diag(scale) times its Gaussian.
         outer = np.outer(scale, scale)
         fitted["covariance_"] = fitted["covariance_"] * outer
         fitted["precision_"] = fitted["precision_"] / outer

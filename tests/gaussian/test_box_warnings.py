@@ -11,7 +11,6 @@ from scipy.stats import chi2
 from dpgauss import PrivateGaussianEstimator
 from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.accounting._plan import ReleasePlan
-from dpgauss.exceptions import UtilityWarning
 from dpgauss.gaussian._warnings import faint_mean_reach, faint_mean_warning
 from dpgauss.releases._box_gaussian import box_gaussian_plan, box_gaussian_predict
 from dpgauss.releases._box_mean import FAINT_SD, reach_of_noise
@@ -98,8 +97,30 @@ def test_the_warning_reads_no_row():
 
 
 def test_no_faint_warning_where_the_noise_resolves_faint_columns():
+    # No faint-mean warning before the spend; the variances of columns of sd
+    # 0.05 half-widths are within the noise at n = 150 and set to 0, which
+    # the fit says after the release (features named).
     X = np.random.default_rng(1).normal(0.0, 0.05, size=(150, 5))
     est = PrivateGaussianEstimator(bounds=(-1.0, 1.0), rho=0.5, random_state=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", UtilityWarning)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         est.fit(X)
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 1
+    assert "feature(s) 0, 1, 2, 3, 4 is within the noise" in messages[0]
+    np.testing.assert_allclose(np.diag(est.covariance_), 0.0, atol=1e-12)
+
+
+def test_zeroed_variances_are_named_after_the_release():
+    # One column fills its box, four are faint: only the four are named.
+    rng = np.random.default_rng(2)
+    X = rng.normal(0.0, 0.02, size=(2000, 5))
+    X[:, 0] = rng.uniform(-1.0, 1.0, 2000)
+    est = PrivateGaussianEstimator(bounds=(-1.0, 1.0), rho=0.5, random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(X)
+    named = [str(w.message) for w in caught if "set to 0" in str(w.message)]
+    assert len(named) == 1
+    assert "feature(s) 1, 2, 3, 4 is" in named[0]
+    assert est.covariance_[0, 0] > 0.1
