@@ -18,7 +18,7 @@ from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.density import GaussianDensityMixin
 from dpgauss.exceptions import UtilityWarning
-from dpgauss.gaussian._warnings import faint_mean_warning, zeroed_variances_message
+from dpgauss.gaussian._warnings import faint_mean_warning, warn_zeroed_variances
 from dpgauss.releases._box import check_bounds, inside_bounds, public_box
 from dpgauss.releases._box_gaussian import (
     box_gaussian_messages,
@@ -553,10 +553,10 @@ class PrivateGaussianEstimator(
         mapped back (post-processing)."""
         center, half = self._box(X.shape[1])
         mean, values, vectors, floor = release_box_gaussian(X, center, half, plan, rng)
-        if message := zeroed_variances_message(type(self).__name__, values, vectors):
-            warnings.warn(message, UtilityWarning, stacklevel=4)
-        box = (mean, values, vectors, floor, center, half)
-        mean, values, vectors, floor, scale = from_box(*box)
+        warn_zeroed_variances(type(self).__name__, values, vectors)
+        mean, values, vectors, floor, scale = from_box(
+            mean, values, vectors, floor, center, half
+        )
         mean = inside_bounds(mean, self.bounds, X.shape[1], type(self).__name__)
         fitted = self._gaussian_attributes(mean, values, vectors, floor)
         # A public change of units: the model is diag(scale) times its Gaussian.

@@ -25,13 +25,21 @@ Privacy: functions of the prediction (public noise), n, d and the cost only;
 """
 
 import math
+import warnings
 
 import numpy as np
 
+from dpgauss.exceptions import UtilityWarning
 from dpgauss.releases._box_mean import FAINT_SD, is_adaptive, reach_of_noise
 from dpgauss.releases._prediction import ASTRAY
+from dpgauss.utils._leak import caller_stacklevel
 
-__all__ = ["faint_mean_reach", "faint_mean_warning", "zeroed_variances_message"]
+__all__ = [
+    "faint_mean_reach",
+    "faint_mean_warning",
+    "warn_zeroed_variances",
+    "zeroed_variances_message",
+]
 
 
 def faint_mean_reach(prediction, n, d):
@@ -103,3 +111,11 @@ def zeroed_variances_message(owner, values, vectors):
         "model's density along them rests on its eigenvalue floor. More rows, "
         "a larger budget or a tighter box help."
     )
+
+
+def warn_zeroed_variances(owner, values, vectors):
+    """Warn (``UtilityWarning``, at the user's line) with
+    :func:`zeroed_variances_message` where it has one. Post-processing."""
+    message = zeroed_variances_message(owner, values, vectors)
+    if message is not None:
+        warnings.warn(message, UtilityWarning, stacklevel=caller_stacklevel())
