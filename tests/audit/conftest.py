@@ -7,7 +7,7 @@ import pytest
 from scipy.linalg import block_diag
 
 from dpgauss.accounting._plan import ReleasePlan
-from dpgauss.testing.audit import fit_seed
+from dpgauss.testing.audit import audit, fit_seed
 
 
 @pytest.fixture
@@ -63,12 +63,13 @@ def record_releases(monkeypatch):
 
 
 @pytest.fixture
-def release_runner(record_releases):
-    """``release_runner(est, X, name)``: an audit runner ``run(n, rng)`` that
-    fits ``est`` on ``X`` n times, each with a fresh seed from ``rng``, and
-    returns the scalar release ``name`` of each fit."""
+def audit_release(record_releases):
+    """``audit_release(make, X, Y, name, n, delta, random_state)``: the audit
+    (:func:`~dpgauss.testing.audit.audit`, ``n`` samples a side, half to
+    select) of the scalar release ``name`` of fits of ``make()`` on the
+    neighbours X and Y, each fit with a fresh seed."""
 
-    def make(est, X, name):
+    def runner(est, X, name):
         record = record_releases()
 
         def run(n, rng):
@@ -80,7 +81,17 @@ def release_runner(record_releases):
 
         return run
 
-    return make
+    def audit_pair(make, X, Y, name, n, delta, random_state):
+        return audit(
+            runner(make(), X, name),
+            runner(make(), Y, name),
+            n_samples=n,
+            n_select=n // 2,
+            delta=delta,
+            random_state=random_state,
+        )
+
+    return audit_pair
 
 
 def _unclipped_offsets(x, center, half_width):

@@ -63,16 +63,9 @@ def _rows(first, second):
     return X, Y
 
 
-def _audit_energy(n, release_runner, rows=None):
+def _audit_energy(n, audit_release, rows=None):
     X, Y = rows or _rows((-1e12,) * 3, (1e12, -1e12, 1e12))
-    return audit(
-        release_runner(_estimator(), X, "box_energy"),
-        release_runner(_estimator(), Y, "box_energy"),
-        n_samples=n,
-        n_select=n // 2,
-        delta=DELTA,
-        random_state=9,
-    )
+    return audit_release(_estimator, X, Y, "box_energy", n, DELTA, 9)
 
 
 def test_the_audited_fit_takes_the_energy_plan_and_its_full_option(spy_on):
@@ -89,23 +82,23 @@ def test_the_audited_fit_takes_the_energy_plan_and_its_full_option(spy_on):
 # the energy by 77% of it), with a canary at half the sensitivity.
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::dpgauss.exceptions.UtilityWarning")
-def test_the_energy_keeps_its_claim_at_its_sensitivity(release_runner):
-    result = _audit_energy(2000, release_runner)
+def test_the_energy_keeps_its_claim_at_its_sensitivity(audit_release):
+    result = _audit_energy(2000, audit_release)
     assert result.epsilon_lower <= PROBE, result
 
 
 @pytest.mark.filterwarnings("ignore::dpgauss.exceptions.UtilityWarning")
-def test_canary_a_twentieth_of_the_energy_sensitivity_is_caught(release_runner, weaken):
+def test_canary_a_twentieth_of_the_energy_sensitivity_is_caught(audit_release, weaken):
     weaken(module, "energy_mechanism", 20.0)
-    result = _audit_energy(600, release_runner)
+    result = _audit_energy(600, audit_release)
     assert result.epsilon_lower > PROBE, result
 
 
 @pytest.mark.filterwarnings("ignore::dpgauss.exceptions.UtilityWarning")
-def test_canary_an_unclipped_box_is_caught(release_runner, unclip):
+def test_canary_an_unclipped_box_is_caught(audit_release, unclip):
     unclip(offsets=diagonal, sums=module)
     # A row 1,000 box half-widths out: clipped, it is at the box's corner.
-    result = _audit_energy(600, release_runner, _rows((-1e3,) * 3, (1e3, -1e3, 1e3)))
+    result = _audit_energy(600, audit_release, _rows((-1e3,) * 3, (1e3, -1e3, 1e3)))
     assert result.epsilon_lower > PROBE, result
 
 

@@ -25,7 +25,6 @@ import dpgauss.releases._energy_probe as module
 from dpgauss import PrivateCovariance
 from dpgauss.accounting import PureDP
 from dpgauss.base import FitData
-from dpgauss.testing.audit import audit
 
 pytestmark = [
     pytest.mark.audit,
@@ -51,16 +50,9 @@ def _estimator():
     return PrivateCovariance(bounds=(-1.0, 1.0), epsilon=EPS, on_useless="warn")
 
 
-def _audit_energy(n, release_runner):
+def _audit_energy(n, audit_release):
     X, Y = _rows()
-    return audit(
-        release_runner(_estimator(), X, "box_energy"),
-        release_runner(_estimator(), Y, "box_energy"),
-        n_samples=n,
-        n_select=n // 2,
-        delta=DELTA,
-        random_state=11,
-    )
+    return audit_release(_estimator, X, Y, "box_energy", n, DELTA, 11)
 
 
 def test_the_pair_is_probed_and_moves_the_energy_by_its_sensitivity(spy_on):
@@ -76,12 +68,12 @@ def test_the_pair_is_probed_and_moves_the_energy_by_its_sensitivity(spy_on):
     assert np.all(moved >= 0.98 * sensitivity), moved / sensitivity
 
 
-def test_the_energy_keeps_its_claim_where_it_is_tight(release_runner):
-    result = _audit_energy(1500, release_runner)
+def test_the_energy_keeps_its_claim_where_it_is_tight(audit_release):
+    result = _audit_energy(1500, audit_release)
     assert result.epsilon_lower <= PROBE, result
 
 
-def test_canary_half_the_energy_sensitivity_is_caught(release_runner, weaken):
+def test_canary_half_the_energy_sensitivity_is_caught(audit_release, weaken):
     weaken(module, "energy_mechanism", 2.0)
-    result = _audit_energy(1500, release_runner)
+    result = _audit_energy(1500, audit_release)
     assert result.epsilon_lower > PROBE, result
