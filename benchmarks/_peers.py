@@ -115,6 +115,7 @@ def run_peers(peer_jobs, interpreters):
                 row = dict(key, estimator=label, task=task, hint="box", status="")
                 row.update(warned=0, flagged=0, err=np.nan)
                 row.update(base_err=ref["base_err"], base_alt=ref.get("base_alt"))
+                row.update(base_draws=T.format_draws(ref))
                 row.update(np_err=ref["np_err"], seconds=secs)
                 result = (results or {}).get(i, {})
                 if results is None or "error" in result:

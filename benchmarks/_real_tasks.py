@@ -38,6 +38,32 @@ import numpy as np
 K_PCA = 2
 TINY = 1e-12
 
+#: Independent draws of each seed's baseline (its noise only; the rows are the
+#: seed's). One draw is one sample of a heavy-tailed error: on digits' mean at
+#: rho 0.125 and n = 150 the 30 seeds' single draws sat at the 39th
+#: percentile of their own draws on average, and an estimator whose plan *is*
+#: the baseline's release lost to them with a median ratio of 1.37 (p below
+#: 0.001). Each seed's ``base_err`` is the median of its draws, and the report
+#: reads the baseline's worst seed as the median over draws of the worst seed.
+BASE_DRAWS = 9
+
+
+def _drawn(error, seed, tag):
+    """``error(rng)`` of :data:`BASE_DRAWS` independent baseline draws, the
+    first from ``default_rng([seed, tag])`` (one draw per seed before), the
+    others from ``[seed, tag, i]``: (their median, the draws)."""
+    draws = [float(error(np.random.default_rng([seed, tag])))] + [
+        float(error(np.random.default_rng([seed, tag, i])))
+        for i in range(1, BASE_DRAWS)
+    ]
+    return float(np.median(draws)), draws
+
+
+def format_draws(ref):
+    """A reference's baseline draws as one csv field (empty for a
+    deterministic baseline; :func:`_real_report.read_csv` reads it back)."""
+    return " ".join(f"{x:.9g}" for x in ref.get("base_draws", ()))
+
 
 def _sd(X, h):
     s = X.std(axis=0)
@@ -94,14 +120,17 @@ def ref_mean(X, lower, upper, privacy, seed, gaussian=False):
     c, h = B.box_frame(lower, upper)
     s = _sd(X, h)
     xbar = X.mean(axis=0)
-    rng = np.random.default_rng([seed, 31])
-    if gaussian:
-        base = B.box_moments(X, lower, upper, privacy, rng)[0]
-    else:
-        base = B.box_mean(X, lower, upper, privacy, rng)
     ref = {"xbar": xbar, "s": s, "c": c, "R": np.linalg.norm(h)}
     ref["np_err"] = np.sqrt(np.sum(X.var(axis=0) / s**2) / X.shape[0])
-    ref["base_err"] = score_mean({"mean": base}, ref)[0]
+
+    def error(rng):
+        if gaussian:
+            base = B.box_moments(X, lower, upper, privacy, rng)[0]
+        else:
+            base = B.box_mean(X, lower, upper, privacy, rng)
+        return score_mean({"mean": base}, ref)[0]
+
+    ref["base_err"], ref["base_draws"] = _drawn(error, seed, 31)
     return ref
 
 
@@ -116,9 +145,7 @@ def ref_cov(X, lower, upper, privacy, seed):
     _, h = B.box_frame(lower, upper)
     s = _sd(X, h)
     S = np.cov(X, rowvar=False, bias=True)
-    rng = np.random.default_rng([seed, 37])
     ref = {"S": S, "s": s, "R": np.linalg.norm(h)}
-    base = B.diagonal_covariance(X, lower, upper, privacy, rng)
     # Two simple answers: the private diagonal (better when n is large enough
     # for the variances' noise) and the zero matrix (free, error 1,
     # ``base_alt``). The report holds each row to the one with the smaller
@@ -126,7 +153,13 @@ def ref_cov(X, lower, upper, privacy, seed):
     # a per-seed minimum would pick, draw by draw, whichever the truth shows
     # better, an oracle no private answer has (the diagonal release itself,
     # run again with fresh noise, failed against it on faint tables).
-    ref["base_err"] = score_cov({"covariance": base}, ref)[0]
+    ref["base_err"], ref["base_draws"] = _drawn(
+        lambda rng: score_cov(
+            {"covariance": B.diagonal_covariance(X, lower, upper, privacy, rng)}, ref
+        )[0],
+        seed,
+        37,
+    )
     ref["base_alt"] = 1.0
     ref["np_err"] = _boot_rms(
         X, seed, lambda Xb: _cov_err(np.cov(Xb, rowvar=False, bias=True), S, s)
@@ -145,9 +178,12 @@ def ref_scaler(X, lower, upper, privacy, seed):
     c, h = B.box_frame(lower, upper)
     ref = {"xbar": X.mean(axis=0), "sd": X.std(axis=0), "s": _sd(X, h), "c": c}
     ref["R"] = np.linalg.norm(h)
-    rng = np.random.default_rng([seed, 41])
-    m, var = B.box_moments(X, lower, upper, privacy, rng)
-    ref["base_err"] = score_scaler({"mean": m, "scale": np.sqrt(var)}, ref)[0]
+
+    def error(rng):
+        m, var = B.box_moments(X, lower, upper, privacy, rng)
+        return score_scaler({"mean": m, "scale": np.sqrt(var)}, ref)[0]
+
+    ref["base_err"], ref["base_draws"] = _drawn(error, seed, 41)
     ref["np_err"] = _boot_rms(
         X,
         seed,
@@ -173,10 +209,14 @@ def score_scaler(out, ref):
 def ref_pca(Z, privacy, seed):
     S = np.cov(Z, rowvar=False, bias=True)
     ref = {"S": S, "k": K_PCA}
-    rng = np.random.default_rng([seed, 43])
     ones = np.ones(Z.shape[1])
-    axes = B.variance_axes(Z, -ones, ones, privacy, rng, K_PCA)
-    ref["base_err"] = _captured(axes, S, K_PCA)
+    ref["base_err"], ref["base_draws"] = _drawn(
+        lambda rng: _captured(
+            B.variance_axes(Z, -ones, ones, privacy, rng, K_PCA), S, K_PCA
+        ),
+        seed,
+        43,
+    )
     Sb = np.cov(Z[_boot(len(Z), seed)], rowvar=False, bias=True)
     ref["np_err"] = _captured(np.linalg.eigh(Sb)[1][:, ::-1][:, :K_PCA].T, S, K_PCA)
     return ref
@@ -195,9 +235,12 @@ def ref_clf(Z, y, Ztest, ytest, classes, privacy, seed, quadratic=False):
         QuadraticDiscriminantAnalysis,
     )
 
-    rng = np.random.default_rng([seed, 47])
-    majority = B.majority_class(y, classes, privacy, rng)
-    ref = {"ytest": ytest, "base_err": float(np.mean(ytest != majority))}
+    ref = {"ytest": ytest}
+    ref["base_err"], ref["base_draws"] = _drawn(
+        lambda rng: np.mean(ytest != B.majority_class(y, classes, privacy, rng)),
+        seed,
+        47,
+    )
     model = QuadraticDiscriminantAnalysis(reg_param=0.1) if quadratic else None
     model = model or LinearDiscriminantAnalysis()
     try:

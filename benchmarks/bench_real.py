@@ -298,6 +298,7 @@ def _row(key, name, task, hint, ref, status, warned, flagged):
         err=np.nan,
         base_err=ref["base_err"],
         base_alt=ref.get("base_alt", np.nan),
+        base_draws=T.format_draws(ref),
         np_err=ref["np_err"],
         seconds=0.0,
         message="",
