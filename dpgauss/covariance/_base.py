@@ -27,6 +27,7 @@ from dpgauss.releases._center import (
 from dpgauss.releases._diagonal import cap_box_spectrum
 from dpgauss.releases._measured import confine
 from dpgauss.releases._offdiagonal import sparsify
+from dpgauss.releases._prediction import ASTRAY
 from dpgauss.utils._sklearn_compat import Interval
 from dpgauss.utils.validation import check_data_norm
 
@@ -145,6 +146,8 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
                 "far smaller than the noise"
             ),
         )
+        if getattr(measured, "unresolved", None) is not None:
+            self._warn_unresolved(measured.unresolved)
         return self._model_attributes(
             location,
             measured.values,
@@ -152,6 +155,25 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
             measured.noise_sd,
             float(d),
             scale=h * measured.scale,
+        )
+
+    def _warn_unresolved(self, error):
+        """A ``UtilityWarning`` that the covariance came out diagonal while the
+        probe could not rule out correlations that would leave a relative
+        error of ``error`` (:func:`~dpgauss.releases._box_probe.
+        unresolved_error`, beyond ASTRAY times the non-private sampling
+        error). Post-processing of released values."""
+        warnings.warn(
+            f"{type(self).__name__}: the covariance is released diagonal (method_"
+            " 'diagonal'): the probe of the columns' correlations did not show "
+            "them strongly enough for the full release to pay, but it cannot "
+            "rule out correlations that, left out, put the estimate up to "
+            f"{error:.2g} in relative (Frobenius) error from the rows' own, "
+            f"beyond {ASTRAY:g} times the non-private estimate's sampling error. "
+            "A larger budget or more rows resolve them; method='gauss' releases "
+            "them at this budget with the full release's noise.",
+            UtilityWarning,
+            stacklevel=5,
         )
 
     def _warn_unmeasured(self, unmeasured, uncertain=None, shown="", why=None):

@@ -142,7 +142,9 @@ default="auto"
         off-diagonal entries, GaussCov again at the rest (the two averaged:
         the noise of one release at their joint cost) where the columns'
         correlations show above the noise, the per-coordinate release at the
-        rest where they do not. Under pure epsilon, where that is the full
+        rest where they do not (with a warning where the probe cannot rule
+        out correlations that would put that diagonal beyond 10 times the
+        non-private sampling error). Under pure epsilon, where that is the full
         release and d >= 3, it probes with one scalar
         (:mod:`dpgauss.releases._energy_probe`): the Frobenius norm of the
         second moment's off-diagonal entries, Laplace noise at a tenth of

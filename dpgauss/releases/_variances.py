@@ -116,6 +116,11 @@ class MeasuredVariances:
         The measured coordinates kept below the high quantile of their
         noise (shrunk by :func:`~dpgauss.releases._measured.estimated`): a
         column far fainter than the noise lands there about one fit in ten.
+    unresolved : float or None
+        Where a probe chose this release over the full one
+        (:mod:`dpgauss.releases._box_probe`): the relative error the
+        correlations it could not rule out would leave, when that is beyond
+        ASTRAY times the non-private sampling error; None otherwise.
     """
 
     mean: np.ndarray
@@ -124,6 +129,7 @@ class MeasuredVariances:
     noise_sd: float
     measured: np.ndarray
     uncertain: np.ndarray | None = None
+    unresolved: float | None = None
 
 
 def release_variances(Z, plan, rng, centered=True, name="diagonal"):

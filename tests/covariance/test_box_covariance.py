@@ -1,5 +1,7 @@
 """PrivateCovariance and PrivateEllipticEnvelope with a public box."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -170,6 +172,34 @@ def test_the_probe_takes_the_per_coordinate_release_for_independent_columns():
     assert np.all(C - np.diag(np.diag(C)) == 0.0)
     ratio = np.diag(C) / np.var(X, axis=0)
     assert np.all((ratio > 0.9) & (ratio < 1.1)), ratio
+
+
+def test_a_diagonal_the_probe_cannot_vouch_for_warns():
+    # Six columns correlated about 0.4 (rms), each in a box 8 sds wide, n =
+    # 2000 at rho 0.125: the probe's noise is comparable to the covariances,
+    # its chi-squared evidence falls short in most fits and the diagonal is
+    # released, leaving out correlations worth a relative error of about 0.5
+    # (10 times the non-private sampling error is 0.5 at this n and d). Each
+    # such fit says so; the independent columns of the test above take the
+    # diagonal silently, the probe bounding their correlations within it.
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((6, 6)) / np.sqrt(6) + np.eye(6)
+    X = rng.standard_normal((2000, 6)) @ A
+    half = 8.0 * X.std(axis=0)
+    diagonal = 0
+    for seed in range(8):
+        est = PrivateCovariance(bounds=(-half, half), rho=0.125, random_state=seed)
+        if est.fit(X).method_ != "diagonal":
+            continue
+        diagonal += 1
+        with pytest.warns(UtilityWarning, match="cannot rule out correlations"):
+            est.fit(X)
+    assert diagonal >= 4  # 6 of these 8 seeds
+    X, box = _independent_columns()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UtilityWarning)
+        est = PrivateCovariance(bounds=box, rho=0.5, random_state=0).fit(X)
+    assert est.method_ == "diagonal"
 
 
 def test_the_probe_averages_into_the_full_release_for_correlated_columns():
