@@ -24,12 +24,15 @@ Errors are "lower is better" in every task:
 
 The non-private error of ``scaler`` and ``cov`` is the root mean square of the
 non-private estimate's error over :data:`BOOTSTRAPS` seeded bootstrap
-resamples of the same rows, the expected sampling error as ``mean``'s is. One
+resamples of the same rows, the expected sampling error as ``mean``'s is
+(``agg_*`` too, from 2026-11-29: a coefficient's one-resample error varied
+0.020-0.059 between the seeds of one randhie row, and a fit at 11 times the
+lucky one counted as silent). One
 resample's error is one draw of a quantity that varies several-fold between
 draws on heavy-tailed and zero-inflated columns (down to 0.13 of the root
 mean square on randhie; 7.5x between the seeds of one row), so a fit held to
 10 times one draw was held to a lucky resample in some seeds. The
-non-private error of ``pca`` and ``agg_*`` is that of one seeded resample.
+non-private error of ``pca`` is that of one seeded resample.
 """
 
 import _baselines as B
@@ -103,7 +106,9 @@ def _boot_rms(X, seed, error):
         np.random.default_rng([seed, n, 23, b]).integers(0, n, n)
         for b in range(1, BOOTSTRAPS)
     ]
-    return float(np.sqrt(np.mean([error(X[b]) ** 2 for b in draws])))
+    errors = np.array([error(X[b]) for b in draws], dtype=float)
+    errors = errors[np.isfinite(errors)]
+    return float(np.sqrt(np.mean(errors**2))) if errors.size else np.nan
 
 
 def _finite(*arrays):
@@ -287,11 +292,14 @@ def ref_agg(Z, y, privacy, seed, logistic):
     coef = fit(Z, y)
     ref = {"coef": coef}
     ref["base_err"] = score_agg({"coef": B.aggregate_centre(len(coef))}, ref)[0]
-    b = _boot(len(Z), seed)
-    try:
-        ref["np_err"] = score_agg({"coef": fit(Z[b], y[b])}, ref)[0]
-    except ValueError:  # a resample with one class
-        ref["np_err"] = np.nan
+
+    def error(rows):
+        try:
+            return score_agg({"coef": fit(Z[rows], y[rows])}, ref)[0]
+        except ValueError:  # a resample with one class
+            return np.nan
+
+    ref["np_err"] = _boot_rms(np.arange(len(Z)), seed, error)
     return ref
 
 
