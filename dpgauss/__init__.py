@@ -21,11 +21,16 @@ from dpgauss.ensemble import SubsampleAggregate
 from dpgauss.gaussian import PrivateGaussianEstimator
 from dpgauss.mean import PrivateMean
 from dpgauss.mixture import PublicPrivateGMM
-from dpgauss.preprocessing import PrivateStandardScaler, PrivateWhitener
+from dpgauss.preprocessing import (
+    PrivateBounds,
+    PrivateStandardScaler,
+    PrivateWhitener,
+)
 from dpgauss.product import PrivateProductDistribution
 
 __all__ = [
     "PrivacyBudget",
+    "PrivateBounds",
     "PrivateCovariance",
     "PrivateEllipticEnvelope",
     "PrivateGaussianEstimator",

@@ -53,6 +53,7 @@ ESTIMATORS = list(make_instances(all_estimators()))
 
 # Fitted attribute holding a private release, per estimator class.
 RELEASE = {
+    "PrivateBounds": "bounds_",
     "PrivateCovariance": "covariance_",
     "PrivateEllipticEnvelope": "covariance_",
     "PrivateGaussianEstimator": "mean_",

@@ -37,6 +37,7 @@ def test_top_level_names():
 
     assert set(dpgauss.__all__) == {
         "PrivacyBudget",
+        "PrivateBounds",
         "PrivateCovariance",
         "PrivateEllipticEnvelope",
         "PrivateGaussianEstimator",

@@ -87,6 +87,13 @@ INIT_PARAMS = {
             "budget": "fresh",
         },
     ],
+    # The checks fit 3 to 100 rows: budgets large enough for the searches'
+    # counts at the quartiles or beyond (refused otherwise).
+    "PrivateBounds": [
+        {"rho": 1e4},
+        {"epsilon": 1e3},
+        {"epsilon": 10.0, "delta": 1e-6, "budget": "fresh"},
+    ],
     "PrivateStandardScaler": [
         {"bounds": (-10.0, 10.0), "rho": 1.0},
         {"bounds": [-10.0, 10.0], "epsilon": 1.0, "with_mean": False},
