@@ -3,9 +3,14 @@ skipped plot tests (issue 29: it failed on a loaded machine, listed about
 100 xfail reasons and skipped the plot tests)."""
 
 import os
-import tomllib
 
+import pytest
 from hypothesis import settings
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    tomllib = pytest.importorskip("tomli")
 
 ROOT = os.path.join(os.path.dirname(__file__), os.pardir)
 

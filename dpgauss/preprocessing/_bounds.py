@@ -101,7 +101,15 @@ def box_margin(q):
 
 def _finite_box(low, high):
     """A valid box around the released values (post-processing): ordered,
-    tied columns widened, every half-width in ``[MIN_RADIUS, MAX_RADIUS]``."""
+    tied columns widened, every half-width in ``[MIN_RADIUS, MAX_RADIUS]``
+    and ``lower < upper`` as computed.
+
+    A half-width is at least 2^-40 of the centre's magnitude (so ``c +- h``
+    are distinct floats and ``h`` survives the estimators' own ``upper / 2 -
+    lower / 2`` within 2^-12), within half the accepted range, and the
+    centre within 2^40 half-widths of 0: that binds only where the half-width
+    was capped, at centres beyond 5e151 (noise that walked off, or data no
+    box can hold)."""
     low, high = np.minimum(low, high), np.maximum(low, high)
     tied = ~(high > low)
     # Halves first: no overflow for any finite pair.
@@ -110,10 +118,9 @@ def _finite_box(low, high):
     half = np.where(
         tied, TIED_WIDTH * np.maximum(np.abs(center), 1e-6 / TIED_WIDTH), half
     )
-    half = np.clip(half, MIN_RADIUS, MAX_RADIUS)
-    center = np.clip(
-        center, -np.finfo(np.float64).max / 4, np.finfo(np.float64).max / 4
-    )
+    half = np.maximum(half, np.abs(center) * 2.0**-40)
+    half = np.clip(half, 2.0 * MIN_RADIUS, MAX_RADIUS / 2.0)
+    center = np.clip(center, -half * 2.0**40, half * 2.0**40)
     return center - half, center + half, tied
 
 
@@ -201,7 +208,7 @@ class PrivateBounds(PrivateEstimatorMixin, BaseEstimator):
     ...                                budget=budget, random_state=0).fit(X)
     >>> np.round(scaler.scale_ / X.std(0), 2)
     array([1., 1.])
-    >>> budget.spent
+    >>> budget.spent()
     ZCDP(rho=1.0)
     """
 
