@@ -163,16 +163,46 @@ def moment_mechanism(cost, n, d, name, n_partials=None):
 SWAMPED = 2.0
 
 
-def _warn_if_swamped(box_var, floor, owner):
+#: A released box-unit mean this close to an edge (beyond two noise sds) marks
+#: a feature whose rows sit at or beyond that bound: with ``E[1 - |z|] <=
+#: 0.01``, Markov puts at least 90% of the rows within a tenth of a
+#: half-width of the edge.
+EDGE_SHARE = 0.99
+
+
+def _warn_if_swamped(box_var, floor, owner, mean=None, mean_sd=0.0):
     """UtilityWarning when released variances are within a few noise levels.
 
-    A function of released and public values only (post-processing): it says
-    nothing the released ``var_`` does not.
+    Two causes, told apart by the released mean (box units): a feature whose
+    mean lies within ``1 - EDGE_SHARE`` of an edge, beyond two noise sds
+    (``mean_sd``), has its rows at or beyond that bound (clipped to it where
+    the bounds are too narrow, or in other units), whatever its variance;
+    the other swamped features' bounds are much wider than their spread. A
+    function of released and public values only (post-processing): it says
+    nothing the released ``mean_`` and ``var_`` do not.
     """
-    swamped = int(np.count_nonzero(box_var <= SWAMPED * floor))
-    if swamped:
+    swamped = box_var <= SWAMPED * floor
+    edge = np.zeros_like(swamped)
+    if mean is not None:
+        edge = np.abs(mean) - 2.0 * mean_sd >= EDGE_SHARE
+    wide = int(np.count_nonzero(swamped & ~edge))
+    if np.any(edge):
+        sides = [
+            f"{j} ({'upper' if mean[j] > 0 else 'lower'})"
+            for j in np.flatnonzero(edge)[:10]
+        ]
         warnings.warn(
-            f"{owner}: the released variance of {swamped} of {box_var.size} "
+            f"{owner}: the released mean of feature(s) {', '.join(sides)} lies "
+            f"within {1 - EDGE_SHARE:.0%} of the box's edge: at least 90% of the "
+            "rows are at or beyond that bound. If they are beyond it, they were "
+            "clipped to it and mean_ and scale_ say little: the bounds are too "
+            "narrow there, or in other units than the rows; widen them.",
+            UtilityWarning,
+            stacklevel=caller_stacklevel(),
+        )
+    if wide:
+        warnings.warn(
+            f"{owner}: the released variance of {wide} of {box_var.size} "
             f"features is within {SWAMPED:g} times the noise level, in units of the "
             "box's half-width squared: the bounds are much wider than these "
             "features' spread (or the budget is small for n), so their scale_ is "
@@ -472,7 +502,8 @@ class PrivateStandardScaler(
         noise = variance_floor(mech, SECOND_WEIGHT)
         floor = max(FLOOR_FRACTION * noise, MIN_BOX_VARIANCE)
         box_var = np.clip(m2 - m1 * m1, floor, 1.0)
-        _warn_if_swamped(box_var, noise, type(self).__name__)
+        mean_sd = float(mech.sd(2 * d))  # public: the release's calibration
+        _warn_if_swamped(box_var, noise, type(self).__name__, m1, mean_sd)
         fitted["var_"] = half * half * box_var
         fitted["scale_"] = half * np.sqrt(box_var)
         return fitted

@@ -475,6 +475,26 @@ def test_checks_skipped_for_non_deterministic_run_with_a_seed(check):
     check("PrivateStandardScaler", _Seeded((-10.0, 10.0), rho=1.0, random_state=0))
 
 
+def test_a_box_too_narrow_says_so_and_which_side():
+    # Rows at 100 +- 10 and -50 +- 1 in a box of (-1, 1) (raw values in a box
+    # meant for standardised ones): every value is clipped to an edge, the
+    # released means are 1 and -1 within noise (sd 8e-4 at n = 5000, rho
+    # 0.5) and the variances 0. The warning names each side; it used to say
+    # the bounds were much wider than the spread, "narrow the bounds": the
+    # opposite. A feature inside the box is not named.
+    rng = np.random.default_rng(0)
+    X = np.column_stack(
+        [rng.normal(100, 10, 5000), rng.normal(0, 0.3, 5000), rng.normal(-50, 1, 5000)]
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UtilityWarning)
+        PrivateStandardScaler((-1.0, 1.0), rho=0.5, random_state=0).fit(X)
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 1
+    assert "feature(s) 0 (upper), 2 (lower) lies within 1% of the box" in messages[0]
+    assert "too narrow" in messages[0]
+
+
 def test_a_box_that_swamps_the_variance_warns():
     # Rows of sd 1 in a box of half-width 1000: the variance in box units is
     # 1e-6, far below the second moment's noise scale at n = 1000, rho = 1
