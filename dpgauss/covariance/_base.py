@@ -24,6 +24,7 @@ from dpgauss.releases._center import (
     release_mean,
     release_trace,
 )
+from dpgauss.releases._clipped import warn_clipped_away
 from dpgauss.releases._diagonal import cap_box_spectrum
 from dpgauss.releases._measured import confine
 from dpgauss.releases._offdiagonal import sparsify
@@ -235,6 +236,15 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
         to 0, the zero matrix's answer (post-processing); a warning names
         every coordinate within the noise.
         """
+        if box is None and getattr(self, "data_norm", None) is not None:
+            # Post-processing: the released trace against the public radius.
+            warn_clipped_away(
+                type(self).__name__,
+                float(np.sum(values)),
+                noise_sd,
+                len(values),
+                float(self.data_norm),
+            )
         ceiling = None if box is None else 1.0  # a box coordinate's variance
         confined = None
         drop = None

@@ -48,9 +48,11 @@ from dpgauss.decomposition._components import (
     full_components_prediction,
     squared_prediction,
     threshold_spectrum,
+    warn_unresolved_components,
 )
 from dpgauss.releases._box import inside_bounds
 from dpgauss.releases._center import whitening_floor
+from dpgauss.releases._clipped import warn_clipped_away
 from dpgauss.releases._diagonal import (
     diagonal_entries,
     is_diagonal,
@@ -555,11 +557,21 @@ default="tail"
         n, d = X.shape
         mean, spectrum = self._release_spectrum(X, plan, rng)
         # Everything below reads released values and public ones only.
+        if self.bounds is None and self.data_norm is not None:
+            warn_clipped_away(
+                type(self).__name__,
+                float(np.sum(spectrum.values)),
+                spectrum.noise_sd,
+                d,
+                float(self.data_norm),
+            )
         unbiased = n / (n - 1.0)
         variances = spectrum.values * unbiased
         total = float(np.sum(variances))
         ratio = variances / total if total > 0 else np.zeros(d)
         k = select_n_components(self.n_components, ratio, d)
+        floor = whitening_floor(spectrum) * unbiased
+        warn_unresolved_components(type(self).__name__, variances[:k], floor)
         rest = variances[k:]
         return {
             "components_": flip_signs(spectrum.vectors[:, :k].T.copy()),
@@ -569,7 +581,7 @@ default="tail"
             "mean_": np.asarray(mean, dtype=np.float64).copy(),
             "n_components_": k,
             "noise_variance_": float(np.mean(rest)) if rest.size else 0.0,
-            "eigenvalue_floor_": whitening_floor(spectrum) * unbiased,
+            "eigenvalue_floor_": floor,
             "method_": spectrum.method,
             "n_samples_": n,
         }

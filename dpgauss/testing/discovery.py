@@ -25,6 +25,7 @@ def all_estimators():
     >>> from dpgauss.testing.discovery import all_estimators
     >>> for name, _ in all_estimators():
     ...     print(name)
+    PrivateBounds
     PrivateCovariance
     PrivateEllipticEnvelope
     PrivateGaussianEstimator

@@ -177,3 +177,22 @@ def test_pca_on_equal_columns_does_not_rank_by_index():
         P = pca.components_
         missed.append(1.0 - np.trace(P @ S @ P.T) / top)
     assert max(missed) < 0.1
+
+
+def test_unresolved_components_are_reported_not_read_as_data():
+    # Raw breast cancer at a standardised data_norm: one direction holds the
+    # clipped rows; the next components' variances are the denoiser's floor
+    # (0.267 at eigenvalue_floor_ 0.263), reported as unresolved rather than
+    # read as "almost no variance". Standardised, all five are resolved.
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.preprocessing import StandardScaler
+
+    X = load_breast_cancer().data
+    params = {"n_components": 5, "data_norm": 2 * np.sqrt(30), "rho": 1.0}
+    with pytest.warns(UtilityWarning, match=r"component\(s\) 1, 2, 3, 4 is within"):
+        PrivatePCA(**params, random_state=0).fit(X)
+    Z = StandardScaler().fit_transform(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UtilityWarning)
+        pca = PrivatePCA(**params, random_state=0).fit(Z)
+    assert np.all(pca.explained_variance_ > 2 * pca.eigenvalue_floor_)
