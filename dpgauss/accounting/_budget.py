@@ -184,6 +184,47 @@ class PrivacyBudget:
         self._ledger = Ledger.create(self.total, path)
         self.path = self._ledger.path
 
+    @classmethod
+    def open(cls, path):
+        """Open an existing ledger with the total it was made for.
+
+        For a study resumed later, or a ledger handed over for review, when
+        its total is not at hand: the total is read from the ledger itself,
+        which is checked as any existing ledger is.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The ledger's file.
+
+        Returns
+        -------
+        PrivacyBudget
+            A handle to that ledger.
+
+        Raises
+        ------
+        LedgerError
+            If there is no ledger at ``path``, or it cannot be read.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> from dpgauss import PrivacyBudget
+        >>> from dpgauss.accounting import ZCDP
+        >>> path = os.path.join(tempfile.mkdtemp(), "study.ledger")
+        >>> _ = PrivacyBudget(rho=2.0, path=path).spend(ZCDP(0.5))
+        >>> budget = PrivacyBudget.open(path)
+        >>> budget, budget.spent()
+        (PrivacyBudget(rho=2.0), ZCDP(rho=0.5))
+        """
+        total = Ledger.stored_total(path)
+        if isinstance(total, ZCDP):
+            return cls(rho=total.rho, path=path)
+        if isinstance(total, PureDP):
+            return cls(epsilon=total.epsilon, path=path)
+        return cls(epsilon=total.epsilon, delta=total.delta, path=path)
+
     # -- sharing: a budget is a handle to one ledger --------------------------
     def __sklearn_clone__(self):
         return self
@@ -311,7 +352,18 @@ class PrivacyBudget:
             f"privacy budget exceeded: this spend needs {asked}, but only "
             f"{self._remaining_from(spent)} of the total {self.total} remains "
             f"({spent} spent in {plural(tally.events, 'event')}); {would}. "
-            "Nothing was spent and no noise was drawn."
+            f"Nothing was spent and no noise was drawn. {self._where()}"
+        )
+
+    def _where(self):
+        """Which ledger, for an error message: a durable one keeps every spend
+        across runs, which a script run again meets as a spent budget."""
+        if self._ledger.owner is not None:
+            return f"The ledger is the temporary file {self.path!r}."
+        return (
+            f"The ledger is {self.path!r}, a durable file that keeps every spend "
+            "across runs: PrivacyBudget.open(path).format_ledger() shows them, "
+            "and a new study needs a new path=..."
         )
 
     def _composed(self, tally):
@@ -399,6 +451,62 @@ class PrivacyBudget:
         return (
             PureDP(left) if isinstance(total, PureDP) else ApproxDP(left, total.delta)
         )
+
+    def to_frame(self):
+        """Return the ledger as a pandas DataFrame, one row per event.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``id``, ``fit``, ``time`` (UTC timestamps), ``pid``,
+            ``estimator``, ``mechanism``, ``kind`` (``"ZCDP"``, ``"PureDP"``
+            or ``"ApproxDP"``) and the cost's ``rho``, ``epsilon`` and
+            ``delta`` (NaN where the kind has none).
+
+        Raises
+        ------
+        ImportError
+            If pandas is not installed.
+        LedgerError
+            If the ledger cannot be read.
+
+        Examples
+        --------
+        >>> from dpgauss import PrivacyBudget
+        >>> from dpgauss.accounting import ZCDP, PureDP
+        >>> budget = PrivacyBudget(rho=1.0)
+        >>> _ = budget.spend(ZCDP(0.25), estimator="A", mechanism="gaussian:mean")
+        >>> _ = budget.spend(PureDP(0.5), estimator="B", mechanism="laplace:count")
+        >>> budget.to_frame()[["estimator", "kind", "rho", "epsilon"]]
+          estimator    kind   rho  epsilon
+        0         A    ZCDP  0.25      NaN
+        1         B  PureDP   NaN      0.5
+        """
+        try:
+            import pandas as pd
+        except ImportError as exc:  # pandas is optional
+            raise ImportError(
+                "PrivacyBudget.to_frame needs pandas (pip install pandas); "
+                "format_ledger() gives the same table as text."
+            ) from exc
+        nan = float("nan")
+        rows = [
+            {
+                "id": e.id,
+                "fit": e.fit,
+                "time": pd.Timestamp(e.time, unit="s", tz="UTC"),
+                "pid": e.pid,
+                "estimator": e.estimator,
+                "mechanism": e.mechanism,
+                "kind": type(e.cost).__name__,
+                "rho": getattr(e.cost, "rho", nan),
+                "epsilon": getattr(e.cost, "epsilon", nan),
+                "delta": getattr(e.cost, "delta", nan),
+            }
+            for e in self.ledger()
+        ]
+        columns = ["id", "fit", "time", "pid", "estimator", "mechanism", "kind"]
+        return pd.DataFrame(rows, columns=[*columns, "rho", "epsilon", "delta"])
 
     def format_ledger(self, *, per_event=False):
         """Return the ledger as a text table and a line of totals.

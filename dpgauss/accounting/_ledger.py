@@ -58,6 +58,15 @@ _TIMEOUT = 60.0  # seconds a transaction waits for another process's lock
 _EVENT_COLUMNS = "time, estimator, mechanism, kind, rho, epsilon, delta, pid, id, fit"
 
 
+def _total_from_meta(stored):
+    """The total a ledger's ``meta`` describes (its kind and float fields)."""
+    kind = {"ZCDP": ZCDP, "PureDP": PureDP, "ApproxDP": ApproxDP}[stored["kind"]]
+    fields = {"ZCDP": ("rho",), "PureDP": ("epsilon",)}.get(
+        stored["kind"], ("epsilon", "delta")
+    )
+    return kind(**{name: float(stored[name]) for name in fields})
+
+
 def _row_to_cost(kind, rho, epsilon, delta):
     if kind == "zcdp":
         return ZCDP(rho)
@@ -254,6 +263,33 @@ class Ledger:
         meta.update({k: repr(v) for k, v in vars(total).items()})
         return meta
 
+    @classmethod
+    def stored_total(cls, path):
+        """The total an existing ledger at ``path`` was made for (read from its
+        ``meta``, without a budget); raises LedgerError where there is none."""
+        path = os.path.abspath(os.fspath(path))
+        if not (os.path.exists(path) and os.path.getsize(path) > 0):
+            raise LedgerError(
+                f"there is no ledger at {path!r}: PrivacyBudget(rho=..., path=...) "
+                "creates one."
+            )
+        probe = cls(path, None, None)
+        conn = None
+        try:
+            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=_TIMEOUT)
+            stored = dict(conn.execute("SELECT key, value FROM meta"))
+        except sqlite3.Error as exc:
+            raise probe._ledger_error(exc) from exc
+        finally:
+            if conn is not None:
+                conn.close()
+        if stored.get("format", "") != _FORMAT:
+            raise LedgerError(probe._format_problem(stored.get("format", "")))
+        try:
+            return _total_from_meta(stored)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise probe.damaged(f"its total is unreadable ({exc!r})") from exc
+
     def _check_meta(self, conn):
         try:
             stored = dict(conn.execute("SELECT key, value FROM meta"))
@@ -264,11 +300,14 @@ class Ledger:
             raise LedgerError(self._format_problem(found))
         wanted = self._meta_for(self.total)
         if stored != wanted:
+            try:
+                made = f"a total of {_total_from_meta(stored)}"
+            except (KeyError, TypeError, ValueError):
+                made = "another total"
             raise LedgerError(
-                f"the ledger at {self.path!r} belongs to a different budget "
-                f"({stored.get('kind')} {stored}); this budget is {self.total}. "
-                "Give the total it was made with, or another path=... for a new "
-                "ledger."
+                f"the ledger at {self.path!r} was made for {made}; this budget's "
+                f"total is {self.total}. PrivacyBudget.open(path) opens it with "
+                "its own total; give another path=... for a new ledger."
             )
 
     def _format_problem(self, found):

@@ -197,7 +197,9 @@ def test_durable_ledger_resumes_and_rejects_another_total(tmp_path):
     assert resumed.spent() == ZCDP(0.6)
     with pytest.raises(BudgetExceededError):
         resumed.spend(ZCDP(0.5))
-    with pytest.raises(LedgerError, match="belongs to a different budget"):
+    with pytest.raises(
+        LedgerError, match=r"made for a total of rho=1; this budget.s total is rho=2"
+    ):
         PrivacyBudget(rho=2.0, path=path)
 
 
@@ -205,7 +207,8 @@ def test_mismatched_total_leaves_the_ledger_intact(tmp_path):
     path = tmp_path / "ledger.sqlite"
     PrivacyBudget(rho=1.0, path=path).spend(ZCDP(0.3))
     for wrong in ({"rho": 2.0}, {"epsilon": 1.0, "delta": 1e-6}, {"epsilon": 1.0}):
-        with pytest.raises(LedgerError, match="belongs to a different budget"):
+        # The message shows the ledger's total as a total, not its storage.
+        with pytest.raises(LedgerError, match="was made for a total of rho=1; this"):
             PrivacyBudget(**wrong, path=path)
     resumed = PrivacyBudget(rho=1.0, path=path)  # still a working ledger
     assert resumed.spent() == ZCDP(0.3)
@@ -608,3 +611,53 @@ def test_concurrent_threads_never_exceed_the_cap():
     assert len(accepted) == len(budget.ledger()) == 40
     assert budget.verify() == 40
     assert budget.spent().rho <= 2.0 * (1 + 1e-12)
+
+
+def test_open_reads_the_total_from_the_ledger(tmp_path):
+    # A study resumed later without its total at hand; each kind of total.
+    for total, cost in (
+        ({"rho": 2.0}, ZCDP(0.5)),
+        ({"epsilon": 3.0}, PureDP(1.0)),
+        ({"epsilon": 3.0, "delta": 1e-6}, ApproxDP(1.0, 1e-7)),
+    ):
+        path = tmp_path / f"{len(total)}-{sorted(total)[0]}.ledger"
+        PrivacyBudget(**total, path=path).spend(cost)
+        opened = PrivacyBudget.open(path)
+        assert opened.total == PrivacyBudget(**total, path=path).total
+        assert len(opened.ledger()) == 1
+    with pytest.raises(LedgerError, match="there is no ledger at"):
+        PrivacyBudget.open(tmp_path / "missing.ledger")
+    (tmp_path / "other.txt").write_text("not a ledger")
+    with pytest.raises(LedgerError, match="not a dpgauss ledger"):
+        PrivacyBudget.open(tmp_path / "other.txt")
+
+
+def test_an_exceeded_budget_names_its_ledger(tmp_path):
+    # The README's one-liner run three times: the third fit meets a durable
+    # ledger that remembers the first two; the message says so and how to
+    # see them. A temporary ledger is named as such.
+    path = tmp_path / "my-study.ledger"
+    for _ in range(2):
+        PrivacyBudget(rho=1.0, path=path).spend(ZCDP(0.5))
+    with pytest.raises(BudgetExceededError, match="durable file that keeps every"):
+        PrivacyBudget(rho=1.0, path=path).spend(ZCDP(0.5))
+    with pytest.raises(BudgetExceededError, match="the temporary file"):
+        PrivacyBudget(rho=1.0).spend(ZCDP(2.0))
+
+
+def test_to_frame_lists_every_event():
+    pd = pytest.importorskip("pandas")
+    budget = PrivacyBudget(epsilon=2.0, delta=1e-6)
+    budget.spend_many(
+        [(ZCDP(0.01), "gaussian:a"), (PureDP(0.1), "laplace:b")], estimator="E"
+    )
+    budget.spend(ApproxDP(0.2, 1e-8), estimator="F", mechanism="approx:c")
+    frame = budget.to_frame()
+    assert list(frame["estimator"]) == ["E", "E", "F"]
+    assert list(frame["fit"]) == [1, 1, 3]
+    assert list(frame["kind"]) == ["ZCDP", "PureDP", "ApproxDP"]
+    assert frame["rho"].iloc[0] == 0.01
+    assert pd.isna(frame["rho"].iloc[1])
+    assert frame["delta"].iloc[2] == 1e-8
+    assert str(frame["time"].dt.tz) == "UTC"
+    assert PrivacyBudget(rho=1.0).to_frame().empty
