@@ -124,6 +124,12 @@ def _finite_box(low, high):
     return center - half, center + half, tied
 
 
+def _shown(mask):
+    index = np.flatnonzero(mask)
+    shown = ", ".join(str(j) for j in index[:10])
+    return shown + (f" (and {index.size - 10} more)" if index.size > 10 else "")
+
+
 @fill_doc
 class PrivateBounds(PrivateEstimatorMixin, BaseEstimator):
     """Private bounds for the estimators that clip: a box per feature or a norm bound.
@@ -316,7 +322,10 @@ class PrivateBounds(PrivateEstimatorMixin, BaseEstimator):
         q = self._quantile(plan, data)
         fitted = {"quantile_": q, "bounds_": None, "data_norm_": None}
         if self.kind == "norm":
-            distances = np.linalg.norm(X - self._location(d), axis=1)
+            # One float per row (a Dask array is computed here: n values).
+            distances = np.asarray(
+                np.linalg.norm(X - self._location(d), axis=1), dtype=np.float64
+            )
             # An overflowing distance is +inf, which the search cannot take:
             # the largest float is above every finite one the same way.
             distances = np.nan_to_num(distances, posinf=np.finfo(np.float64).max)
@@ -327,18 +336,32 @@ class PrivateBounds(PrivateEstimatorMixin, BaseEstimator):
         low = plan.calibrate("low").release(X, rng)
         high = plan.calibrate("high").release(X, rng)
         # Post-processing from here: widen, order, clamp.
-        with np.errstate(over="ignore"):
-            width = np.minimum(high / 2.0 - low / 2.0, np.finfo(np.float64).max / 4)
+        top = np.finfo(np.float64).max
+        with np.errstate(over="ignore", invalid="ignore"):
+            width = np.minimum(high / 2.0 - low / 2.0, top / 4)
             grow = 2.0 * box_margin(q) * width
-            lower, upper, tied = _finite_box(low - grow, high + grow)
+            # Saturate at the largest float: -inf / 2 + inf / 2 would be NaN.
+            wide_low = np.clip(low - grow, -top, top)
+            wide_high = np.clip(high + grow, -top, top)
+        lower, upper, tied = _finite_box(wide_low, wide_high)
         if np.any(tied):
-            shown = ", ".join(str(j) for j in np.flatnonzero(tied)[:10])
             warnings.warn(
-                f"PrivateBounds: at least {1 - 2 * q:.0%} of the values of "
-                f"feature(s) {shown} are tied at one value (their {q:.3g} and "
-                f"{1 - q:.3g} quantiles coincide), so their box is that value "
-                f"+- {TIED_WIDTH:g} of its magnitude and clips the rest. Give "
-                "those features bounds from domain knowledge.",
+                f"PrivateBounds: the released {q:.3g} and {1 - q:.3g} quantiles of "
+                f"feature(s) {_shown(tied)} coincide: most of their values appear "
+                f"tied at one value, so their box is that value +- {TIED_WIDTH:g} "
+                "of its magnitude and clips the rest. Give those features bounds "
+                "from domain knowledge.",
+                UtilityWarning,
+                stacklevel=4,
+            )
+        held = (lower <= wide_low) & (wide_high <= upper)
+        if not np.all(held | tied):
+            warnings.warn(
+                f"PrivateBounds: the box of feature(s) {_shown(~(held | tied))} is "
+                f"clamped: its released spread or location is beyond what a box "
+                f"the estimators accept can hold (half-widths up to {MAX_RADIUS:g}, "
+                "within 2^40 of them from 0), so it misses most of their rows. "
+                "Rescale those features (their units) before fitting.",
                 UtilityWarning,
                 stacklevel=4,
             )

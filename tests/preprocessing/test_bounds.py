@@ -83,7 +83,7 @@ def test_a_tied_column_gets_a_narrow_box_and_a_warning():
     # 99% zeros: both searched quantiles are 0, the box is 0 +- 1e-6.
     rng = np.random.default_rng(2)
     X = np.column_stack([rng.normal(size=20_000), rng.random(20_000) < 0.01])
-    with pytest.warns(UtilityWarning, match=r"feature\(s\) 1 are tied"):
+    with pytest.warns(UtilityWarning, match=r"feature\(s\) 1 coincide"):
         est = PrivateBounds(rho=0.1, random_state=0).fit(X)
     lower, upper = est.bounds_
     assert lower[1] < 0.0 < upper[1]
@@ -104,6 +104,37 @@ def test_far_rows_give_valid_bounds(far):
     est = PrivateBounds("norm", rho=0.5, random_state=0).fit(X)
     assert np.isfinite(est.data_norm_)
     assert est.data_norm_ > 0
+
+
+def test_no_box_is_nan_or_empty_and_a_clamped_one_says_so():
+    # Found by an adversarial review: rows at both ends of float64 overflowed
+    # the widening to -inf and +inf and the box came out NaN; a column at
+    # 1e160 +- 1e150 or 0 +- 1e300 got lower == upper. Every box is now
+    # valid (finite, ordered as computed, half-widths the estimators accept);
+    # one that cannot hold the rows is clamped with a warning.
+    top = np.finfo(np.float64).max
+    rng = np.random.default_rng(0)
+    for X in (
+        np.r_[np.full((500, 1), -top), np.full((500, 1), top)],
+        rng.normal(1e160, 1e150, (1000, 1)),
+        rng.normal(0.0, 1e300, (1000, 1)),
+    ):
+        with pytest.warns(UtilityWarning, match=r"feature\(s\) 0 is clamped"):
+            est = PrivateBounds(rho=10.0, random_state=0).fit(X)
+        lower, upper = check_bounds(est.bounds_, 1)
+        assert np.all(lower < upper)
+
+
+def test_dask_rows_give_numpy_s_answer():
+    # kind="norm" crashed on a Dask array after the charge (review finding).
+    da = pytest.importorskip("dask.array")
+    X = _columns(2_000)
+    for kind, attribute in (("box", "bounds_"), ("norm", "data_norm_")):
+        lazy = PrivateBounds(kind, rho=1.0, random_state=0).fit(da.from_array(X, 500))
+        eager = PrivateBounds(kind, rho=1.0, random_state=0).fit(X)
+        np.testing.assert_array_equal(
+            getattr(lazy, attribute), getattr(eager, attribute)
+        )
 
 
 def test_too_few_rows_refuse_before_the_spend():
