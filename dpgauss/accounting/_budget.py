@@ -60,6 +60,9 @@ class LedgerEvent:
         :meth:`PrivacyBudget.spend_many` call (one fit charges all its releases
         in one call), so the events of one fit share it (0 for an event not read
         from a ledger).
+    tag : str, default=""
+        The tag of the budget handle that recorded it (:meth:`PrivacyBudget.
+        tagged`): an experiment's name, say.
 
     Examples
     --------
@@ -78,6 +81,7 @@ class LedgerEvent:
     pid: int
     id: int = 0
     fit: int = 0
+    tag: str = ""
 
 
 class PrivacyBudget:
@@ -183,6 +187,43 @@ class PrivacyBudget:
         self.total = budget_total(rho, epsilon, delta)
         self._ledger = Ledger.create(self.total, path)
         self.path = self._ledger.path
+        self.tag = ""
+
+    def tagged(self, tag):
+        """Return a handle to the same ledger whose spends carry ``tag``.
+
+        Give it to the fits of one experiment (it travels with them through
+        clones, searches and worker processes, as any handle does); the
+        ledger, :meth:`format_ledger` and :meth:`to_frame` then show which
+        experiment spent what. The total and the ledger are shared: tagging
+        spends nothing and splits nothing.
+
+        Parameters
+        ----------
+        tag : str
+            The experiment's name.
+
+        Returns
+        -------
+        PrivacyBudget
+            A handle with ``tag``.
+
+        Examples
+        --------
+        >>> from dpgauss import PrivacyBudget
+        >>> from dpgauss.accounting import ZCDP
+        >>> budget = PrivacyBudget(rho=1.0)
+        >>> sweep = budget.tagged("rho sweep")
+        >>> sweep
+        PrivacyBudget(rho=1.0, tag='rho sweep')
+        >>> _ = sweep.spend(ZCDP(0.25), estimator="me")
+        >>> budget.ledger()[0].tag, budget.spent()
+        ('rho sweep', ZCDP(rho=0.25))
+        """
+        handle = object.__new__(type(self))
+        handle.__dict__.update(self.__dict__)
+        handle.tag = str(tag)
+        return handle
 
     @classmethod
     def open(cls, path):
@@ -236,11 +277,17 @@ class PrivacyBudget:
         return self
 
     def __getstate__(self):
-        return {"path": self.path, "total": self.total, "owner": self._ledger.owner}
+        return {
+            "path": self.path,
+            "total": self.total,
+            "owner": self._ledger.owner,
+            "tag": self.tag,
+        }
 
     def __setstate__(self, state):
         self.path = state["path"]
         self.total = state["total"]
+        self.tag = state.get("tag", "")
         self._ledger = Ledger.reopen(self.path, self.total, state["owner"])
 
     # -- public API ---------------------------------------------------------------
@@ -327,10 +374,16 @@ class PrivacyBudget:
             tally = ledger.read_tally(conn)
             self._require_fits(tally, added, costs)
             fit, ids = ledger.append(
-                conn, items, estimator=estimator, now=now, pid=pid, tally=tally + added
+                conn,
+                items,
+                estimator=estimator,
+                now=now,
+                pid=pid,
+                tally=tally + added,
+                tag=self.tag,
             )
         return [
-            LedgerEvent(now, estimator, m, c, pid, i, fit)
+            LedgerEvent(now, estimator, m, c, pid, i, fit, self.tag)
             for (c, m), i in zip(items, ids, strict=True)
         ]
 
@@ -459,7 +512,8 @@ class PrivacyBudget:
         -------
         pandas.DataFrame
             Columns ``id``, ``fit``, ``time`` (UTC timestamps), ``pid``,
-            ``estimator``, ``mechanism``, ``kind`` (``"ZCDP"``, ``"PureDP"``
+            ``estimator``, ``mechanism``, ``tag`` (:meth:`tagged`), ``kind``
+            (``"ZCDP"``, ``"PureDP"``
             or ``"ApproxDP"``) and the cost's ``rho``, ``epsilon`` and
             ``delta`` (NaN where the kind has none).
 
@@ -498,6 +552,7 @@ class PrivacyBudget:
                 "pid": e.pid,
                 "estimator": e.estimator,
                 "mechanism": e.mechanism,
+                "tag": e.tag,
                 "kind": type(e.cost).__name__,
                 "rho": getattr(e.cost, "rho", nan),
                 "epsilon": getattr(e.cost, "epsilon", nan),
@@ -505,7 +560,7 @@ class PrivacyBudget:
             }
             for e in self.ledger()
         ]
-        columns = ["id", "fit", "time", "pid", "estimator", "mechanism", "kind"]
+        columns = ["id", "fit", "time", "pid", "estimator", "mechanism", "tag", "kind"]
         return pd.DataFrame(rows, columns=[*columns, "rho", "epsilon", "delta"])
 
     def format_ledger(self, *, per_event=False):
@@ -552,6 +607,8 @@ class PrivacyBudget:
             args = f"epsilon={total.epsilon!r}"
         else:
             args = f"epsilon={total.epsilon!r}, delta={total.delta!r}"
+        if self.tag:
+            args += f", tag={self.tag!r}"
         return f"PrivacyBudget({args})"
 
 

@@ -41,7 +41,8 @@ CREATE TABLE IF NOT EXISTS events (
     kind TEXT NOT NULL,
     rho REAL, epsilon REAL, delta REAL,
     pid INTEGER NOT NULL,
-    fit INTEGER NOT NULL
+    fit INTEGER NOT NULL,
+    tag TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS tally (
     id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -52,10 +53,12 @@ CREATE TABLE IF NOT EXISTS tally (
 );
 """
 _FORMAT_PREFIX = "dpgauss-ledger-"
-_FORMAT_VERSION = 2
+_FORMAT_VERSION = 3  # 3: events carry a tag
 _FORMAT = f"{_FORMAT_PREFIX}{_FORMAT_VERSION}"
 _TIMEOUT = 60.0  # seconds a transaction waits for another process's lock
-_EVENT_COLUMNS = "time, estimator, mechanism, kind, rho, epsilon, delta, pid, id, fit"
+_EVENT_COLUMNS = (
+    "time, estimator, mechanism, kind, rho, epsilon, delta, pid, id, fit, tag"
+)
 
 
 def _total_from_meta(stored):
@@ -483,12 +486,12 @@ class Ledger:
 
     def read_events(self, conn):
         """The events, oldest first, as ``(time, estimator, mechanism, cost, pid,
-        id, fit)`` tuples."""
+        id, fit, tag)`` tuples."""
         rows = conn.execute(f"SELECT {_EVENT_COLUMNS} FROM events ORDER BY id")
         try:
             return [
-                (t, est, mech, _row_to_cost(kind, r, e, d), pid, i, fit)
-                for t, est, mech, kind, r, e, d, pid, i, fit in rows
+                (t, est, mech, _row_to_cost(kind, r, e, d), pid, i, fit, tag)
+                for t, est, mech, kind, r, e, d, pid, i, fit, tag in rows
             ]
         except (TypeError, ValueError) as exc:
             raise self.damaged(f"an event's cost is invalid ({exc})") from exc
@@ -529,8 +532,9 @@ class Ledger:
             fit = event_fit
         return len(rows)
 
-    def append(self, conn, items, *, estimator, now, pid, tally):
-        """Record ``(cost, mechanism)`` items as one fit and store ``tally``.
+    def append(self, conn, items, *, estimator, now, pid, tally, tag=""):
+        """Record ``(cost, mechanism)`` items as one fit (tagged ``tag``) and
+        store ``tally``.
 
         Run inside :meth:`locked` with ``write=True``; returns the fit's id and
         the events' ids.
@@ -549,8 +553,8 @@ class Ledger:
         ids = [
             conn.execute(
                 "INSERT INTO events (time, estimator, mechanism, kind, rho, "
-                "epsilon, delta, pid, fit) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (now, estimator, mech, *components(cost), pid, fit),
+                "epsilon, delta, pid, fit, tag) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (now, estimator, mech, *components(cost), pid, fit, tag),
             ).lastrowid
             for cost, mech in items
         ]

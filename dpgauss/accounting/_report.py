@@ -29,7 +29,12 @@ def format_ledger(total, events, *, spent, remaining, n_events, per_event=False)
     str
         The listing.
     """
-    table = _event_table(events) if per_event else _fit_table(total, events)
+    # A tag column where any handle was tagged (PrivacyBudget.tagged).
+    tagged = any(getattr(e, "tag", "") for e in events)
+    if per_event:
+        table = _event_table(events, tagged)
+    else:
+        table = _fit_table(total, events, tagged)
     totals = (
         f"total {total}; spent {spent} in "
         f"{plural(len({e.fit for e in events}), 'fit')} "
@@ -47,24 +52,40 @@ def _stamp(seconds):
     return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(seconds))
 
 
-def _fit_table(total, events):
-    """One line per fit: its first event's time, pid and estimator, its cost."""
+def _fit_table(total, events, tagged=False):
+    """One line per fit: its first event's time, pid, estimator (and tag),
+    its cost."""
     rows = []
     for fit, group in groupby(events, key=lambda e: e.fit):
         group = list(group)
         cost = compose(total, [e.cost for e in group])
         first = group[0]
+        tag = (first.tag,) if tagged else ()
         rows.append(
-            (_stamp(first.time), first.pid, fit, first.estimator, len(group), cost)
+            (
+                _stamp(first.time),
+                first.pid,
+                fit,
+                first.estimator,
+                *tag,
+                len(group),
+                cost,
+            )
         )
-    return _table(("time (UTC)", "pid", "fit", "estimator", "releases", "cost"), rows)
+    tag = ("tag",) if tagged else ()
+    header = ("time (UTC)", "pid", "fit", "estimator", *tag, "releases", "cost")
+    return _table(header, rows)
 
 
-def _event_table(events):
-    """One line per event, with its mechanism and its cost as recorded."""
-    header = ("time (UTC)", "pid", "fit", "id", "estimator", "mechanism", "cost")
+def _event_table(events, tagged=False):
+    """One line per event, with its mechanism (and tag) and its cost as
+    recorded."""
+    tag = ("tag",) if tagged else ()
+    header = ("time (UTC)", "pid", "fit", "id", "estimator", "mechanism", *tag, "cost")
     rows = [
-        (_stamp(e.time), e.pid, e.fit, e.id, e.estimator, e.mechanism, e.cost)
+        (_stamp(e.time), e.pid, e.fit, e.id, e.estimator, e.mechanism)
+        + ((e.tag,) if tagged else ())
+        + (e.cost,)
         for e in events
     ]
     return _table(header, rows)

@@ -572,7 +572,8 @@ INSERT INTO meta VALUES ('format', '{fmt}'), ('kind', 'ZCDP'), ('rho', '1.0');
     ("fmt", "match"),
     [
         ("dpgauss-ledger-1", "written by an older dpgauss .*'dpgauss-ledger-1'"),
-        ("dpgauss-ledger-3", "written by a newer dpgauss"),
+        ("dpgauss-ledger-2", "written by an older dpgauss .*'dpgauss-ledger-2'"),
+        ("dpgauss-ledger-4", "written by a newer dpgauss"),
         ("something-else", "is not a dpgauss ledger"),
     ],
 )
@@ -661,3 +662,32 @@ def test_to_frame_lists_every_event():
     assert frame["delta"].iloc[2] == 1e-8
     assert str(frame["time"].dt.tz) == "UTC"
     assert PrivacyBudget(rho=1.0).to_frame().empty
+
+
+def test_tagged_handles_record_their_experiment(tmp_path):
+    # A tagged handle shares the total and the ledger; its spends carry the
+    # tag through clones and pickles (worker processes) and show in the
+    # ledger, the text table and the frame.
+    import numpy as np
+
+    from dpgauss import PrivateMean
+
+    budget = PrivacyBudget(rho=1.0, path=tmp_path / "study.ledger")
+    sweep = budget.tagged("sweep")
+    assert sweep.total == budget.total
+    assert sweep.path == budget.path
+    assert budget.tag == ""
+    pickle.loads(pickle.dumps(sweep)).spend(ZCDP(0.1), estimator="worker")
+    copy.deepcopy(sweep).spend(ZCDP(0.1), estimator="copy")
+    X = np.random.default_rng(0).normal(size=(500, 2))
+    est = PrivateMean(bounds=(-4.0, 4.0), rho=0.2, budget=sweep, random_state=0)
+    clone(est).fit(X)
+    budget.spend(ZCDP(0.1), estimator="untagged")
+    tags = [e.tag for e in budget.ledger()]
+    assert tags[:2] == ["sweep", "sweep"]
+    assert set(tags[2:-1]) == {"sweep"}
+    assert tags[-1] == ""
+    assert budget.spent().rho == pytest.approx(0.5)
+    assert "sweep" in budget.format_ledger()
+    frame = pytest.importorskip("pandas") and budget.to_frame()
+    assert frame.groupby("tag")["rho"].sum()["sweep"] == pytest.approx(0.4)
