@@ -33,6 +33,7 @@ from dpgauss.releases._prediction import report_far
 from dpgauss.utils import _sklearn_compat as compat
 from dpgauss.utils._leak import (
     warn_if_fitted_after_leaky_step,
+    warn_if_split_by_labels,
 )
 from dpgauss.utils._random import (
     check_random_state_param,
@@ -166,6 +167,13 @@ class PrivateEstimatorMixin:
         "random_state": _RANDOM_STATE,
         "on_useless": [compat.StrOptions({"raise", "warn"})],
     }
+
+    def __sklearn_clone__(self):
+        """scikit-learn's clone, after a check that the clone is not made for
+        a cross-validation whose folds read the labels or groups
+        (:func:`~dpgauss.utils._leak.warn_if_split_by_labels`)."""
+        warn_if_split_by_labels(self)
+        return super().__sklearn_clone__()
 
     # -- price ------------------------------------------------------------------------
     def planned_costs(self, n_features, n_public=0, X_public=None, *, n_samples=None):

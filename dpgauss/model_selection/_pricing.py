@@ -28,6 +28,7 @@ from dpgauss.exceptions import PrivacyLeakWarning
 from dpgauss.model_selection._cost import SearchCost
 from dpgauss.model_selection._scorer import PrivateScorer
 from dpgauss.model_selection._widths import private_parts
+from dpgauss.utils._leak import reads_labels
 
 __all__ = [
     "check_cross_validation_budget",
@@ -229,7 +230,7 @@ def _leak_warnings(what, estimator, splitter, others, searched, any_private, lev
             level + 1,
         )
     name = type(splitter).__name__
-    if name.startswith("Stratified") or "Group" in name:
+    if reads_labels(splitter):
         _warn(
             f"{what} splits with {name}, which reads the labels or groups: the folds "
             "are then not a public function of the row index, which the privacy "

@@ -30,8 +30,10 @@ __all__ = [
     "is_private",
     "learns_from_rows",
     "private_scoring",
+    "reads_labels",
     "warn_if_fitted_after_leaky_step",
     "warn_if_scored_in_search",
+    "warn_if_split_by_labels",
 ]
 
 #: The module whose functions (``_fit_and_score``, ``_score``) call scorers in
@@ -147,6 +149,103 @@ def warn_if_scored_in_search(estimator):
         "bounds=(low, high)) instead, and price the search first with "
         "dpgauss.model_selection.check_search_budget(search, X) (use "
         "error_score='raise').",
+        PrivacyLeakWarning,
+        stacklevel=caller_stacklevel(),
+    )
+    return True
+
+
+# -- folds formed from the labels or groups ------------------------------------------
+#: The scikit-learn functions that hold the checked splitter of a
+#: cross-validation in a local variable while they clone the estimator for
+#: each fold (the clones are made in the calling process, worker processes
+#: or not): the module, the function, the variable.
+#: A search's is ``cv`` in ``evaluate_candidates`` (the clones are made
+#: there), ``cv_orig`` in ``fit`` up to scikit-learn 1.8, the search's
+#: ``_checked_cv_orig`` from 1.9.
+_SPLITTER_FRAMES = {
+    ("sklearn.model_selection._validation", "cross_validate"): ("cv",),
+    ("sklearn.model_selection._validation", "cross_val_predict"): ("cv",),
+    ("sklearn.model_selection._validation", "validation_curve"): ("cv",),
+    ("sklearn.model_selection._validation", "learning_curve"): ("cv",),
+    ("sklearn.model_selection._validation", "permutation_test_score"): ("cv",),
+    ("sklearn.model_selection._search", "evaluate_candidates"): ("cv",),
+    ("sklearn.model_selection._search", "fit"): ("cv_orig", "self._checked_cv_orig"),
+}
+
+
+def reads_labels(splitter):
+    """Whether a splitter forms its folds from the labels or the groups
+    (scikit-learn's stratified and group splitters, by name: ``StratifiedKFold``,
+    ``RepeatedStratifiedKFold``, ``StratifiedShuffleSplit``, ``GroupKFold``,
+    ``LeaveOneGroupOut``, ...)."""
+    name = type(splitter).__name__
+    return "Stratified" in name or "Group" in name
+
+
+def _running_splitter():
+    """The checked splitter of the cross-validation on the call stack, or None."""
+    getframe = getattr(sys, "_getframe", None)
+    if getframe is None:  # not CPython: no cheap stack access, stay silent
+        return None
+    frame = getframe(1)
+    for _ in range(_MAX_DEPTH):
+        if frame is None:
+            return None
+        key = (frame.f_globals.get("__name__"), frame.f_code.co_name)
+        for name in _SPLITTER_FRAMES.get(key, ()):
+            owner, _, attribute = name.partition(".")
+            value = frame.f_locals.get(owner)
+            if attribute:
+                value = getattr(value, attribute, None)
+            if value is not None:
+                return value
+        frame = frame.f_back
+    return None
+
+
+def warn_if_split_by_labels(estimator):
+    """Warn when ``estimator`` is cloned for a cross-validation whose folds read
+    the labels or groups.
+
+    scikit-learn clones the estimator once per fold in the calling process
+    (with worker processes too) while ``cross_validate`` (``cross_val_score``),
+    ``validation_curve``, ``learning_curve``, ``cross_val_predict``,
+    ``permutation_test_score`` or a search's ``fit`` holds the checked
+    splitter; a classifier's ``cv=5`` is a ``StratifiedKFold``. Folds formed
+    from the labels are not a public function of the row index: changing one
+    row's label moves other rows between folds (up to 8 of 1,000 rows with
+    5 folds), so a fold's fit and score can differ in several rows between
+    neighbouring data sets and pay a multiple of what the ledger records.
+    Issues :class:`~dpgauss.exceptions.PrivacyLeakWarning` naming the
+    splitter and the fix; reads the call stack and the splitter's class only.
+
+    Parameters
+    ----------
+    estimator : object
+        The estimator being cloned (named in the message).
+
+    Returns
+    -------
+    bool
+        Whether a warning was issued.
+
+    Examples
+    --------
+    >>> from dpgauss.utils._leak import warn_if_split_by_labels
+    >>> warn_if_split_by_labels(object())  # not inside a cross-validation
+    False
+    """
+    splitter = _running_splitter()
+    if splitter is None or not reads_labels(splitter):
+        return False
+    warnings.warn(
+        f"{type(estimator).__name__} is cross-validated with "
+        f"{type(splitter).__name__}, which forms the folds from the labels or "
+        "groups: changing one row's label moves other rows between folds, so a "
+        "fold's fit and its score can pay several times what the ledger records "
+        "(a classifier's cv=5 is a StratifiedKFold). Split without reading the "
+        "rows: cv=KFold(n_splits=5, shuffle=True, random_state=0).",
         PrivacyLeakWarning,
         stacklevel=caller_stacklevel(),
     )

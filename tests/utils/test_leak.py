@@ -12,7 +12,12 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.base import BaseEstimator
-from sklearn.model_selection import GridSearchCV, cross_val_score, validation_curve
+from sklearn.model_selection import (
+    GridSearchCV,
+    KFold,
+    cross_val_score,
+    validation_curve,
+)
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
@@ -106,3 +111,57 @@ def test_private_scoring_mark_is_reset_after_an_error(X):
         raise RuntimeError("boom")
     with pytest.warns(PrivacyLeakWarning, match=MATCH):
         cross_val_score(Stand(), X, cv=2)
+
+
+# -- folds formed from the labels ----------------------------------------------------
+def _classifier():
+    from dpgauss import PrivateLinearDiscriminantAnalysis
+
+    return PrivateLinearDiscriminantAnalysis(
+        classes=[0, 1], bounds=(-4.0, 4.0), rho=1.0
+    )
+
+
+def _labelled():
+    X = np.random.default_rng(0).normal(size=(200, 2))
+    return X, (X[:, 0] > 0).astype(int)
+
+
+SPLIT_MATCH = (
+    r"cross-validated with (Repeated)?Stratified\w+.*KFold\(n_splits=5, shuffle"
+)
+
+
+def test_folds_from_the_labels_are_named():
+    # A classifier's cv=5 is a StratifiedKFold: one changed label moves rows
+    # between folds. Reported at clone time, in the calling process, for
+    # cross_val_score, validation_curve and a search (with worker processes
+    # too).
+    from sklearn.model_selection import RepeatedStratifiedKFold, StratifiedKFold
+
+    from dpgauss.utils._leak import reads_labels
+
+    X, y = _labelled()
+    clf = _classifier()
+    # The score leak (the estimator's own score) is tested above: ignored here.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "PrivateLinearDiscriminantAnalysis.score")
+        with pytest.warns(PrivacyLeakWarning, match=SPLIT_MATCH):
+            cross_val_score(clf, X, y, cv=5)
+        with pytest.warns(PrivacyLeakWarning, match=SPLIT_MATCH):
+            validation_curve(clf, X, y, param_name="rho", param_range=[1.0], cv=3)
+        for splitter in (StratifiedKFold(3), RepeatedStratifiedKFold(n_splits=2)):
+            search = GridSearchCV(clf, {"rho": [0.5, 1.0]}, cv=splitter)
+            with pytest.warns(PrivacyLeakWarning, match=SPLIT_MATCH):
+                search.fit(X, y)
+    assert reads_labels(StratifiedKFold())
+    assert not reads_labels(KFold())
+
+
+def test_folds_from_the_row_index_are_silent():
+    X, y = _labelled()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "PrivateLinearDiscriminantAnalysis.score")
+        warnings.filterwarnings("error", "cross-validated with", PrivacyLeakWarning)
+        cross_val_score(_classifier(), X, y, cv=KFold(5, shuffle=True, random_state=0))
+        GridSearchCV(_classifier(), {"rho": [0.5, 1.0]}, cv=KFold(3)).fit(X, y)
