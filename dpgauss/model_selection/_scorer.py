@@ -25,7 +25,67 @@ __all__ = ["PrivateScorer", "make_private_scorer"]
 #: of the mean (see :func:`_unit_mean`): 2^-50 = 8 u with u = 2^-53.
 _ROUNDING_SLACK = 2.0**-50
 
-_SCORES = ("log_likelihood",)
+#: The per-sample scores by name, and the natural bounds of those that have
+#: them (``bounds`` may then be left out). Each is a function of its own row
+#: and the fitted model only.
+_SCORES = (
+    "log_likelihood",
+    "accuracy",
+    "neg_log_loss",
+    "neg_squared_error",
+    "neg_absolute_error",
+)
+_NATURAL_BOUNDS = {"accuracy": (0.0, 1.0)}
+_NEEDS_Y = ("accuracy", "neg_log_loss", "neg_squared_error", "neg_absolute_error")
+
+
+def _per_sample_score(name, estimator, X, y):
+    """Per-sample values of a named score (one per row of ``X``)."""
+    if name == "log_likelihood":
+        return estimator.score_samples(X)
+    if name == "accuracy":
+        return (np.asarray(estimator.predict(X)) == np.asarray(y)).astype(np.float64)
+    if name == "neg_log_loss":
+        proba = np.asarray(estimator.predict_proba(X), dtype=np.float64)
+        index = {label: k for k, label in enumerate(estimator.classes_)}
+        # A label the model does not know scores -inf: clipped to low.
+        columns = np.array([index.get(label, -1) for label in np.asarray(y)])
+        picked = proba[np.arange(len(columns)), np.maximum(columns, 0)]
+        picked = np.where(columns >= 0, picked, 0.0)
+        return np.log(picked)
+    error = np.asarray(estimator.predict(X), dtype=np.float64) - np.asarray(
+        y, dtype=np.float64
+    )
+    if name == "neg_squared_error":
+        return -(error * error)
+    return -np.abs(error)
+
+
+def _check_fold(X, y, needs_y):
+    """Refuse a test fold the score cannot read, before any charge: a value
+    that is not finite, a y of another length, or a missing y. A fold is in
+    the domain of the scorer's guarantee only when finite, as the fits'
+    rows are (the same rule: bad input is refused before the spend)."""
+    values = np.asarray(X)
+    if values.dtype.kind in "fc" and not np.all(np.isfinite(values)):
+        raise ValueError(
+            "the test fold contains NaN or infinity; nothing was charged. Clean "
+            "or impute it (without reading the private rows' values) first."
+        )
+    if not needs_y:
+        return
+    if y is None:
+        raise ValueError("this score needs the test fold's targets y.")
+    if len(y) != _n_rows(X):
+        raise ValueError(
+            f"the test fold has {_n_rows(X)} rows but {len(y)} targets; nothing "
+            "was charged."
+        )
+    targets = np.asarray(y)
+    if targets.dtype.kind in "fc" and not np.all(np.isfinite(targets)):
+        raise ValueError(
+            "the test fold's targets contain NaN or infinity; nothing was charged."
+        )
 
 
 def _check_bounds(bounds):
@@ -108,16 +168,19 @@ class PrivateScorer:
         converted to the largest rho that implies (epsilon, delta)-DP.
     delta : float, default=None
         With ``epsilon``: see above.
-    bounds : tuple of (float, float)
+    bounds : tuple of (float, float) or None
         Public bounds ``(low, high)`` on the per-sample score. Values outside are
         clipped; NaN and -inf count as ``low``, +inf as ``high``. Never read them
-        off the data.
-    score : "log_likelihood" or callable, default="log_likelihood"
-        The per-sample score: ``estimator.score_samples(X)`` for
-        ``"log_likelihood"``, or ``score(estimator, X, y)`` returning one value
-        per row, **each a function of its own row (and of the fitted model) only**
-        (for example per-sample accuracy ``estimator.predict(X) == y``, in
-        [0, 1]).
+        off the data. Required, except for ``"accuracy"`` (0, 1). The released
+        score is clipped to them too (free).
+    score : str or callable, default="log_likelihood"
+        The per-sample score: ``"log_likelihood"`` (``estimator.score_samples``),
+        ``"accuracy"`` (``predict(X) == y``), ``"neg_log_loss"`` (the log of the
+        predicted probability of the true class), ``"neg_squared_error"`` or
+        ``"neg_absolute_error"`` (a regressor's); or ``score(estimator, X, y)``
+        returning one value per row, **each a function of its own row (and of
+        the fitted model) only**. A test fold with NaN or infinity, or targets
+        of another length, is refused before the charge.
     random_state : None, int, numpy.random.Generator or RandomState, default=None
         Source of the noise, mixed with the ids of the call's ledger events (see
         :func:`dpgauss.utils.fit_generator`), so two calls charged to one budget
@@ -201,7 +264,7 @@ class PrivateScorer:
         rho=None,
         epsilon=None,
         delta=None,
-        bounds,
+        bounds=None,
         score="log_likelihood",
         random_state=None,
     ):
@@ -214,12 +277,19 @@ class PrivateScorer:
         compose(budget.total, [self.cost])  # a cost of the wrong kind fails now
         self.budget = budget
         self.rho, self.epsilon, self.delta = rho, epsilon, delta
-        self.bounds = _check_bounds(bounds)
         if not (callable(score) or score in _SCORES):
             raise ValueError(
                 f"score must be one of {_SCORES} or a callable "
                 f"(estimator, X, y) -> per-sample array, got {score!r}."
             )
+        if bounds is None:
+            if score not in _NATURAL_BOUNDS:
+                raise ValueError(
+                    f"bounds are required for score={score!r}: public bounds "
+                    "(low, high) on one row's score, never read off the data."
+                )
+            bounds = _NATURAL_BOUNDS[score]
+        self.bounds = _check_bounds(bounds)
         self.score = score
         self.random_state = random_state
 
@@ -287,6 +357,7 @@ class PrivateScorer:
             If the budget cannot pay; nothing is read then.
         """
         mechanism = self._mechanism(_n_rows(X))  # public: the fold's size
+        _check_fold(X, y, isinstance(self.score, str) and self.score in _NEEDS_Y)
         events = self.budget.spend_many(
             [(mechanism.cost, f"{kind_of(mechanism.cost)}:score")],
             estimator=f"PrivateScorer({type(estimator).__name__})",
@@ -295,8 +366,8 @@ class PrivateScorer:
         return self._release(estimator, X, y, mechanism, rng)
 
     def _per_sample(self, estimator, X, y):
-        if self.score == "log_likelihood":
-            return estimator.score_samples(X)
+        if isinstance(self.score, str):
+            return _per_sample_score(self.score, estimator, X, y)
         return self.score(estimator, X, y)
 
     def _release(self, estimator, X, y, mechanism, rng):
@@ -315,7 +386,9 @@ class PrivateScorer:
                 )
             mean = _unit_mean(values, low, high)
         noisy = float(np.asarray(mechanism.randomise(mean, rng)).reshape(()))
-        return low + (high - low) * noisy
+        # Within the public bounds, where every mean of clipped scores lies
+        # (post-processing): an accuracy is never released above 1.
+        return float(min(max(low + (high - low) * noisy, low), high))
 
     def __repr__(self):
         score = self.score if isinstance(self.score, str) else _name(self.score)
@@ -330,13 +403,13 @@ def _name(func):
 
 
 def make_private_scorer(
+    score="log_likelihood",
     *,
     budget,
     rho=None,
     epsilon=None,
     delta=None,
-    bounds,
-    score="log_likelihood",
+    bounds=None,
     random_state=None,
 ):
     """Make a differentially private scorer for searches and cross-validation.
@@ -350,6 +423,13 @@ def make_private_scorer(
 
     Parameters
     ----------
+    score : str or callable, default="log_likelihood"
+        ``"log_likelihood"`` uses ``estimator.score_samples(X)``;
+        ``"accuracy"``, ``"neg_log_loss"``, ``"neg_squared_error"`` and
+        ``"neg_absolute_error"`` a classifier's or regressor's per-row score
+        (see :class:`PrivateScorer`); a callable ``score(estimator, X, y)``
+        returns one value per row, each depending on its own row (and the
+        fitted model) only.
     budget : PrivacyBudget
         The budget every call is charged to.
     rho : float, default=None
@@ -359,13 +439,10 @@ def make_private_scorer(
         largest rho implying (epsilon, delta)-DP.
     delta : float, default=None
         With ``epsilon``.
-    bounds : tuple of (float, float)
+    bounds : tuple of (float, float) or None
         Public bounds ``(low, high)`` on the per-sample score (for
-        ``"log_likelihood"``, on the log-density of one row).
-    score : "log_likelihood" or callable, default="log_likelihood"
-        ``"log_likelihood"`` uses ``estimator.score_samples(X)``; a callable
-        ``score(estimator, X, y)`` returns one value per row, each depending on
-        its own row (and the fitted model) only.
+        ``"log_likelihood"``, on the log-density of one row); None only for
+        ``"accuracy"``, whose bounds are (0, 1).
     random_state : None, int, numpy.random.Generator or RandomState, default=None
         Source of the noise (mixed with the ledger event ids of each call).
         ``None`` for real releases; an int for tests and research.
@@ -399,6 +476,25 @@ def make_private_scorer(
     >>> search = search.fit(X)
     >>> budget.spent()
     ZCDP(rho=1.0)
+
+    A classifier's accuracy, bounded by (0, 1) without being told:
+
+    >>> from sklearn.model_selection import KFold, cross_val_score
+    >>> from dpgauss import PrivateLinearDiscriminantAnalysis
+    >>> y = (X[:, 0] > 0).astype(int)
+    >>> budget = PrivacyBudget(rho=2.0)
+    >>> clf = PrivateLinearDiscriminantAnalysis(
+    ...     classes=[0, 1], bounds=(-4.0, 4.0), rho=0.3, budget=budget, random_state=0
+    ... )
+    >>> accuracy = make_private_scorer(
+    ...     "accuracy", budget=budget, rho=0.1, random_state=0
+    ... )
+    >>> cv = KFold(n_splits=5, shuffle=True, random_state=0)
+    >>> scores = cross_val_score(clf, X, y, cv=cv, scoring=accuracy)
+    >>> bool(np.all((scores > 0.9) & (scores <= 1.0)))
+    True
+    >>> budget.spent()
+    ZCDP(rho=2.0)
     """
     return PrivateScorer(
         budget=budget,

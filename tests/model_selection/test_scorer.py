@@ -106,7 +106,8 @@ def test_noise_scale_is_calibrated_to_the_fold_size(budget):
         ({"bounds": (-1e308, 1e308)}, ValueError, "overflows"),
         ({"bounds": 1.0}, ValueError, "pair"),
         ({"bounds": (0.0, "1")}, TypeError, "real number"),
-        ({"score": "accuracy"}, ValueError, "log_likelihood"),
+        ({"score": "f1"}, ValueError, "log_likelihood"),
+        ({"bounds": None}, ValueError, "bounds are required"),
         ({"rho": None}, ValueError, "no privacy parameter"),
         ({"epsilon": 1.0}, ValueError, "not a mix"),
     ],
@@ -151,8 +152,23 @@ def test_unit_mean_is_within_its_rounding_bound():
 def test_overflow_in_score_samples_warns_nothing(budget):
     # pytest turns every warning into an error: an overflow warning would fail here.
     scorer = make_private_scorer(budget=budget, rho=1.0, bounds=(0.0, 10.0))
-    X = np.array([[1000.0], [0.0], [np.nan]])
+    X = np.array([[1000.0], [0.0], [-1000.0]])
     assert math.isfinite(scorer(Overflowing(), X))
+
+
+def test_a_fold_with_nan_or_infinity_is_refused_before_the_charge(budget):
+    # It used to be charged, then read: whether a score or an error came back
+    # depended on a private row after the spend. Refused first, as the fits
+    # refuse such rows; targets of another length too.
+    scorer = make_private_scorer("accuracy", budget=budget, rho=1.0)
+    for X in (np.array([[1.0], [np.nan]]), np.array([[np.inf], [0.0]])):
+        with pytest.raises(ValueError, match="NaN or infinity; nothing was charged"):
+            scorer(FirstColumn(), X, np.array([0, 1]))
+    with pytest.raises(ValueError, match="2 rows but 3 targets"):
+        scorer(FirstColumn(), np.zeros((2, 1)), np.array([0, 1, 1]))
+    with pytest.raises(ValueError, match="needs the test fold's targets"):
+        scorer(FirstColumn(), np.zeros((2, 1)))
+    assert budget.ledger() == []
 
 
 # -- one call: pay, then read ----------------------------------------------------------
@@ -189,7 +205,11 @@ def test_a_call_is_a_spend_then_the_audited_release(budget):
 
 
 def test_two_calls_never_share_noise_even_from_copies(budget):
-    scorer = make_private_scorer(budget=budget, rho=0.5, bounds=(0, 1), random_state=0)
+    # Scores of 0 in bounds (-10, 10): the mean sits mid-range, where the
+    # clipping of the released value (noise sd 5) rarely binds.
+    scorer = make_private_scorer(
+        budget=budget, rho=0.5, bounds=(-10, 10), random_state=0
+    )
     twin = pickle.loads(pickle.dumps(scorer))  # as a worker process receives it
     X = np.zeros((4, 1))
     values = [
@@ -213,22 +233,42 @@ def test_an_int_seed_on_a_fresh_ledger_reproduces():
 
 
 def test_released_scores_are_centered_on_the_clipped_mean(budget):
-    # 4000 releases of the mean of (0.25, 0.75, 2.0 -> 1.0) = 2/3 with bounds
-    # (0, 1), n = 3, rho = 0.5: sigma = (1/3 + 2^-50) / 1 = 1/3. The sample mean
-    # has sd sigma / sqrt(4000) = 0.0053; 5 sd = 0.026. The sample sd has relative
-    # sd about 1 / sqrt(2 * 4000) = 0.011; 5 sd = 0.056.
+    # 4000 releases of the mean of (0.25, 0.75, 2.0 -> 1.0) x 34 = 2/3 with
+    # bounds (0, 1), n = 102, rho = 0.5: sigma = 1/102 + 2^-50, so the release
+    # is never clipped (2/3 is 34 sigmas from either bound). The sample mean
+    # has sd sigma / sqrt(4000) = 1.6e-4; 5 sd = 7.8e-4. The sample sd has
+    # relative sd about 1 / sqrt(2 * 4000) = 0.011; 5 sd = 0.056.
     scorer = make_private_scorer(budget=budget, rho=0.5, bounds=(0.0, 1.0))
-    X = np.array([[0.25], [0.75], [2.0]])
+    X = np.tile([[0.25], [0.75], [2.0]], (34, 1))
     rng = np.random.default_rng(0)
     out = np.array(
         [
-            scorer._release(FirstColumn(), X, None, scorer._mechanism(3), rng)
+            scorer._release(FirstColumn(), X, None, scorer._mechanism(102), rng)
             for _ in range(4000)
         ]
     )
-    assert abs(out.mean() - 2 / 3) < 0.026
-    assert out.std() == pytest.approx(1 / 3, rel=0.056)
+    assert abs(out.mean() - 2 / 3) < 7.8e-4
+    assert out.std() == pytest.approx(1 / 102, rel=0.056)
     assert scorer.noise_scale(3) == pytest.approx(1 / 3, rel=1e-12)
+
+
+def test_released_scores_stay_within_the_bounds(budget):
+    # A fold of 3 perfect rows (mean 1) with noise sd 1/3: about half the raw
+    # releases are above 1. Every release is clipped to the public bounds,
+    # free: an accuracy is never above 1 (it was 1.017 in a user's run).
+    scorer = make_private_scorer(budget=budget, rho=0.5, bounds=(0.0, 1.0))
+    rng = np.random.default_rng(0)
+    out = np.array(
+        [
+            scorer._release(
+                FirstColumn(), np.ones((3, 1)), None, scorer._mechanism(3), rng
+            )
+            for _ in range(400)
+        ]
+    )
+    assert out.max() == 1.0
+    assert out.min() >= 0.0
+    assert np.mean(out == 1.0) > 0.4
 
 
 def test_callable_score_for_a_classifier(budget):
@@ -306,3 +346,42 @@ def test_repr_names_cost_bounds_and_budget(budget):
     assert "budget=PrivacyBudget(" in text
     assert budget.path not in text  # no path, no I/O (deterministic reprs)
     assert isinstance(scorer, PrivateScorer)
+
+
+def test_classifier_and_regressor_scores_by_name(budget):
+    # Per-row values, then the scorer's noisy mean: at rho = 1e6 the noise is
+    # negligible (sd about 1e-3 of the bounds' width over n = 4).
+    class Model(BaseEstimator):
+        classes_ = np.array(["a", "b"])
+
+        def predict(self, X):
+            return np.asarray(X)[:, 0]
+
+        def predict_proba(self, X):
+            p = np.asarray(X)[:, 0]
+            return np.column_stack([1 - p, p])
+
+    X = np.array([[0.5], [0.25], [1.0], [0.0]])
+    big = PrivacyBudget(rho=1e7)
+    loss = make_private_scorer(
+        "neg_log_loss", budget=big, rho=1e6, bounds=(-10.0, 0.0), random_state=0
+    )
+    # True classes a, b, b, c: log 0.5, log 0.25, log 1, and -inf for a label
+    # the model does not know (clipped to -10).
+    expected = (np.log(0.5) + np.log(0.25) + 0.0 - 10.0) / 4
+    value = loss(Model(), X, np.array(["a", "b", "b", "c"]))
+    assert value == pytest.approx(expected, abs=0.05)
+    squared = make_private_scorer(
+        "neg_squared_error", budget=big, rho=1e6, bounds=(-1.0, 0.0)
+    )
+    value = squared(Model(), X, np.array([0.0, 0.25, 1.0, 1.0]))
+    assert value == pytest.approx(-(0.25 + 0 + 0 + 1) / 4, abs=0.01)
+    absolute = make_private_scorer(
+        "neg_absolute_error", budget=big, rho=1e6, bounds=(-1.0, 0.0)
+    )
+    value = absolute(Model(), X, np.array([0.0, 0.25, 1.0, 1.0]))
+    assert value == pytest.approx(-(0.5 + 0 + 0 + 1) / 4, abs=0.01)
+    accuracy = make_private_scorer("accuracy", budget=big, rho=1e6)
+    assert accuracy.bounds == (0.0, 1.0)
+    value = accuracy(Model(), X, np.array([0.5, 0.0, 1.0, 0.0]))
+    assert value == pytest.approx(0.75, abs=0.01)
