@@ -35,6 +35,7 @@ from dpgauss.utils._leak import (
     warn_if_fitted_after_leaky_step,
     warn_if_split_by_labels,
 )
+from dpgauss.utils._pipeline_budget import check_pipeline_budget
 from dpgauss.utils._random import (
     check_random_state_param,
     fit_generator,
@@ -335,6 +336,8 @@ class PrivateEstimatorMixin:
         ``y`` and ``X_public`` (public rows, free to use) live in the fit's
         :class:`FitData` only, so ``clone`` and pickling never carry them.
         """
+        # In a Pipeline, its first private step prices the whole fit first.
+        check_pipeline_budget(self)
         self._clear_fitted()
         warn_if_fitted_after_leaky_step(self)
         try:

@@ -6,7 +6,8 @@ A score computed on a private test fold is a release. This package provides:
   scikit-learn's searches and cross-validation that pays for every score from a
   :class:`~dpgauss.PrivacyBudget` and releases it with calibrated noise;
 * :func:`search_cost`, :func:`cross_validation_cost` (:class:`SearchCost`): the
-  full price of a search or cross-validation, computed before it runs;
+  full price of a search or cross-validation, computed before it runs, and
+  :func:`fit_cost`, that of one fit of an estimator or a pipeline;
 * :func:`check_search_budget`, :func:`check_cross_validation_budget`: refuse,
   up front, a search the budget cannot pay for, and warn
   (:class:`~dpgauss.exceptions.PrivacyLeakWarning`) when its scores are not
@@ -21,6 +22,7 @@ from dpgauss.model_selection._pricing import (
     check_cross_validation_budget,
     check_search_budget,
     cross_validation_cost,
+    fit_cost,
     search_cost,
 )
 from dpgauss.model_selection._scorer import PrivateScorer, make_private_scorer
@@ -31,6 +33,7 @@ __all__ = [
     "check_cross_validation_budget",
     "check_search_budget",
     "cross_validation_cost",
+    "fit_cost",
     "make_private_scorer",
     "search_cost",
 ]

@@ -27,8 +27,8 @@ from sklearn.model_selection import (
 from dpgauss.exceptions import PrivacyLeakWarning
 from dpgauss.model_selection._cost import SearchCost
 from dpgauss.model_selection._scorer import PrivateScorer
-from dpgauss.model_selection._widths import private_parts
 from dpgauss.utils._leak import reads_labels
+from dpgauss.utils._widths import private_parts
 
 __all__ = [
     "check_cross_validation_budget",
@@ -558,3 +558,63 @@ def check_cross_validation_budget(
     )
     cost.check()
     return cost
+
+
+def fit_cost(estimator, X, y=None, *, n_features=None):
+    """Price one fit of an estimator or a pipeline, before it runs.
+
+    Every private step's planned costs at the width it receives and the
+    number of rows of ``X`` (only its shape is read), per budget. A pipeline's
+    ``fit`` checks this price itself before its first private step spends
+    (and refuses a fit its budgets cannot pay in full); call this to see the
+    price, or to check it before a longer script starts.
+
+    Parameters
+    ----------
+    estimator : estimator or Pipeline
+        The unfitted (or fitted: only its parameters are read) estimator.
+    X : array-like of shape (n_samples, n_features)
+        The data the fit will see (only its shape is read).
+    y : array-like, default=None
+        Ignored; for symmetry with ``fit``.
+    n_features : int, default=None
+        The columns the private steps receive, where a step before them
+        changes the width in a way a public stand-in cannot tell.
+
+    Returns
+    -------
+    SearchCost
+        The price of one fit (``n_fits`` 1): ``total(budget)`` per budget,
+        ``check()`` to raise if a budget cannot pay it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from dpgauss import PrivacyBudget, PrivatePCA, PrivateStandardScaler
+    >>> from dpgauss.model_selection import fit_cost
+    >>> budget = PrivacyBudget(rho=1.0)
+    >>> pipe = make_pipeline(
+    ...     PrivateStandardScaler((-10.0, 10.0), rho=0.25, budget=budget),
+    ...     PrivatePCA(2, data_norm=5.0, rho=0.5, budget=budget),
+    ... )
+    >>> cost = fit_cost(pipe, np.zeros((1000, 4)))
+    >>> cost.n_fits, cost.total(budget)
+    (1, ZCDP(rho=0.75))
+    >>> cost.check()  # the budget can pay it: nothing raised, nothing spent
+    >>> budget.spent()
+    ZCDP(rho=0.0)
+    """
+    budgets = {}
+    charges = _fit_charges(
+        estimator, _n_features_of(X), n_features, budgets, _n_samples_of(X)
+    )
+    return SearchCost(
+        what=type(estimator).__name__,
+        n_candidates=1,
+        n_splits=0,
+        n_scores=0,
+        fixed={},
+        refits=[charges],
+        budgets=budgets,
+    )
