@@ -95,19 +95,27 @@ def caller_stacklevel():
     return 2
 
 
-def _called_from_model_selection():
-    """True when scikit-learn's cross-validation code is on the call stack."""
+def _callers():
+    """The frames above the caller of this function's caller, innermost
+    first, at most :data:`_MAX_DEPTH` (none where the interpreter gives no
+    cheap stack access: the checks then stay silent)."""
     getframe = getattr(sys, "_getframe", None)
-    if getframe is None:  # not CPython: no cheap stack access, stay silent
-        return False
-    frame = getframe(1)
+    if getframe is None:  # not CPython
+        return
+    frame = getframe(2)
     for _ in range(_MAX_DEPTH):
         if frame is None:
-            return False
-        if frame.f_globals.get("__name__") == _MODEL_SELECTION_MODULE:
-            return True
+            return
+        yield frame
         frame = frame.f_back
-    return False
+
+
+def _called_from_model_selection():
+    """True when scikit-learn's cross-validation code is on the call stack."""
+    return any(
+        frame.f_globals.get("__name__") == _MODEL_SELECTION_MODULE
+        for frame in _callers()
+    )
 
 
 def warn_if_scored_in_search(estimator):
@@ -185,13 +193,7 @@ def reads_labels(splitter):
 
 def _running_splitter():
     """The checked splitter of the cross-validation on the call stack, or None."""
-    getframe = getattr(sys, "_getframe", None)
-    if getframe is None:  # not CPython: no cheap stack access, stay silent
-        return None
-    frame = getframe(1)
-    for _ in range(_MAX_DEPTH):
-        if frame is None:
-            return None
+    for frame in _callers():
         key = (frame.f_globals.get("__name__"), frame.f_code.co_name)
         for name in _SPLITTER_FRAMES.get(key, ()):
             owner, _, attribute = name.partition(".")
@@ -200,7 +202,6 @@ def _running_splitter():
                 value = getattr(value, attribute, None)
             if value is not None:
                 return value
-        frame = frame.f_back
     return None
 
 
@@ -345,20 +346,14 @@ def leaky_steps_before(pipeline, estimator):
 
 def _fitting_pipelines():
     """The scikit-learn Pipelines whose ``fit`` is on the call stack, outermost last."""
-    getframe = getattr(sys, "_getframe", None)
-    if getframe is None:
-        return []
-    found, frame = [], getframe(1)
-    for _ in range(_MAX_DEPTH):
-        if frame is None:
-            break
+    found = []
+    for frame in _callers():
         if frame.f_globals.get("__name__") == _PIPELINE_MODULE:
             owner = frame.f_locals.get("self")
             if isinstance(getattr(owner, "steps", None), list) and all(
                 owner is not p for p in found
             ):
                 found.append(owner)
-        frame = frame.f_back
     return found
 
 
