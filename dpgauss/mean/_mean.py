@@ -510,7 +510,7 @@ class PrivateMean(
             return self._tukey(X, plan, rng)
         if self.bounds is not None:
             center, half = self._box(d)
-            mean, _ = boxed_mean(X, center, half, plan, rng)
+            mean, _ = boxed_mean(X, center, half, plan, rng, "PrivateMean")
             mean = inside_bounds(mean, self.bounds, d, "PrivateMean")
             frame = np.diag(1.0 / half)
             return {"mean_": mean, "method_": "box", "frame_": frame, "mean_steps_": 1}

@@ -72,7 +72,7 @@ from dpgauss.exceptions import UtilityWarning
 from dpgauss.mechanisms._linf import LInfinityMechanism
 from dpgauss.mechanisms._releases import mean_mechanism
 from dpgauss.preprocessing._faint_scale import scaler_faint_warning
-from dpgauss.releases._box import box_frame, check_bounds
+from dpgauss.releases._box import box_frame, check_bounds, warn_rows_at_edge
 from dpgauss.releases._moments import (
     SECOND_WEIGHT,
     box_moments,
@@ -163,13 +163,6 @@ def moment_mechanism(cost, n, d, name, n_partials=None):
 SWAMPED = 2.0
 
 
-#: A released box-unit mean this close to an edge (beyond two noise sds) marks
-#: a feature whose rows sit at or beyond that bound: with ``E[1 - |z|] <=
-#: 0.01``, Markov puts at least 90% of the rows within a tenth of a
-#: half-width of the edge.
-EDGE_SHARE = 0.99
-
-
 def _warn_if_swamped(box_var, floor, owner, mean=None, mean_sd=0.0):
     """UtilityWarning when released variances are within a few noise levels.
 
@@ -184,22 +177,8 @@ def _warn_if_swamped(box_var, floor, owner, mean=None, mean_sd=0.0):
     swamped = box_var <= SWAMPED * floor
     edge = np.zeros_like(swamped)
     if mean is not None:
-        edge = np.abs(mean) - 2.0 * mean_sd >= EDGE_SHARE
+        edge = warn_rows_at_edge(owner, mean, mean_sd, said="mean_ and scale_")
     wide = int(np.count_nonzero(swamped & ~edge))
-    if np.any(edge):
-        sides = [
-            f"{j} ({'upper' if mean[j] > 0 else 'lower'})"
-            for j in np.flatnonzero(edge)[:10]
-        ]
-        warnings.warn(
-            f"{owner}: the released mean of feature(s) {', '.join(sides)} lies "
-            f"within {1 - EDGE_SHARE:.0%} of the box's edge: at least 90% of the "
-            "rows are at or beyond that bound. If they are beyond it, they were "
-            "clipped to it and mean_ and scale_ say little: the bounds are too "
-            "narrow there, or in other units than the rows; widen them.",
-            UtilityWarning,
-            stacklevel=caller_stacklevel(),
-        )
     if wide:
         warnings.warn(
             f"{owner}: the released variance of {wide} of {box_var.size} "

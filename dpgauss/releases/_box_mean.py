@@ -46,7 +46,7 @@ from dpgauss.accounting._plan import Release
 from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
 from dpgauss.mechanisms._linf import MAX_SIZE as LINF_MAX_SIZE
 from dpgauss.mechanisms._linf import LInfinityMechanism
-from dpgauss.releases._box import box_offsets
+from dpgauss.releases._box import box_offsets, warn_rows_at_edge
 from dpgauss.releases._diagonal import sampling_errors
 from dpgauss.releases._prediction import ASTRAY, Prediction
 from dpgauss.utils._sums import CHUNK_ROWS, summation_error
@@ -360,14 +360,18 @@ def _release(z, name, plan, rng, low, high):
     return low + mech.release(means, rng), mech.noise_sd()
 
 
-def boxed_mean(X, center, half, plan, rng):
+def boxed_mean(X, center, half, plan, rng, owner=None):
     """The private mean of X in the box ``(center, half)``, projected into it.
 
     :func:`box_units_mean` of the rows mapped into the unit box, mapped back
     (post-processing). Returns the mean in the data's units and the windows'
-    widths (box units).
+    widths (box units). With ``owner``, warns for the features whose rows sit
+    at the box's edge (:func:`~dpgauss.releases._box.warn_rows_at_edge`,
+    post-processing).
     """
-    mean, _, widths = box_units_mean(box_offsets(X, center, half), plan, rng)
+    mean, sd, widths = box_units_mean(box_offsets(X, center, half), plan, rng)
+    if owner is not None:
+        warn_rows_at_edge(owner, mean, sd)
     return np.clip(center + half * mean, center - half, center + half), widths
 
 
