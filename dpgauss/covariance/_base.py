@@ -29,6 +29,7 @@ from dpgauss.releases._diagonal import cap_box_spectrum
 from dpgauss.releases._measured import confine
 from dpgauss.releases._offdiagonal import sparsify
 from dpgauss.releases._prediction import ASTRAY
+from dpgauss.utils._messages import shown_indices
 from dpgauss.utils._sklearn_compat import Interval
 from dpgauss.utils.validation import check_data_norm
 
@@ -185,8 +186,8 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
         non-private error, and the fit says so rather than land there
         silently. ``shown`` adds why the release set them to 0. A function of
         released values: post-processing."""
-        zeroed = _names(unmeasured)
-        uncertain = _names(uncertain) if uncertain is not None else ""
+        zeroed = shown_indices(unmeasured)
+        uncertain = shown_indices(uncertain) if uncertain is not None else ""
         if not (zeroed or uncertain):
             return
         said = []
@@ -289,12 +290,3 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
             ", the release showing other columns far above them",
         )
         return fitted
-
-
-def _names(mask):
-    """The indices of ``mask``, at most ten, as text ("" for none)."""
-    index = np.flatnonzero(mask)
-    if not index.size:
-        return ""
-    shown = ", ".join(str(j) for j in index[:10])
-    return shown + (f" (and {index.size - 10} more)" if index.size > 10 else "")

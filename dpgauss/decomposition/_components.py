@@ -38,6 +38,7 @@ from dpgauss.releases._diagonal import (
 )
 from dpgauss.releases._offdiagonal import noise_only
 from dpgauss.utils._leak import caller_stacklevel
+from dpgauss.utils._messages import shown_indices
 
 __all__ = [
     "full_components_prediction",
@@ -66,9 +67,9 @@ def warn_unresolved_components(owner, variances, floor):
     """
     index = np.flatnonzero(np.asarray(variances) <= UNRESOLVED_FLOORS * floor)
     if index.size:
-        shown = ", ".join(str(int(j)) for j in index[:10])
         warnings.warn(
-            f"{owner}: the released variance of component(s) {shown} is within "
+            f"{owner}: the released variance of component(s) "
+            f"{shown_indices(index)} is within "
             f"{UNRESOLVED_FLOORS:g} times the release's noise level "
             f"(eigenvalue_floor_ = {floor:.3g}): those components are not "
             "resolved, their explained_variance_ is the denoiser's floor rather "

@@ -53,7 +53,9 @@ from dpgauss.exceptions import UtilityWarning
 from dpgauss.mechanisms._checks import MAX_RADIUS, MIN_RADIUS
 from dpgauss.mechanisms._range import QuantileSearch
 from dpgauss.releases._prediction import report_useless
+from dpgauss.releases._range import search_factory
 from dpgauss.utils._docstring import fill_doc
+from dpgauss.utils._messages import shown_indices
 from dpgauss.utils._sklearn_compat import StrOptions, _fit_context
 
 __all__ = ["PrivateBounds"]
@@ -72,13 +74,6 @@ Z_COVER = 4.0
 NORM_MARGIN = 1.5
 #: The half-width of a tied column's box, relative to its value's magnitude.
 TIED_WIDTH = 2.0**-10
-
-
-def _search(columns, quantile):
-    def make(cost, *, quantile=quantile):
-        return QuantileSearch(cost, columns, quantile)
-
-    return make
 
 
 def tail_quantile(cost, n, columns):
@@ -122,12 +117,6 @@ def _finite_box(low, high):
     half = np.clip(half, 2.0 * MIN_RADIUS, MAX_RADIUS / 2.0)
     center = np.clip(center, -half * 2.0**40, half * 2.0**40)
     return center - half, center + half, tied
-
-
-def _shown(mask):
-    index = np.flatnonzero(mask)
-    shown = ", ".join(str(j) for j in index[:10])
-    return shown + (f" (and {index.size - 10} more)" if index.size > 10 else "")
 
 
 @fill_doc
@@ -275,35 +264,35 @@ class PrivateBounds(PrivateEstimatorMixin, BaseEstimator):
             )
         return location
 
+    def _columns(self, d):
+        """The columns each search reads: d for a box, the distances' one."""
+        return 1 if self.kind == "norm" else d
+
     def _build_plan(self, total, data):
-        d = data.d
+        d, kind = data.d, kind_of(total)
         if self.kind == "norm":
             self._location(d)
-            costs, columns = [total], 1
-        else:
-            costs, columns = split_cost(total, [0.5, 0.5]), d
-        q = Q_MIN if data.n is None else tail_quantile(costs[0], data.n, columns)
-        kind = kind_of(total)
-        if self.kind == "norm":
-            return ReleasePlan(
-                total, [Release("norm", total, kind, _search(1, 1.0 - q), size=1)]
-            )
+            q = Q_MIN if data.n is None else tail_quantile(total, data.n, 1)
+            search = search_factory(1, 1.0 - q)
+            return ReleasePlan(total, [Release("norm", total, kind, search, size=1)])
+        low, high = split_cost(total, [0.5, 0.5])
+        q = Q_MIN if data.n is None else tail_quantile(low, data.n, d)
         return ReleasePlan(
             total,
             [
-                Release("low", costs[0], kind, _search(d, q), size=d),
-                Release("high", costs[1], kind, _search(d, 1.0 - q), size=d),
+                Release("low", low, kind, search_factory(d, q), size=d),
+                Release("high", high, kind, search_factory(d, 1.0 - q), size=d),
             ],
         )
 
     def _quantile(self, plan, data):
-        columns = 1 if self.kind == "norm" else data.d
-        return tail_quantile(plan.releases()[0].cost, data.n, columns)
+        cost = plan.releases()[0].cost
+        return tail_quantile(cost, data.n, self._columns(data.d))
 
     def _check_utility(self, plan, data):
         if data.n is None:
             return
-        columns = 1 if self.kind == "norm" else data.d
+        columns = self._columns(data.d)
         sd = QuantileSearch(plan.releases()[0].cost, columns).count_sd()
         if TAIL_SDS * sd / data.n > Q_MAX:
             needed = math.ceil(TAIL_SDS * sd / Q_MAX)
@@ -347,17 +336,18 @@ class PrivateBounds(PrivateEstimatorMixin, BaseEstimator):
         if np.any(tied):
             warnings.warn(
                 f"PrivateBounds: the released {q:.3g} and {1 - q:.3g} quantiles of "
-                f"feature(s) {_shown(tied)} coincide: most of their values appear "
-                f"tied at one value, so their box is that value +- {TIED_WIDTH:g} "
-                "of its magnitude and clips the rest. Give those features bounds "
-                "from domain knowledge.",
+                f"feature(s) {shown_indices(tied)} coincide: most of their values "
+                "appear tied at one value, so their box is that value +- "
+                f"{TIED_WIDTH:g} of its magnitude and clips the rest. Give those "
+                "features bounds from domain knowledge.",
                 UtilityWarning,
                 stacklevel=4,
             )
         held = (lower <= wide_low) & (wide_high <= upper)
         if not np.all(held | tied):
             warnings.warn(
-                f"PrivateBounds: the box of feature(s) {_shown(~(held | tied))} is "
+                "PrivateBounds: the box of feature(s) "
+                f"{shown_indices(~(held | tied))} is "
                 f"clamped: its released spread or location is beyond what a box "
                 f"the estimators accept can hold (half-widths up to {MAX_RADIUS:g}, "
                 "within 2^40 of them from 0), so it misses most of their rows. "
