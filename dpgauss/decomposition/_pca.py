@@ -52,7 +52,6 @@ from dpgauss.decomposition._components import (
 )
 from dpgauss.releases._box import inside_bounds
 from dpgauss.releases._center import whitening_floor
-from dpgauss.releases._clipped import warn_clipped_away
 from dpgauss.releases._diagonal import (
     diagonal_entries,
     is_diagonal,
@@ -557,14 +556,6 @@ default="tail"
         n, d = X.shape
         mean, spectrum = self._release_spectrum(X, plan, rng)
         # Everything below reads released values and public ones only.
-        if self.bounds is None and self.data_norm is not None:
-            warn_clipped_away(
-                type(self).__name__,
-                float(np.sum(spectrum.values)),
-                spectrum.noise_sd,
-                d,
-                float(self.data_norm),
-            )
         unbiased = n / (n - 1.0)
         variances = spectrum.values * unbiased
         total = float(np.sum(variances))

@@ -22,7 +22,6 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.releases._center import whitening_floor
-from dpgauss.releases._clipped import warn_clipped_away
 from dpgauss.releases._spectrum import SpectrumReleaseMixin
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import _fit_context
@@ -245,14 +244,6 @@ default="auto"
         X = data.X
         mean, spectrum = self._release_spectrum(X, plan, rng)
         # Post-processing of released values and public ones only.
-        if self.bounds is None and self.data_norm is not None:
-            warn_clipped_away(
-                type(self).__name__,
-                float(np.sum(spectrum.values)),
-                spectrum.noise_sd,
-                X.shape[1],
-                float(self.data_norm),
-            )
         floor = whitening_floor(spectrum)
         values = np.maximum(spectrum.values, floor)
         vectors = spectrum.vectors

@@ -36,6 +36,7 @@ from dpgauss.releases._center import (
     release_spectrum,
     useless_release_message,
 )
+from dpgauss.releases._clipped import warn_clipped_away
 from dpgauss.releases._covariance import filled_prediction
 from dpgauss.releases._diagonal import (
     BoxMixin,
@@ -163,7 +164,8 @@ class SpectrumReleaseMixin(BoxMixin):
         ``diag(h)`` (post-processing, :func:`~dpgauss.releases._diagonal.\
 to_data_units`). The spectrum is returned sorted by decreasing eigenvalue
         (a stable sort: ties keep the release's order), its eigenvectors with
-        it.
+        it. With ``data_norm``, a release whose trace shows most rows at the
+        radius warns (:func:`~dpgauss.releases._clipped.warn_clipped_away`).
         """
         d = X.shape[1]
         box = self._box(d)
@@ -213,4 +215,13 @@ to_data_units`). The spectrum is returned sorted by decreasing eigenvalue
             spectrum.method,
             box_diagonal=spectrum.box_diagonal,
         )
+        if box is None and self.data_norm is not None:
+            # Post-processing: the released trace against the public radius.
+            warn_clipped_away(
+                type(self).__name__,
+                float(np.sum(values)),
+                spectrum.noise_sd,
+                d,
+                float(self.data_norm),
+            )
         return center, sorted_spectrum
