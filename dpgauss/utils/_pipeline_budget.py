@@ -20,28 +20,18 @@ Where the price cannot be read (a width only a fit would tell, a composite
 step that holds a private one), the steps charge one by one as before.
 """
 
-import sys
-
 from dpgauss.exceptions import BudgetExceededError
-from dpgauss.utils._leak import is_private
+from dpgauss.utils._leak import _PIPELINE_MODULE, _callers, is_private
 from dpgauss.utils._widths import contains_private, private_parts
 
 __all__ = ["check_pipeline_budget"]
-
-_PIPELINE_MODULE = "sklearn.pipeline"
-_MAX_DEPTH = 64
 
 
 def _outermost_pipeline_fit():
     """``(pipeline, X)`` of the outermost ``Pipeline.fit`` on the call stack,
     or None."""
-    getframe = getattr(sys, "_getframe", None)
-    if getframe is None:
-        return None
-    found, frame = None, getframe(1)
-    for _ in range(_MAX_DEPTH):
-        if frame is None:
-            break
+    found = None
+    for frame in _callers():
         if (
             frame.f_globals.get("__name__") == _PIPELINE_MODULE
             and frame.f_code.co_name == "fit"
@@ -49,7 +39,6 @@ def _outermost_pipeline_fit():
             and "X" in frame.f_locals
         ):
             found = (frame.f_locals["self"], frame.f_locals["X"])
-        frame = frame.f_back
     return found
 
 
