@@ -259,12 +259,7 @@ class PrivacyBudget:
         >>> budget, budget.spent()
         (PrivacyBudget(rho=2.0), ZCDP(rho=0.5))
         """
-        total = Ledger.stored_total(path)
-        if isinstance(total, ZCDP):
-            return cls(rho=total.rho, path=path)
-        if isinstance(total, PureDP):
-            return cls(epsilon=total.epsilon, path=path)
-        return cls(epsilon=total.epsilon, delta=total.delta, path=path)
+        return cls(**_total_parameters(Ledger.stored_total(path)), path=path)
 
     # -- sharing: a budget is a handle to one ledger --------------------------
     def __sklearn_clone__(self):
@@ -600,16 +595,20 @@ class PrivacyBudget:
         )
 
     def __repr__(self):
-        total = self.total
-        if isinstance(total, ZCDP):
-            args = f"rho={total.rho!r}"
-        elif isinstance(total, PureDP):
-            args = f"epsilon={total.epsilon!r}"
-        else:
-            args = f"epsilon={total.epsilon!r}, delta={total.delta!r}"
+        parameters = _total_parameters(self.total)
+        args = ", ".join(f"{name}={value!r}" for name, value in parameters.items())
         if self.tag:
             args += f", tag={self.tag!r}"
         return f"PrivacyBudget({args})"
+
+
+def _total_parameters(total):
+    """The keyword arguments of :class:`PrivacyBudget` that give ``total``."""
+    if isinstance(total, ZCDP):
+        return {"rho": total.rho}
+    if isinstance(total, PureDP):
+        return {"epsilon": total.epsilon}
+    return {"epsilon": total.epsilon, "delta": total.delta}
 
 
 def _as_list(costs):

@@ -62,12 +62,11 @@ _EVENT_COLUMNS = (
 
 
 def _total_from_meta(stored):
-    """The total a ledger's ``meta`` describes (its kind and float fields)."""
+    """The total a ledger's ``meta`` describes: the inverse of
+    :meth:`Ledger._meta_for` (its kind, then its fields as float reprs)."""
     kind = {"ZCDP": ZCDP, "PureDP": PureDP, "ApproxDP": ApproxDP}[stored["kind"]]
-    fields = {"ZCDP": ("rho",), "PureDP": ("epsilon",)}.get(
-        stored["kind"], ("epsilon", "delta")
-    )
-    return kind(**{name: float(stored[name]) for name in fields})
+    fields = {k: v for k, v in stored.items() if k not in ("format", "kind")}
+    return kind(**{name: float(value) for name, value in fields.items()})
 
 
 def _row_to_cost(kind, rho, epsilon, delta):
