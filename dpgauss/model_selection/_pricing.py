@@ -28,7 +28,7 @@ from dpgauss.exceptions import PrivacyLeakWarning
 from dpgauss.model_selection._cost import SearchCost
 from dpgauss.model_selection._scorer import PrivateScorer
 from dpgauss.utils._leak import reads_labels
-from dpgauss.utils._widths import private_parts
+from dpgauss.utils._widths import fit_charges
 
 __all__ = [
     "check_cross_validation_budget",
@@ -40,19 +40,6 @@ __all__ = [
 #: Parameters that are public bounds: choosing them by non-private scores reads
 #: them off the data, the very thing the privacy model forbids.
 _PUBLIC_BOUNDS = ("data_norm", "location", "bounds")
-
-
-def _fit_charges(estimator, n_features_X, n_features, budgets, n_samples):
-    """Ledger path (None without a budget) to the costs one fit on ``n_samples``
-    rows charges (a plan may depend on the public n)."""
-    charges = defaultdict(list)
-    for obj, width in private_parts(estimator, n_features_X, n_features):
-        budget = getattr(obj, "budget", None)
-        key = None if budget is None else budget.path
-        if budget is not None:
-            budgets.setdefault(key, budget)
-        charges[key].extend(obj.planned_costs(width, n_samples=n_samples))
-    return dict(charges)
 
 
 def _n_samples_of(X):
@@ -181,12 +168,12 @@ def _price(
         by_size = {}  # folds of one size charge the same (KFold: two sizes)
         for size in sizes:
             if size not in by_size:
-                by_size[size] = _fit_charges(est, d, n_features, budgets, size)
+                by_size[size] = fit_charges(est, d, n_features, budgets, size)
             charges = by_size[size]
             any_private = any_private or bool(charges)
             for key, costs in charges.items():
                 fixed[key].extend(costs)
-        charges = _fit_charges(est, d, n_features, budgets, _n_samples_of(X))
+        charges = fit_charges(est, d, n_features, budgets, _n_samples_of(X))
         for scorer in private:
             budgets.setdefault(scorer.budget.path, scorer.budget)
             fixed[scorer.budget.path].extend([scorer.cost] * calls)
@@ -606,7 +593,7 @@ def fit_cost(estimator, X, y=None, *, n_features=None):
     ZCDP(rho=0.0)
     """
     budgets = {}
-    charges = _fit_charges(
+    charges = fit_charges(
         estimator, _n_features_of(X), n_features, budgets, _n_samples_of(X)
     )
     return SearchCost(

@@ -22,7 +22,7 @@ step that holds a private one), the steps charge one by one as before.
 
 from dpgauss.exceptions import BudgetExceededError
 from dpgauss.utils._leak import _PIPELINE_MODULE, _callers, is_private
-from dpgauss.utils._widths import contains_private, private_parts
+from dpgauss.utils._widths import contains_private, fit_charges, private_parts
 
 __all__ = ["check_pipeline_budget"]
 
@@ -88,23 +88,21 @@ def check_pipeline_budget(estimator):
     if shape is None or len(shape) != 2:
         return
     n, d = int(shape[0]), int(shape[1])
-    charges, budgets, names = {}, {}, {}
+    budgets = {}
     try:
-        for obj, width in private_parts(pipeline, d, None):
-            budget = getattr(obj, "budget", None)
-            if budget is None:
-                continue
-            budgets.setdefault(budget.path, budget)
-            names.setdefault(budget.path, []).append(type(obj).__name__)
-            costs = obj.planned_costs(width, n_samples=n)
-            charges.setdefault(budget.path, []).extend(costs)
+        charges = fit_charges(pipeline, d, None, budgets, n)
     except (ValueError, TypeError):  # a price only a fit can tell: step by step
         return
     for key, budget in budgets.items():
         try:
             budget.check(charges[key])
         except BudgetExceededError as exc:
-            steps = ", ".join(names[key])
+            # The steps charging this ledger (the width does not matter here).
+            steps = ", ".join(
+                type(obj).__name__
+                for obj, _ in private_parts(pipeline, d, 1)
+                if getattr(getattr(obj, "budget", None), "path", None) == key
+            )
             raise BudgetExceededError(
                 f"{type(pipeline).__name__}: its private steps ({steps}) need more "
                 "together than the budget has left, so the fit is refused before "

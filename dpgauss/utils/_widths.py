@@ -7,6 +7,7 @@ other steps before a private one are fitted on a public stand-in of at most
 """
 
 import warnings
+from collections import defaultdict
 
 import numpy as np
 from sklearn.base import OneToOneFeatureMixin, clone
@@ -14,7 +15,7 @@ from sklearn.pipeline import Pipeline
 
 from dpgauss.utils._leak import is_private
 
-__all__ = ["contains_private", "parameters_of", "private_parts"]
+__all__ = ["contains_private", "fit_charges", "parameters_of", "private_parts"]
 
 #: Largest public stand-in (rows x columns) fitted to learn a transform's width.
 _MAX_STAND_IN = 10**7
@@ -95,3 +96,18 @@ def private_parts(estimator, n_features_X, n_features):
             )
         parts.append((obj, width))
     return parts
+
+
+def fit_charges(estimator, n_features_X, n_features, budgets, n_samples):
+    """Ledger path (None without a budget) to the costs one fit on ``n_samples``
+    rows charges (a plan may depend on the public n): every private part's
+    planned costs at the width it receives. ``budgets`` is filled with a
+    handle per ledger path."""
+    charges = defaultdict(list)
+    for obj, width in private_parts(estimator, n_features_X, n_features):
+        budget = getattr(obj, "budget", None)
+        key = None if budget is None else budget.path
+        if budget is not None:
+            budgets.setdefault(key, budget)
+        charges[key].extend(obj.planned_costs(width, n_samples=n_samples))
+    return dict(charges)
