@@ -50,7 +50,7 @@ def test_rho_epsilon_table_is_the_library_conversion(page):
     for row in rows:
         rho = float(row[0])
         assert len(row) == 1 + len(deltas)
-        for delta, cell in zip(deltas, row[1:]):
+        for delta, cell in zip(deltas, row[1:], strict=True):
             # Printed to 3 decimals: the cell is the rounded conversion.
             assert cell == f"{zcdp_to_approx(rho, delta):.3f}", (rho, delta)
 
@@ -81,7 +81,8 @@ def test_quoted_conversions(page):
         value = odds / (1 + odds) * 100
         digits = len(posterior.rstrip("%").partition(".")[2])
         assert f"{value:.{digits}f}%" == posterior
-        assert factor in page and posterior in page
+        assert factor in page
+        assert posterior in page
 
 
 def test_demo_total_in_context(page):
