@@ -13,6 +13,7 @@ part of each fit's noise stream.
 import math
 
 from dpgauss import PrivacyBudget, PrivateCovariance
+from dpgauss.accounting import ZCDP
 from dpgauss.demo import aggregate, covariance, mixture, product, unbounded, workflow
 from dpgauss.demo.report import DEMO_DELTA, Context, load_digits_public_scale
 from dpgauss.exceptions import BudgetExceededError
@@ -34,6 +35,22 @@ def start(seed, out, rhos):
     return Context(seed, out, rhos, budget, load_digits_public_scale())
 
 
+def _in_context(budget, rhos):
+    """One line on what the demo's total is, and is not: a sum over many
+    demonstration fits, not a budget for one study."""
+    fits = len({event.fit for event in budget.ledger()})
+    largest = ZCDP(max(rhos))
+    return (
+        f"In context: this total adds up {fits} independent demonstration fits, "
+        f"each at its own rho (the largest, {largest}, is "
+        f"epsilon={largest.to_approx(DEMO_DELTA).epsilon:.3g} on its own), on "
+        "several unrelated data sets, to show one ledger following them all; it "
+        "is not a budget to copy. A real study fixes one total in advance and "
+        "spends it on one set of releases: see the tutorial in the documentation "
+        "(docs/tutorial.rst)."
+    )
+
+
 def finish(context):
     """Print what the budget spent, its ledger, and a further fit it refuses."""
     budget, out = context.budget, context.out
@@ -44,6 +61,7 @@ def finish(context):
         f"{spent.to_approx(DEMO_DELTA)}; remaining {budget.remaining()}.",
         file=out,
     )
+    print(_in_context(budget, context.rhos), file=out)
     print("Ledger:\n" + budget.format_ledger(), file=out)
     try:
         PrivateCovariance(rho=0.01, data_norm=data_norm, budget=budget).fit(X)

@@ -143,8 +143,12 @@ def run(context, note):
         f"(EmpiricalCovariance {exact_auc:.3f})",
         file=out,
     )
+    # The verdict states the gap in words: "ROC AUC -0.091" read as an AUC,
+    # which cannot be negative (it was the difference to the non-private one).
+    gap = auc - exact_auc
     print(
-        f"Verdict: {label}: ROC AUC {auc - exact_auc:+.3f} against scikit-learn's "
+        f"Verdict: {label}: ROC AUC {auc:.3f}, {abs(gap):.3f} "
+        f"{'below' if gap < 0 else 'above'} the {exact_auc:.3f} of scikit-learn's "
         "non-private EmpiricalCovariance distance; its threshold is the public "
         "chi-square quantile of contamination=0.1, never a data quantile.",
         file=out,

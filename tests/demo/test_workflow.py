@@ -27,3 +27,20 @@ def test_envelope_box_is_the_documented_one():
     maxima = published_maxima(cancer.DESCR)
     assert maxima.shape == (30,)
     np.testing.assert_allclose(maxima, cancer.data.max(axis=0), rtol=1e-3, atol=5e-4)
+
+
+def test_envelope_verdict_states_the_auc_and_the_gap_in_words(demo_run):
+    # The verdict read "ROC AUC -0.091": the difference to the non-private AUC,
+    # printed where an AUC (never negative) is expected. Now the AUC, then the
+    # gap as "below" or "above" the non-private one.
+    env = demo_run.sections["workflow"][2]
+    gap = env["value"] - env["nonprivate"]
+    line = next(
+        line
+        for line in demo_run.text.splitlines()
+        if line.startswith("Verdict: PrivateEllipticEnvelope()")
+    )
+    assert f"ROC AUC {env['value']:.3f}, {abs(gap):.3f} " in line
+    assert ("below" if gap < 0 else "above") in line
+    assert f"the {env['nonprivate']:.3f} of scikit-learn's" in line
+    assert "ROC AUC -" not in demo_run.text
