@@ -452,8 +452,9 @@ default="auto"
             X = box_rows(X, box)
         if is_probed(plan) or is_energy_probed(plan):
             release = release_probed if is_probed(plan) else release_energy_probed
-            center, result = release(X, self._radius(d), plan, rng)
+            center, center_sd, result = release(X, self._radius(d), plan, rng)
             if isinstance(result, Spectrum):
+                self._warn_at_edge(center, center_sd)
                 fitted = self._confined_model(
                     center,
                     result.values,
@@ -466,19 +467,25 @@ default="auto"
                 )
                 fitted["method_"] = "gauss"
             else:
+                # The location is the second release's mean: warn from it.
+                self._warn_at_edge(result.mean, result.mean_sd)
                 fitted = self._diagonal_model(box, result)
                 fitted["method_"] = "diagonal"
             return fitted
         if is_diagonal(plan):
             measured = release_variances(X, plan, rng, self.center)
+            self._warn_at_edge(measured.mean, measured.mean_sd)
             fitted = self._diagonal_model(box, measured)
             fitted["method_"] = "diagonal"
             return fitted
         radius = self._radius(d)
         location = np.zeros(d) if box is not None else self._location(d)
-        center, shift = release_center(X, location, radius, self.center, plan, rng)
+        center, shift, center_sd = release_center(
+            X, location, radius, self.center, plan, rng
+        )
         if box is not None:  # the clipped mean of box rows lies in the box
             center = np.clip(center, -1.0, 1.0)
+        self._warn_at_edge(center, center_sd)
         if self.method == "coinpress":
             return self._coinpress(X, center, plan, rng, shift, box)
         spectrum = release_spectrum(X, center, shift, radius, self.method, plan, rng)

@@ -420,6 +420,7 @@ _diagonal.diagonal_prediction`) or :meth:`_box_tail_prediction`, whichever
             X = box_rows(X, box)
         if is_diagonal(plan):
             measured = release_variances(X, plan, rng, self.center)
+            self._warn_at_edge(measured.mean, measured.mean_sd)
             fitted = self._diagonal_model(box, measured)
             radius = self._radius(d)
             fitted.update(
@@ -431,6 +432,7 @@ _diagonal.diagonal_prediction`) or :meth:`_box_tail_prediction`, whichever
             return fitted
         location = np.zeros(d) if box is not None else self._location(d)
         release = release_adaptive(X, location, self._radius(d), self.center, plan, rng)
+        self._warn_at_edge(release.center, release.center_sd)
         fitted = self._confined_model(
             release.center,
             release.values,

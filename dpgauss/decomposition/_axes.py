@@ -121,8 +121,9 @@ def is_axes(plan):
 
 def release_axes(X, box, plan, rng):
     """Release the ``axes`` of rows ``X`` in the public ``box`` (center,
-    half-widths): the released mean (data units) and the spectrum, axes by
-    decreasing released variance in data units.
+    half-widths): the released mean (box units, in [-1, 1]), the spectrum,
+    axes by decreasing released variance in data units, and the public
+    noise sd of one released mean.
 
     The noisy ``(m, 2 s)`` is the only release; the variances ``s + 1/2 -
     m^2`` projected onto [0, 1] (where every variance of a box coordinate
@@ -165,4 +166,4 @@ def release_axes(X, box, plan, rng):
         float(np.sum(half * half)),
         "diagonal",
     )
-    return center + half * mean, spectrum
+    return mean, spectrum, math.sqrt(float(mech.variance(2 * d)))

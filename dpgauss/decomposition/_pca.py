@@ -50,7 +50,7 @@ from dpgauss.decomposition._components import (
     threshold_spectrum,
     warn_unresolved_components,
 )
-from dpgauss.releases._box import inside_bounds
+from dpgauss.releases._box import box_location
 from dpgauss.releases._center import whitening_floor
 from dpgauss.releases._diagonal import (
     diagonal_entries,
@@ -532,10 +532,11 @@ default="tail"
             )
 
     def _release_spectrum(self, X, plan, rng):
+        d = X.shape[1]
         if is_axes(plan):
-            mean, spectrum = release_axes(X, self._box(X.shape[1]), plan, rng)
-            owner = type(self).__name__
-            return inside_bounds(mean, self.bounds, X.shape[1], owner), spectrum
+            mean, spectrum, mean_sd = release_axes(X, self._box(d), plan, rng)
+            self._warn_at_edge(mean, mean_sd)  # post-processing
+            return box_location(mean, self.bounds, d, type(self).__name__), spectrum
         mean, spectrum = super()._release_spectrum(X, plan, rng)
         box = self._box(X.shape[1])
         if box is None or spectrum.method not in ("gauss", "separate"):

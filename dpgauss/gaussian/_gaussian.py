@@ -18,8 +18,19 @@ from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.density import GaussianDensityMixin
 from dpgauss.exceptions import UtilityWarning
+from dpgauss.gaussian._subsample_center import (
+    center_factory,
+    center_fewest,
+    center_groups,
+    subsample_start,
+)
 from dpgauss.gaussian._warnings import faint_mean_warning, warn_zeroed_variances
-from dpgauss.releases._box import check_bounds, inside_bounds, public_box
+from dpgauss.releases._box import (
+    check_bounds,
+    inside_bounds,
+    public_box,
+    warn_rows_at_edge,
+)
 from dpgauss.releases._box_gaussian import (
     box_gaussian_messages,
     box_gaussian_plan,
@@ -30,7 +41,6 @@ from dpgauss.releases._box_gaussian import (
 from dpgauss.releases._center import eigenvalue_floor
 from dpgauss.releases._coinpress import (
     STEP_BETA,
-    frame_inverse,
     release_in_frame,
     tail_radius,
 )
@@ -38,9 +48,7 @@ from dpgauss.releases._coinpress_mean import (
     MAX_FRAME_RADIUS,
     MAX_MEAN_RADIUS,
     MAX_MEAN_STEPS,
-    MEAN_BETA,
     coinpress_mean,
-    frame_point,
     mean_factory,
     mean_steps_for,
     pairs_covariance_entries,
@@ -48,28 +56,15 @@ from dpgauss.releases._coinpress_mean import (
 )
 from dpgauss.releases._hints import RangeHintsMixin
 from dpgauss.releases._prediction import report_useless
-from dpgauss.releases._range import Stages, frame_pairs
-from dpgauss.releases._winsorized import (
-    RADIUS_FACTOR,
-    winsorized_entries,
-    winsorized_mean,
-    winsorized_min_groups,
-)
+from dpgauss.releases._range import frame_pairs
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from dpgauss.utils._sums import (
     FramedRows,
-    group_means,
     n_partial_sums,
 )
 
 __all__ = ["PrivateGaussianEstimator"]
-
-#: The extra start radius of ``initial_center="subsample"`` beyond the
-#: clipping radius R: the median c is within about 2 R / RADIUS_FACTOR of the
-#: mean (half the group means lie within R / RADIUS_FACTOR of c, half within
-#: about as much of the mean).
-_SUBSAMPLE_SLACK = 2.0 / RADIUS_FACTOR
 
 
 @fill_doc
@@ -455,34 +450,10 @@ class PrivateGaussianEstimator(
             warnings.warn(astray, UtilityWarning, stacklevel=4)
 
     def _subsample_start(self, X, frame, plan, rng):
-        """The released center (in X's coordinates) and the first mean step's
-        radius in ``frame``, from the winsorized aggregate of the group means
-        mapped by the frame (``subsample_center``).
-
-        The groups are a random partition drawn from the fit's generator,
-        independently of the data, into k groups of ``n // k`` rows (the
-        remainder left out): replacing a row changes one group's mean, hence
-        one candidate, and the aggregate is private for any candidates. The
-        radius ``(1 + 2 / RADIUS_FACTOR) R + ||Z||`` (``||Z||`` the noise's
-        tail bound from its public scale) is a function of released values:
-        the released value is within R plus the noise of the median, which
-        is within about ``2 R / RADIUS_FACTOR`` of ``A mu``.
-        """
-        n, d = X.shape
-        k = self._center_groups(plan, n, d)
-        size = n // k
-        labels = np.full(n, -1, dtype=np.intp)
-        labels[rng.permutation(n)[: k * size]] = np.repeat(np.arange(k), size)
-        with np.errstate(all="ignore"):  # an overflow is a failed candidate
-            Y = group_means(X, labels, k) @ frame.T
-        stages = plan.calibrate("subsample_center", groups=k)
-        with np.errstate(all="ignore"):
-            value, radius, mech, _ = winsorized_mean(Y, stages.plan, rng)
-        stages.finish()
-        tail = math.sqrt(mech.variance(d)) * tail_radius(d, MEAN_BETA)
-        start = (1.0 + _SUBSAMPLE_SLACK) * radius + tail
-        center = frame_point(*frame_inverse(frame), value)  # post-processing
-        return center, min(start, MAX_MEAN_RADIUS)
+        """The released center and the first mean step's radius
+        (:func:`~dpgauss.gaussian._subsample_center.subsample_start`)."""
+        k = self._center_groups(plan, *X.shape)
+        return subsample_start(X, frame, plan, rng, k)
 
     # -- the plan -----------------------------------------------------------------
     def _build_plan(self, total, data):
@@ -552,7 +523,10 @@ class PrivateGaussianEstimator(
         """The releases in the box (:mod:`dpgauss.releases._box_gaussian`),
         mapped back (post-processing)."""
         center, half = self._box(X.shape[1])
-        mean, values, vectors, floor = release_box_gaussian(X, center, half, plan, rng)
+        released = release_box_gaussian(X, center, half, plan, rng)
+        mean, values, vectors, floor, mean_sd = released
+        # Post-processing: the released box-unit mean and its public noise sd.
+        warn_rows_at_edge(type(self).__name__, mean, mean_sd, said="the fit")
         warn_zeroed_variances(type(self).__name__, values, vectors)
         mean, values, vectors, floor, scale = from_box(
             mean, values, vectors, floor, center, half
@@ -568,33 +542,3 @@ class PrivateGaussianEstimator(
             mean_=fitted["location_"].copy(), frame_=np.diag(1.0 / half), mean_steps_=1
         )
         return fitted
-
-
-def center_fewest(cost, d):
-    """The fewest groups that keep the winsorized aggregate's searches at
-    ``cost`` on track (public: the cost and d;
-    :func:`~dpgauss.releases._winsorized.winsorized_min_groups`)."""
-    return winsorized_min_groups(Stages(cost, winsorized_entries(cost)).plan, d)
-
-
-def center_groups(cost, n, d):
-    """k: the groups of ``subsample_center`` at ``cost``, the fewest that keep
-    its searches on track (n is at least k, or the fit falls back to the
-    range step). The fewest groups are the largest, hence the tightest group
-    means."""
-    return max(1, min(center_fewest(cost, d), n))
-
-
-def center_factory(n, d):
-    """The factory of ``subsample_center``: ``make(cost, groups=k)`` is the
-    nested release (:class:`~dpgauss.releases._range.Stages`) of the
-    winsorized aggregate of k group means in d dimensions
-    (:func:`~dpgauss.releases._winsorized.winsorized_entries`, whose mean is
-    checked at both ends of the radii its search may release); k is
-    :func:`center_groups` by default, the one the fit uses."""
-
-    def make(cost, *, groups=None):
-        k = center_groups(cost, n, d) if groups is None else groups
-        return Stages(cost, winsorized_entries(cost, k=k, p=d))
-
-    return make

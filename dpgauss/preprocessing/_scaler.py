@@ -467,6 +467,9 @@ class PrivateStandardScaler(
             mech = plan.calibrate("mean", n_partials=partials)
             m1 = np.clip(mech.randomise(first, rng), -1.0, 1.0)
             fitted["mean_"] = np.clip(center + half * m1, lower, upper)
+            # Post-processing: the released mean and its public noise sd.
+            owner = type(self).__name__
+            warn_rows_at_edge(owner, m1, float(mech.sd(d)), said="mean_")
             return fitted
         # (m, 2 s): doubling is exact in floating point.
         mech = plan.calibrate("moments", n_partials=partials)

@@ -126,6 +126,10 @@ class AdaptiveRelease:
     measured : MeasuredDiagonal
         The diagonal of the final release's noisy matrix and its noise sd
         (for :func:`~dpgauss.releases._measured.confine`).
+    center_sd : float or None
+        The public noise sd of one coordinate of the released mean (before
+        its shrinkage and projection towards the location); None when the
+        center is the public location (nothing released).
     """
 
     center: np.ndarray
@@ -138,6 +142,7 @@ class AdaptiveRelease:
     clip_radius: float
     centering: str
     measured: MeasuredDiagonal
+    center_sd: float | None = None
 
 
 def release_adaptive(X, location, data_norm, center, plan, rng):
@@ -209,6 +214,7 @@ def release_adaptive(X, location, data_norm, center, plan, rng):
         clip_radius=math.sqrt(scale) * tau,
         centering=path.centering,
         measured=measured.scaled(scale),
+        center_sd=path.center_sd,
     )
 
 
@@ -314,6 +320,7 @@ def _center_or_pair(X, location, data_norm, plan, rng):
         return _Path(
             pairs.rows(), np.zeros(d), center, m, spread, clipped, t_z,
             upper_z, var_z, scale=2.0, centering="pairs",
+            center_sd=math.sqrt(variance),
         )  # fmt: skip
     # Around the mean: E||x - c||^2 = tr C + ||delta||^2 with delta = c - mu,
     # estimated by the shrunk mean's error, with the variance of 2 t_z (the
@@ -344,7 +351,7 @@ def _center_or_pair(X, location, data_norm, plan, rng):
         X, center, center, n, radius,
         np.minimum(row_norms(X, center), radius),
         min(trace_c + error, r2), min(2.0 * upper_z + delta_max, r2), 4.0 * var_z,
-        shift=error / d, centering="mean",
+        shift=error / d, centering="mean", center_sd=math.sqrt(variance),
     )  # fmt: skip
 
 
@@ -364,6 +371,7 @@ class _Path:
     scale: float = 1.0
     shift: float = 0.0
     centering: str = "none"
+    center_sd: float | None = None  # the released mean's noise sd (None: public)
 
     @property
     def released(self):

@@ -467,16 +467,20 @@ def release_box_gaussian(X, center, half, plan, rng):
         (:func:`~dpgauss.releases._diagonal.cap_box_spectrum`).
     floor : float
         Its eigenvalue floor (:func:`~dpgauss.releases._center.eigenvalue_floor`).
+    mean_sd : float or ndarray of shape (d,)
+        The public noise sd of the mean (per coordinate; the releases'
+        calibration and public weights only), before its projection into
+        [-1, 1].
     """
     d = X.shape[1]
     if any(r.name == "box_first" for r in plan.releases()):
         staged = release_staged(X, center, half, plan, rng, SQUARE_WEIGHT)
-        mean, values, vectors, _ = staged
-        return mean, values, vectors, diagonal_floor(values)
+        mean, values, vectors, _, sd = staged
+        return mean, values, vectors, diagonal_floor(values), sd
     if any(r.name == "box_moments" for r in plan.releases()):
-        mean, variances, _ = _release_moments(X, center, half, plan, rng)
+        mean, variances, sd = _release_moments(X, center, half, plan, rng)
         values, vectors = cap_box_spectrum(variances, np.eye(d))
-        return mean, values, vectors, diagonal_floor(values)
+        return mean, values, vectors, diagonal_floor(values), sd
     Z = box_offsets(X, center, half)
     if not any(r.name == "box_mean" for r in plan.releases()):
         return _release_augmented(Z, plan, rng)
@@ -487,14 +491,15 @@ def release_box_gaussian(X, center, half, plan, rng):
     spectrum = release_spectrum(Z, mean, shift, _radius(d), "auto", plan, rng)
     values, vectors = cap_box_spectrum(spectrum.values, spectrum.vectors)
     floor = eigenvalue_floor(values, spectrum.noise_sd, spectrum.cap)
-    return mean, values, vectors, floor
+    return mean, values, vectors, floor, sd
 
 
 def _release_augmented(Z, plan, rng):
     """The augmented release (module docstring) and its post-processing: the
     mean from the last column, the covariance ``M - m m^T`` plus the mean's
     noise variance on the diagonal (``E[m m^T]`` exceeds the mean's outer
-    product by it), then GaussCov's spectrum in box units."""
+    product by it), then GaussCov's spectrum in box units, its floor, and
+    the mean's public noise sd."""
     n, d = Z.shape
     c = math.sqrt(d)
     radius = _augmented_radius(d)
@@ -509,7 +514,8 @@ def _release_augmented(Z, plan, rng):
     C = released[:d, :d] - np.outer(mean, mean) + noise * np.eye(d)
     values, vectors, sd = gauss_spectrum(mech, 0.5 * (C + C.T), float(d))
     values, vectors = cap_box_spectrum(values, vectors)
-    return mean, values, vectors, eigenvalue_floor(values, sd, float(d))
+    floor = eigenvalue_floor(values, sd, float(d))
+    return mean, values, vectors, floor, math.sqrt(noise)
 
 
 def from_box(mean, values, vectors, floor, center, half):

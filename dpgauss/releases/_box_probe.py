@@ -267,12 +267,15 @@ def release_probed(X, radius, plan, rng):
     -------
     center : ndarray of shape (d,)
         The released mean (box units, in the box).
+    center_sd : float
+        The public noise sd of one of its coordinates (before its shrinkage
+        and projection towards the box's centre).
     result : Spectrum or MeasuredVariances
         The full option's spectrum (the probe and the second release averaged,
         denoised) or the per-coordinate release's variances.
     """
     n, d = X.shape
-    center, shift = release_center(X, np.zeros(d), radius, True, plan, rng)
+    center, shift, center_sd = release_center(X, np.zeros(d), radius, True, plan, rng)
     center = np.clip(center, -1.0, 1.0)
     _, S = clipped_sums(X, center, radius)
     M = S / n
@@ -289,7 +292,7 @@ def release_probed(X, radius, plan, rng):
         plan.choose("box_second", "moments")
         left = unresolved_error(first, raw, math.sqrt(p_diag), p_off, n)
         result = release_variances(X, plan, rng, True, name="box_rest")
-        return center, replace(result, unresolved=left)
+        return center, center_sd, replace(result, unresolved=left)
     plan.choose("box_second", "full")
     mech = plan.calibrate("second_moment", **case)
     second = _symmetric(mech.randomise(M, rng), d)
@@ -304,4 +307,4 @@ def release_probed(X, radius, plan, rng):
     measured = MeasuredDiagonal(
         np.diag(released).copy(), sd, released[np.triu_indices(d, 1)], off_sd
     )
-    return center, Spectrum(values, vectors, sd, cap, "gauss", measured)
+    return center, center_sd, Spectrum(values, vectors, sd, cap, "gauss", measured)

@@ -312,7 +312,9 @@ def release_staged(X, center, half, plan, rng, weight):
     are kept by :func:`~dpgauss.releases._faint.moments_variances`, the
     off-diagonal entries above :func:`~dpgauss.releases._faint.significance`
     sds of their noise. Returns the means, the covariance's spectrum
-    (values, vectors) in box units and whether the spectrum is diagonal.
+    (values, vectors) in box units, whether the spectrum is diagonal, and
+    the public noise sd of one combined mean (from the two releases' public
+    noise variances).
     """
     n, d = X.shape
     first, var1 = _noisy_moments(X, center, half, plan, "box_first", weight, rng)
@@ -330,7 +332,7 @@ def release_staged(X, center, half, plan, rng, weight):
         second = noisy[d:] / weight + 0.5
         variances = moments_variances(second, mean, var, var / weight**2)
         values, vectors = cap_box_spectrum(variances, np.eye(d))
-        return mean, values, vectors, True
+        return mean, values, vectors, True, math.sqrt(var)
     plan.choose("box_second", "augmented")
     radius = augmented_radius(tau)
     Y = clip_rows(box_offsets(X, center, half), mean1, tau)
@@ -367,7 +369,7 @@ def release_staged(X, center, half, plan, rng, weight):
     C[np.diag_indices(d)] = variances
     values, vectors = eigh_descending(0.5 * (C + C.T))
     values, vectors = cap_box_spectrum(np.clip(values, 0.0, None), vectors)
-    return mean, values, vectors, False
+    return mean, values, vectors, False, math.sqrt(var_mean)
 
 
 def _stage_noise(plan, n, d, weight, tau):

@@ -272,11 +272,15 @@ def release_center(X, location, radius, center, plan, rng):
         The expected rank-one bias of the second moment about it, along the
         identity: the mean's estimated squared error divided by d (0 without a
         mean).
+    center_sd : float or None
+        The public noise sd of one coordinate of the released mean, before
+        its shrinkage and projection (which only move it towards
+        ``location``); None when ``center`` is False (nothing released).
     """
     if not center:
-        return location, 0.0
-    _, _, offset, error = release_mean(X, location, radius, plan, rng)
-    return location + offset, error / X.shape[1]
+        return location, 0.0, None
+    _, variance, offset, error = release_mean(X, location, radius, plan, rng)
+    return location + offset, error / X.shape[1], math.sqrt(variance)
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,12 @@ from dpgauss.accounting import ZCDP
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
-from dpgauss.releases._box import box_offsets, check_bounds, public_box
+from dpgauss.releases._box import (
+    box_offsets,
+    check_bounds,
+    public_box,
+    warn_rows_at_edge,
+)
 from dpgauss.releases._center import covariance_plan_entries
 from dpgauss.releases._covariance import filled_prediction
 from dpgauss.releases._prediction import Prediction
@@ -467,6 +472,18 @@ class BoxMixin:
     def _box(self, d):
         """The public box's ``(c, h)`` for d features, or None."""
         return public_box(self.bounds, d, type(self).__name__)
+
+    def _warn_at_edge(self, center, center_sd):
+        """With a box, warn naming the features whose rows sit at its edge
+        (:func:`~dpgauss.releases._box.warn_rows_at_edge`), from the released
+        centre in box units and ``center_sd``, the public noise sd of one of
+        its coordinates: post-processing of released and public values. A
+        centre that is public (``center=False``: ``center_sd`` None) was not
+        released from the rows and tells nothing about them. One call per
+        fit."""
+        if self.bounds is None or center_sd is None:
+            return
+        warn_rows_at_edge(type(self).__name__, center, center_sd, said="the fit")
 
     def _radius(self, d):
         """The clipping radius: ``data_norm``, or ``sqrt(d)`` in box units."""

@@ -233,11 +233,14 @@ def release_energy_probed(X, radius, plan, rng):
     -------
     center : ndarray of shape (d,)
         The released mean (box units, in the box).
+    center_sd : float
+        The public noise sd of one of its coordinates (before its shrinkage
+        and projection towards the box's centre).
     result : Spectrum or MeasuredVariances
         The full option's spectrum or the per-coordinate release's variances.
     """
     n, d = X.shape
-    center, shift = release_center(X, np.zeros(d), radius, True, plan, rng)
+    center, shift, center_sd = release_center(X, np.zeros(d), radius, True, plan, rng)
     center = np.clip(center, -1.0, 1.0)
     _, S = clipped_sums(X, center, radius)
     probe = plan.calibrate(
@@ -250,6 +253,8 @@ def release_energy_probed(X, radius, plan, rng):
     per = _moments_variance(mechanisms, d)
     if not energy_pays(energy, probe.variance(1), shift, d, per, full):
         plan.choose("box_second", "moments")
-        return center, release_variances(X, plan, rng, True, name="box_rest")
+        result = release_variances(X, plan, rng, True, name="box_rest")
+        return center, center_sd, result
     plan.choose("box_second", "full")
-    return center, release_spectrum(X, center, shift, radius, "gauss", plan, rng)
+    result = release_spectrum(X, center, shift, radius, "gauss", plan, rng)
+    return center, center_sd, result

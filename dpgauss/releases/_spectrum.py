@@ -165,7 +165,9 @@ class SpectrumReleaseMixin(BoxMixin):
 to_data_units`). The spectrum is returned sorted by decreasing eigenvalue
         (a stable sort: ties keep the release's order), its eigenvectors with
         it. With ``data_norm``, a release whose trace shows most rows at the
-        radius warns (:func:`~dpgauss.releases._clipped.warn_clipped_away`).
+        radius warns (:func:`~dpgauss.releases._clipped.warn_clipped_away`);
+        with ``bounds``, a released centre whose features' rows sit at the
+        box's edge (:meth:`~dpgauss.releases._diagonal.BoxMixin._warn_at_edge`).
         """
         d = X.shape[1]
         box = self._box(d)
@@ -177,9 +179,11 @@ to_data_units`). The spectrum is returned sorted by decreasing eigenvalue
         if is_diagonal(plan):
             center, variances, sd = release_diagonal(X, plan, rng, self.center)
             spectrum = Spectrum(variances, np.eye(d), sd, float(d), "diagonal")
+            # One entry of the joint (m, s): the means' sd too.
+            center_sd = sd if self.center else None
         elif method == "tail":
             release = release_adaptive(X, origin, radius, self.center, plan, rng)
-            center = release.center
+            center, center_sd = release.center, release.center_sd
             spectrum = Spectrum(
                 release.values,
                 release.vectors,
@@ -189,8 +193,11 @@ to_data_units`). The spectrum is returned sorted by decreasing eigenvalue
                 release.measured,
             )
         else:
-            center, shift = release_center(X, origin, radius, self.center, plan, rng)
+            center, shift, center_sd = release_center(
+                X, origin, radius, self.center, plan, rng
+            )
             spectrum = release_spectrum(X, center, shift, radius, method, plan, rng)
+        self._warn_at_edge(center, center_sd)
         if box is not None:
             h = box[1]
             center = box_location(center, self.bounds, d, type(self).__name__)

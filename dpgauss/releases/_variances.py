@@ -121,6 +121,9 @@ class MeasuredVariances:
         (:mod:`dpgauss.releases._box_probe`): the relative error the
         correlations it could not rule out would leave, when that is beyond
         ASTRAY times the non-private sampling error; None otherwise.
+    mean_sd : float or None
+        The public noise sd of one released mean (None when not centered:
+        no mean is released).
     """
 
     mean: np.ndarray
@@ -130,6 +133,7 @@ class MeasuredVariances:
     measured: np.ndarray
     uncertain: np.ndarray | None = None
     unresolved: float | None = None
+    mean_sd: float | None = None
 
 
 def release_variances(Z, plan, rng, centered=True, name="diagonal"):
@@ -198,7 +202,10 @@ def release_variances(Z, plan, rng, centered=True, name="diagonal"):
     scale = np.sqrt(upper) * np.where(measured, 1.0, UNMEASURED_SCALE)
     noise_sd = float(np.min(np.minimum(tau / upper, 1.0)))
     uncertain = measured & (raw < quantile)
-    return MeasuredVariances(mean, values, scale, noise_sd, measured, uncertain)
+    mean_sd = math.sqrt(var) if centered else None  # one entry of (m, 2 s)
+    return MeasuredVariances(
+        mean, values, scale, noise_sd, measured, uncertain, mean_sd=mean_sd
+    )
 
 
 def box_variance_entries(total, d, n, centered, full, predict_method="auto"):

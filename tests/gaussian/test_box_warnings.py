@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from scipy.stats import chi2
+from sklearn.datasets import load_breast_cancer
 
 from dpgauss import PrivateGaussianEstimator
 from dpgauss.accounting import ZCDP, PureDP
@@ -92,8 +93,14 @@ def test_the_warning_reads_no_row():
             warnings.simplefilter("always")
             est.fit(X)
         messages.append([str(w.message) for w in caught])
-    assert messages[0] == messages[1]
+    # The warnings before the spend are the same; after it, the rows at
+    # 1e12 (all clipped to the upper bound) are named from the released mean.
+    edge = [[m for m in ms if "box's edge" in m] for ms in messages]
+    before = [[m for m in ms if "box's edge" not in m] for ms in messages]
+    assert before[0] == before[1]
     assert any("fixed by the box" in m for m in messages[0])
+    assert edge[0] == []
+    assert len(edge[1]) == 1
 
 
 def test_no_faint_warning_where_the_noise_resolves_faint_columns():
@@ -124,3 +131,44 @@ def test_zeroed_variances_are_named_after_the_release():
     assert len(named) == 1
     assert "feature(s) 1, 2, 3, 4 is" in named[0]
     assert est.covariance_[0, 0] > 0.1
+
+
+def _edge_messages(est, X):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(X)
+    return [str(w.message) for w in caught if "box's edge" in str(w.message)]
+
+
+@pytest.mark.parametrize("privacy", [{"rho": 0.5}, {"epsilon": 1.0}, {"epsilon": 0.05}])
+def test_rows_at_the_box_edge_are_named_once_with_their_side(privacy):
+    # Column 0 clipped to the upper bound, 2 to the lower one (raw values in
+    # a box meant for standardised ones); a box that holds them is silent,
+    # and so are 0/1 columns with half ones in (0, 1). The three budgets take
+    # the staged, full (box mean) and moments plans.
+    rng = np.random.default_rng(0)
+    X = np.column_stack(
+        [
+            rng.normal(100, 10, 5000),
+            rng.normal(0, 0.3, 5000),
+            rng.normal(-50, 1, 5000),
+            rng.normal(0.2, 0.3, 5000),
+        ]
+    )
+    est = PrivateGaussianEstimator(bounds=(-1.0, 1.0), random_state=0, **privacy)
+    (message,) = _edge_messages(est, X)
+    assert message.startswith("PrivateGaussianEstimator: the released mean of")
+    assert "feature(s) 0 (upper), 2 (lower) lies" in message
+    est.set_params(bounds=(-200.0, 200.0))
+    assert _edge_messages(est, X) == []
+    B = rng.integers(0, 2, size=(2000, 3)).astype(float)
+    assert _edge_messages(est.set_params(bounds=(0.0, 1.0)), B) == []
+
+
+def test_raw_breast_cancer_in_a_standardised_box_is_named():
+    # n = 569, d = 30, rho 0.5: the means' noise sd is about 0.02 box units;
+    # features 0, 3 and 23 (radius, area, worst area) sit at the upper bound.
+    X = load_breast_cancer().data
+    est = PrivateGaussianEstimator(rho=0.5, bounds=(-3.0, 3.0), random_state=0)
+    (message,) = _edge_messages(est, X)
+    assert "feature(s) 0 (upper)" in message

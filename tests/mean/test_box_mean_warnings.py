@@ -24,3 +24,20 @@ def test_rows_at_the_edge_of_a_box_too_narrow_are_named_with_the_side():
     with warnings.catch_warnings():
         warnings.simplefilter("error", UtilityWarning)
         PrivateMean(bounds=(-200.0, 200.0), rho=0.5, random_state=0).fit(X)
+
+
+def test_raw_breast_cancer_in_a_standardised_box_is_named():
+    # n = 569, d = 30, rho 0.5: the mean's noise sd is 0.019 box units. At
+    # the former rule (mean within 1% of the edge beyond two sds, 0.99) it
+    # could not fire: 1 - 2 x 0.019 < 0.99. Binary 0/1 columns with half ones
+    # in (0, 1) sit at both edges, their means at the centre: silent.
+    from sklearn.datasets import load_breast_cancer
+
+    X = load_breast_cancer().data
+    with pytest.warns(UtilityWarning, match=r"feature\(s\) 0 \(upper\)") as caught:
+        PrivateMean(bounds=(-3.0, 3.0), rho=0.5, random_state=0).fit(X)
+    assert sum("box's edge" in str(w.message) for w in caught) == 1
+    B = np.random.default_rng(0).integers(0, 2, size=(2000, 3)).astype(float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UtilityWarning)
+        PrivateMean(bounds=(0.0, 1.0), rho=0.5, random_state=0).fit(B)

@@ -491,8 +491,20 @@ def test_a_box_too_narrow_says_so_and_which_side():
         PrivateStandardScaler((-1.0, 1.0), rho=0.5, random_state=0).fit(X)
     messages = [str(w.message) for w in caught]
     assert len(messages) == 1
-    assert "feature(s) 0 (upper), 2 (lower) lies within 1% of the box" in messages[0]
+    assert (
+        "feature(s) 0 (upper), 2 (lower) lies within 0.1 of a half-width"
+        in (messages[0])
+    )
+    assert "at least 50% of the rows" in messages[0]
     assert "too narrow" in messages[0]
+
+
+def test_the_mean_alone_names_the_side_too():
+    # with_std=False releases the mean alone: the same rows, the same warning.
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.normal(100, 10, 2000), rng.normal(0, 0.3, 2000)])
+    with pytest.warns(UtilityWarning, match=r"feature\(s\) 0 \(upper\) lies"):
+        PrivateStandardScaler((-1.0, 1.0), with_std=False, rho=0.5).fit(X)
 
 
 def test_a_box_that_swamps_the_variance_warns():

@@ -74,3 +74,40 @@ def test_locations_mapped_back_stay_inside_the_bounds(name):
         location = est.mean_ if location is None else location
         assert np.all(location <= EDGE_BOX[1])
         assert np.all(location >= EDGE_BOX[0])
+
+
+def test_the_edge_rule_puts_half_of_the_rows_near_the_edge():
+    # The proof of EDGE_SHARE: rows z in [-1, 1] with mean mu >= 0.9 have
+    # E[1 - z] <= 0.1, so (Markov) at most half of them lie 0.2 or more
+    # below 1. The worst case for the bound: half at exactly 0.8, half at 1
+    # (mean 0.9), where the rows beyond 0.8 are exactly half.
+    from dpgauss.releases._box import EDGE_REACH, EDGE_SHARE, rows_at_edge
+
+    worst = np.r_[np.full(500, 1.0 - EDGE_REACH), np.ones(500)]
+    assert np.mean(worst) == pytest.approx(EDGE_SHARE)
+    assert np.mean(worst > 1.0 - EDGE_REACH) == 0.5
+    rng = np.random.default_rng(0)
+    for _ in range(200):  # any rows at that mean: at least half that close
+        z = np.clip(1.0 - rng.exponential(rng.uniform(0.01, 0.2), 1000), -1, 1)
+        if np.mean(z) >= EDGE_SHARE:
+            assert np.mean(z > 1.0 - EDGE_REACH) >= 0.5
+    # Two noise sds below the threshold: silent; above it, named by side.
+    assert rows_at_edge([0.95, -0.95, 0.95], [0.02, 0.02, 0.03]).tolist() == [
+        True,
+        True,
+        False,
+    ]
+
+
+def test_the_edge_warning_names_every_side_and_counts_the_rest():
+    from dpgauss.exceptions import UtilityWarning
+    from dpgauss.releases._box import warn_rows_at_edge
+
+    mean = np.r_[np.ones(8), -np.ones(5), 0.0]
+    with pytest.warns(UtilityWarning, match=r"9 \(lower\) \(and 3 more\) lies"):
+        edge = warn_rows_at_edge("Est", mean, 1e-3, said="the fit")
+    assert edge.tolist() == [True] * 13 + [False]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # Binary columns half ones in (0, 1): box means about 0, silent.
+        assert not warn_rows_at_edge("Est", np.zeros(3), 1e-3).any()

@@ -127,7 +127,8 @@ def test_releases_stay_in_the_box_for_every_plan(share, total):
     released = release_box_gaussian(X, center, half, plan, np.random.default_rng(0))
     plan.finish()
     assert np.all(np.abs(released[0]) <= 1.0)
-    mean, values, vectors, floor, scale = from_box(*released, center, half)
+    assert np.all(np.asarray(released[4]) > 0)  # the mean's public noise sd
+    mean, values, vectors, floor, scale = from_box(*released[:4], center, half)
     assert np.all((mean >= center - half) & (mean <= center + half))
     assert np.array_equal(scale, half)
     C = scale[:, None] * ((vectors * values) @ vectors.T) * scale[None, :]
@@ -167,3 +168,38 @@ def test_the_staged_mean_stays_below_the_baselines_noise():
         ratio = math.sqrt(d * var) / baseline_error(total, n, d)
         assert ratio == pytest.approx(expected, rel=1e-2)
     assert math.sqrt(d * var) < 0.9 * mean_baseline(total, n, d)
+
+
+@pytest.mark.parametrize(
+    ("share", "option"),
+    [
+        (None, None),
+        (AUGMENTED, None),
+        (0.5, None),
+        (STAGED, "moments"),
+        (STAGED, "augmented"),
+    ],
+)
+def test_every_plan_returns_its_means_public_noise_sd(share, option, monkeypatch):
+    # Columns 0 and 2 clipped to the upper and lower bounds, 1 and 3 inside:
+    # each path's released mean less two of its noise sds (the edge rule of
+    # releases/_box.py) finds exactly those two, with the staged plan's
+    # options forced both ways.
+    import dpgauss.releases._box_staged as staged
+    from dpgauss.releases._box import rows_at_edge
+
+    monkeypatch.setattr(staged, "choose_augmented", lambda *a: option == "augmented")
+    n, d = 4000, 4
+    rng = np.random.default_rng(0)
+    X = rng.normal(0.0, 0.2, size=(n, d))
+    X[:, 0] += 50.0
+    X[:, 2] -= 50.0
+    total = ZCDP(0.5)
+    plan = ReleasePlan(total, _entries(total, n, d, share))
+    released = release_box_gaussian(
+        X, np.zeros(d), np.ones(d), plan, np.random.default_rng(0)
+    )
+    plan.finish()
+    mean, sd = released[0], np.asarray(released[4])
+    assert np.all((sd > 0) & (sd < 0.02))
+    assert rows_at_edge(mean, sd).tolist() == [True, False, True, False]

@@ -86,7 +86,9 @@ def test_releases_stay_in_the_box_for_every_draw(rho):
     X[:5] = 1.0
     for seed in range(5):
         plan = _plan(rho, n=300)
-        center, result = release_probed(X, RADIUS, plan, np.random.default_rng(seed))
+        rng = np.random.default_rng(seed)
+        center, center_sd, result = release_probed(X, RADIUS, plan, rng)
+        assert center_sd > 0
         assert np.all(np.abs(center) <= 1.0)
         values = getattr(result, "values", None)
         assert np.all(np.isfinite(values))

@@ -96,7 +96,7 @@ def test_the_augmented_release_is_built_at_the_first_stages_radius(spread, monke
         return calibrate(name, **case)
 
     monkeypatch.setattr(plan, "calibrate", spy)
-    mean, values, vectors, diagonal = release_staged(
+    mean, values, vectors, diagonal, _ = release_staged(
         X, np.zeros(d), np.ones(d), plan, np.random.default_rng(2), WEIGHT
     )
     assert not diagonal

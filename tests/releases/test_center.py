@@ -402,11 +402,12 @@ def test_release_center_without_a_mean_draws_nothing():
     location = np.array([0.25, -0.5])
     rng = np.random.default_rng(5)
     state = rng.bit_generator.state
-    center, shift = release_center(
+    center, shift, center_sd = release_center(
         X, location, 1.0, False, ReleasePlan(ZCDP(1), []), rng
     )
     assert center is location
     assert shift == 0.0
+    assert center_sd is None  # nothing released: nothing to test at an edge
     assert rng.bit_generator.state == state
 
 
@@ -416,14 +417,15 @@ def test_release_center_adds_the_released_offset():
     location = np.array([0.1, 0.0, -0.1])
     total = ZCDP(0.5)
     entries = mean_entries(total, True, n, d, r)[0]
-    center, shift = release_center(
+    center, shift, center_sd = release_center(
         X, location, r, True, ReleasePlan(total, entries), np.random.default_rng(6)
     )
-    _, _, offset, error = release_mean(
+    _, variance, offset, error = release_mean(
         X, location, r, ReleasePlan(total, entries), np.random.default_rng(6)
     )
     np.testing.assert_array_equal(center, location + offset)
     assert shift == error / d
+    assert center_sd == math.sqrt(variance)
 
 
 # -- the released spectrum ------------------------------------------------------

@@ -169,9 +169,10 @@ def test_releases_stay_in_the_box_for_every_draw(epsilon):
     X[:5] = 1.0
     for seed in range(5):
         plan = _plan(epsilon, n=300)
-        center, result = release_energy_probed(
+        center, center_sd, result = release_energy_probed(
             X, RADIUS, plan, np.random.default_rng(seed)
         )
+        assert center_sd > 0
         assert np.all(np.abs(center) <= 1.0)
         values = getattr(result, "values", None)
         if values is not None:

@@ -75,7 +75,7 @@ def test_release_spectrum_is_the_center_and_spectrum_releases_sorted(method, cen
     again = est._build_plan(ZCDP(1.0), FitData(n=n, d=d))
     rng = np.random.default_rng(0)
     origin = np.zeros(d)
-    direct_center, shift = release_center(X, origin, 1.0, center, again, rng)
+    direct_center, shift, _ = release_center(X, origin, 1.0, center, again, rng)
     direct = release_spectrum(X, direct_center, shift, 1.0, method, again, rng)
     np.testing.assert_array_equal(mean, direct_center)
     if not center:
