@@ -509,8 +509,12 @@ class PrivacyBudget:
             Columns ``id``, ``fit``, ``time`` (UTC timestamps), ``pid``,
             ``estimator``, ``mechanism``, ``tag`` (:meth:`tagged`), ``kind``
             (``"ZCDP"``, ``"PureDP"``
-            or ``"ApproxDP"``) and the cost's ``rho``, ``epsilon`` and
-            ``delta`` (NaN where the kind has none).
+            or ``"ApproxDP"``), the cost's ``rho``, ``epsilon`` and
+            ``delta`` (NaN where the kind has none) and ``as_rho``, the
+            zCDP cost it implies (a pure epsilon's ``epsilon^2 / 2``; NaN
+            for an (epsilon, delta) cost, which implies none): what a rho
+            budget charged for it, so ``as_rho`` sums per tag or
+            estimator to their share of ``spent()``.
 
         Raises
         ------
@@ -526,10 +530,12 @@ class PrivacyBudget:
         >>> budget = PrivacyBudget(rho=1.0)
         >>> _ = budget.spend(ZCDP(0.25), estimator="A", mechanism="gaussian:mean")
         >>> _ = budget.spend(PureDP(0.5), estimator="B", mechanism="laplace:count")
-        >>> budget.to_frame()[["estimator", "kind", "rho", "epsilon"]]
-          estimator    kind   rho  epsilon
-        0         A    ZCDP  0.25      NaN
-        1         B  PureDP   NaN      0.5
+        >>> budget.to_frame()[["estimator", "kind", "rho", "epsilon", "as_rho"]]
+          estimator    kind   rho  epsilon  as_rho
+        0         A    ZCDP  0.25      NaN   0.250
+        1         B  PureDP   NaN      0.5   0.125
+        >>> float(budget.to_frame()["as_rho"].sum()) == budget.spent().rho
+        True
         """
         try:
             import pandas as pd
@@ -552,11 +558,13 @@ class PrivacyBudget:
                 "rho": getattr(e.cost, "rho", nan),
                 "epsilon": getattr(e.cost, "epsilon", nan),
                 "delta": getattr(e.cost, "delta", nan),
+                "as_rho": nan if isinstance(e.cost, ApproxDP) else e.cost.to_zcdp().rho,
             }
             for e in self.ledger()
         ]
         columns = ["id", "fit", "time", "pid", "estimator", "mechanism", "tag", "kind"]
-        return pd.DataFrame(rows, columns=[*columns, "rho", "epsilon", "delta"])
+        costs = ["rho", "epsilon", "delta", "as_rho"]
+        return pd.DataFrame(rows, columns=[*columns, *costs])
 
     def format_ledger(self, *, per_event=False):
         """Return the ledger as a text table and a line of totals.

@@ -660,6 +660,11 @@ def test_to_frame_lists_every_event():
     assert frame["rho"].iloc[0] == 0.01
     assert pd.isna(frame["rho"].iloc[1])
     assert frame["delta"].iloc[2] == 1e-8
+    # as_rho: the zCDP each cost implies (0.1^2 / 2 for the pure one), none
+    # for the (epsilon, delta) cost.
+    assert frame["as_rho"].iloc[0] == 0.01
+    assert frame["as_rho"].iloc[1] == pytest.approx(0.005, rel=1e-12)
+    assert pd.isna(frame["as_rho"].iloc[2])
     assert str(frame["time"].dt.tz) == "UTC"
     assert PrivacyBudget(rho=1.0).to_frame().empty
 
@@ -691,3 +696,16 @@ def test_tagged_handles_record_their_experiment(tmp_path):
     assert "sweep" in budget.format_ledger()
     frame = pytest.importorskip("pandas") and budget.to_frame()
     assert frame.groupby("tag")["rho"].sum()["sweep"] == pytest.approx(0.4)
+
+
+def test_as_rho_sums_to_what_a_rho_budget_spent():
+    # Pure-DP events have no rho of their own; a rho budget charges them
+    # epsilon^2 / 2, and as_rho shows that, so a per-tag sum adds up.
+    pytest.importorskip("pandas")
+    budget = PrivacyBudget(rho=1.0)
+    budget.tagged("a").spend(ZCDP(0.1), estimator="A")
+    budget.tagged("b").spend(PureDP(0.4), estimator="B")
+    frame = budget.to_frame()
+    per_tag = frame.groupby("tag")["as_rho"].sum()
+    assert per_tag["b"] == pytest.approx(0.08, rel=1e-12)
+    assert per_tag.sum() == pytest.approx(budget.spent().rho, rel=1e-12)
