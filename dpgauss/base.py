@@ -29,6 +29,7 @@ from sklearn.utils.validation import check_array, validate_data
 from dpgauss.accounting import PrivacyBudget, resolve_privacy
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.mechanisms._checks import check_plan
+from dpgauss.releases._box import public_box
 from dpgauss.releases._prediction import report_far
 from dpgauss.utils import _sklearn_compat as compat
 from dpgauss.utils._leak import (
@@ -348,6 +349,8 @@ class PrivateEstimatorMixin:
             X = self._validate_rows(X)
             n, d = X.shape
             self._check_public_width(public, d)  # X without a shape before
+            # A box of another width than X's, refused before the spend.
+            public_box(getattr(self, "bounds", None), d, type(self).__name__)
             data = FitData(
                 n=int(n),
                 d=int(d),

@@ -367,3 +367,25 @@ def test_a_fit_predicted_far_beyond_the_non_private_error_warns_and_spends():
     with warnings.catch_warnings():
         warnings.simplefilter("error", UtilityWarning)
         PrivateMean(bounds=(-1, 1), epsilon=10.0).fit(Z)
+
+
+def _takes_bounds():
+    """Every public estimator with a ``bounds`` box parameter."""
+    return [c for _, c in all_estimators() if "bounds" in c().get_params()]
+
+
+@pytest.mark.parametrize("cls", _takes_bounds(), ids=lambda c: c.__name__)
+@pytest.mark.parametrize("width", [2, 4])
+def test_bounds_of_another_width_are_refused_before_the_spend(cls, width):
+    # A newcomer's run: bounds with 3 values per side on 4-feature rows were
+    # charged in full, then raised (every estimator but the scaler).
+    rows = np.random.default_rng(1).normal(size=(300, 3))
+    y = np.arange(300) % 2
+    budget = PrivacyBudget(rho=10.0)
+    params = {"bounds": (np.full(width, -5.0), np.full(width, 5.0)), "rho": 1.0}
+    if "classes" in cls().get_params():
+        params["classes"] = [0, 1]
+    est = cls(**params, budget=budget)
+    with pytest.raises(ValueError, match=f"{width} values per side but X has 3"):
+        est.fit(rows, y)
+    assert budget.ledger() == []
