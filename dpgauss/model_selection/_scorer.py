@@ -61,18 +61,36 @@ def _per_sample_score(name, estimator, X, y):
     return -np.abs(error)
 
 
-def _check_fold(X, y, needs_y):
+def _check_fold(estimator, X, y, score):
     """Refuse a test fold the score cannot read, before any charge: a value
-    that is not finite, a y of another length, or a missing y. A fold is in
-    the domain of the scorer's guarantee only when finite, as the fits'
-    rows are (the same rule: bad input is refused before the spend)."""
+    that is not finite, a non-numeric fold or a fold of another width for a
+    model that reads numbers (a dpgauss estimator, or a pipeline starting
+    with one), a y of another length, a missing y, or labels outside a dpgauss
+    classifier's public ``classes_`` (other models score them as wrong). A
+    fold is in the domain of the scorer's guarantee only when the score can
+    read it, as the fits' rows are (the same rule: bad input is refused
+    before the spend)."""
     values = np.asarray(X)
+    if values.dtype.kind not in "biufc" and _is_dpgauss(estimator, 0):
+        try:
+            values = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"the test fold is not numeric (dtype {values.dtype}); nothing "
+                "was charged."
+            ) from None
     if values.dtype.kind in "fc" and not np.all(np.isfinite(values)):
         raise ValueError(
             "the test fold contains NaN or infinity; nothing was charged. Clean "
             "or impute it (without reading the private rows' values) first."
         )
-    if not needs_y:
+    width = getattr(estimator, "n_features_in_", None)
+    if width is not None and values.ndim == 2 and values.shape[1] != width:
+        raise ValueError(
+            f"the test fold has {values.shape[1]} features but the model was "
+            f"fitted on {width}; nothing was charged."
+        )
+    if not (isinstance(score, str) and score in _NEEDS_Y):
         return
     if y is None:
         raise ValueError("this score needs the test fold's targets y.")
@@ -86,6 +104,24 @@ def _check_fold(X, y, needs_y):
         raise ValueError(
             "the test fold's targets contain NaN or infinity; nothing was charged."
         )
+    classes = getattr(estimator, "classes_", None)
+    if score in ("accuracy", "neg_log_loss") and _is_dpgauss(estimator, -1):
+        outside = ~np.isin(targets, np.asarray(classes))
+        if np.any(outside):
+            raise ValueError(
+                f"the test fold has {int(outside.sum())} label(s) outside the "
+                f"model's public classes {list(np.asarray(classes))}; nothing "
+                "was charged (the fit refuses them too)."
+            )
+
+
+def _is_dpgauss(estimator, step):
+    """Whether the model (or its pipeline's first, 0, or last, -1, step) is a
+    dpgauss estimator: it reads numeric rows, and a dpgauss classifier's
+    ``classes_`` are its public ``classes``."""
+    steps = getattr(estimator, "steps", None)
+    model = steps[step][1] if steps else estimator
+    return type(model).__module__.startswith("dpgauss.")
 
 
 def _check_bounds(bounds):
@@ -357,7 +393,7 @@ class PrivateScorer:
             If the budget cannot pay; nothing is read then.
         """
         mechanism = self._mechanism(_n_rows(X))  # public: the fold's size
-        _check_fold(X, y, isinstance(self.score, str) and self.score in _NEEDS_Y)
+        _check_fold(estimator, X, y, self.score)
         events = self.budget.spend_many(
             [(mechanism.cost, f"{kind_of(mechanism.cost)}:score")],
             estimator=f"PrivateScorer({type(estimator).__name__})",
@@ -414,8 +450,9 @@ def make_private_scorer(
 ):
     """Make a differentially private scorer for searches and cross-validation.
 
-    Each call of the scorer charges ``budget`` one release (before reading the
-    test fold), then returns the mean over the fold of a per-sample score clipped
+    Each call of the scorer refuses a fold it cannot score (nothing charged),
+    charges ``budget`` one release (before reading the fold's values), then
+    returns the mean over the fold of a per-sample score clipped
     to the public ``bounds``, plus noise calibrated to the sensitivity
     ``(high - low) / n_test`` (replace-one neighbours, ``n_test`` public). See
     :class:`PrivateScorer` for the proof and for why a search's total cost is the

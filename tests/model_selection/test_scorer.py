@@ -171,6 +171,29 @@ def test_a_fold_with_nan_or_infinity_is_refused_before_the_charge(budget):
     assert budget.ledger() == []
 
 
+def test_a_malformed_fold_is_refused_before_the_charge(budget):
+    # A newcomer's run: a fold of another width, or of strings, was charged,
+    # then raised in predict; labels outside the public classes were scored
+    # and charged without a word although the fit refuses them.
+    from dpgauss import PrivateLinearDiscriminantAnalysis
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(200, 4)), np.arange(200) % 2
+    lda = PrivateLinearDiscriminantAnalysis(
+        classes=[0, 1], bounds=(-4.0, 4.0), rho=1.0, random_state=0
+    ).fit(X, y)
+    scorer = make_private_scorer("accuracy", budget=budget, rho=0.1)
+    with pytest.raises(ValueError, match="3 features but the model was fitted on 4"):
+        scorer(lda, X[:, :3], y)
+    with pytest.raises(ValueError, match="not numeric"):
+        scorer(lda, np.full((5, 4), "a"), y[:5])
+    with pytest.raises(ValueError, match=r"1 label\(s\) outside the model's public"):
+        scorer(lda, X[:5], np.array([0, 1, 7, 0, 1]))
+    assert budget.ledger() == []
+    assert 0.0 <= scorer(lda, X[:50], y[:50]) <= 1.0  # a well-formed fold pays
+    assert len(budget.ledger()) == 1
+
+
 # -- one call: pay, then read ----------------------------------------------------------
 def test_the_budget_is_charged_before_the_fold_is_read(budget):
     scorer = make_private_scorer(budget=budget, rho=0.25, bounds=(0, 1))
