@@ -177,16 +177,24 @@ def _warn_if_swamped(box_var, floor, owner, mean=None, mean_sd=0.0):
     swamped = box_var <= SWAMPED * floor
     edge = np.zeros_like(swamped)
     if mean is not None:
-        edge = warn_rows_at_edge(owner, mean, mean_sd, said="mean_ and scale_")
+        edge = warn_rows_at_edge(owner, mean, mean_sd, said="each of mean_ and scale_")
     wide = int(np.count_nonzero(swamped & ~edge))
     if wide:
+        # With other features at the box's edge, the likeliest cause of both
+        # is bounds in other units than the rows: say which way to go.
+        units = (
+            " Other features sit at the box's edge (the warning above): the "
+            "bounds are likely in other units than the rows; check them first."
+            if np.any(edge)
+            else ""
+        )
         warnings.warn(
             f"{owner}: the released variance of {wide} of {box_var.size} "
             f"features is within {SWAMPED:g} times the noise level, in units of the "
             "box's half-width squared: the bounds are much wider than these "
             "features' spread (or the budget is small for n), so their scale_ is "
             "off by about 25% or more. Narrow the bounds from domain knowledge or "
-            "raise the budget.",
+            f"raise the budget.{units}",
             UtilityWarning,
             stacklevel=caller_stacklevel(),
         )

@@ -523,3 +523,25 @@ def test_a_box_that_swamps_the_variance_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error", UtilityWarning)
         PrivateStandardScaler((-1e3, 1e3), with_std=False, rho=1.0).fit(X[:100])
+
+
+def test_wrong_units_say_which_way_on_both_warnings():
+    # A newcomer's run: raw breast cancer in a box meant for standardised rows
+    # (-3, 3). Large-valued columns sit at the upper edge; small-valued ones
+    # (ratios near 0.1) are swamped by the noise. The second warning said
+    # "narrow the bounds" alone; with edge features it now points at the
+    # units first.
+    from sklearn.datasets import load_breast_cancer
+
+    X = load_breast_cancer().data
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UtilityWarning)
+        PrivateStandardScaler((-3.0, 3.0), rho=1.0, random_state=0).fit(X)
+    messages = [str(w.message) for w in caught]
+    edge = [m for m in messages if "box's edge, beyond its noise" in m]
+    wide = [m for m in messages if "much wider" in m]
+    assert len(edge) == 1
+    assert "0 (upper)" in edge[0]
+    assert "each of mean_ and scale_ says little" in edge[0]
+    assert len(wide) == 1
+    assert "in other units than the rows" in wide[0]
