@@ -446,6 +446,8 @@ class PrivateEstimatorMixin:
         shape = getattr(X, "shape", None)
         if self.budget is None or shape is None or len(shape) != 2:
             return None
+        if shape[0] < 2 or shape[1] < 1:  # refused by the validation next
+            return None
         data = FitData(
             n=int(shape[0]),
             d=int(shape[1]),

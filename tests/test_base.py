@@ -389,3 +389,15 @@ def test_bounds_of_another_width_are_refused_before_the_spend(cls, width):
     with pytest.raises(ValueError, match=f"{width} values per side but X has 3"):
         est.fit(rows, y)
     assert budget.ledger() == []
+
+
+@pytest.mark.parametrize("shape", [(0, 4), (1, 4), (50, 0)])
+def test_too_few_rows_or_no_features_name_the_problem_with_a_budget(shape):
+    # With a budget, the early price check built a plan for n = 0 and raised
+    # ZeroDivisionError (PrivateMean); the validation's message comes first.
+    from dpgauss import PrivateMean
+
+    budget = PrivacyBudget(rho=1.0)
+    with pytest.raises(ValueError, match="Found array with"):
+        PrivateMean(rho=0.5, budget=budget).fit(np.empty(shape))
+    assert budget.ledger() == []
