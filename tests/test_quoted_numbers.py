@@ -332,6 +332,38 @@ QUOTES = [
             (rf"QDA's\s+from {NUMBER} to (?P<q>{NUMBER})", "digits", "QDA"),
         ]
     ],
+    # docs/user_guide/preprocessing.rst: the scaler's accuracy table and the
+    # sentence on breast cancer at rho = 1 above it.
+    *[
+        Quote(
+            "docs/user_guide/preprocessing.rst",
+            rf"^{label}\s+{re.escape(rho)}\s+"
+            + rf"(?:{NUMBER}\s+){{{i}}}(?P<q>{NUMBER})",
+            "bench_scaler.md",
+            row=rf"^\| {data} \| {re.escape(rho)} \|",
+            column=column,
+        )
+        for label, data, rhos in [
+            ("breast cancer", "breast cancer", ["0.01", "0.1", "1", "10"]),
+            ("synthetic, n = 1e5", r"synthetic n=1e5, d=10", ["0.01", "1"]),
+        ]
+        for rho in rhos
+        for i, column in enumerate(["mean error (sds)", "scale factor", "CV accuracy"])
+        if not (i == 2 and label.startswith("synthetic"))
+    ],
+    *[
+        Quote(
+            "docs/user_guide/preprocessing.rst",
+            pattern,
+            "bench_scaler.md",
+            row=r"^\| breast cancer \| 1 \|",
+            column=column,
+        )
+        for pattern, column in [
+            (rf"20 seeds is (?P<q>{NUMBER}) of a", "mean error (sds)"),
+            (rf"true sd is\s+(?P<q>{NUMBER}) \(", "scale factor"),
+        ]
+    ],
 ]
 
 #: Lines that name a benchmark and carry a decimal number that is not a
