@@ -45,7 +45,8 @@ def run(context, note):
     )
     print(
         "Error: ||private - non-private||_F / ||non-private||_F (the zero matrix "
-        "scores 1.0).",
+        "scores 1.0). Each row is one fit, one draw of its noise (--seed); the "
+        "README's headlines are means over 20 seeds.",
         file=out,
     )
     print(
