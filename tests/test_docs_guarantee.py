@@ -97,6 +97,11 @@ def test_demo_total_in_context(page):
     assert sorted(DEMO_RHOS) == [0.1, 1.0, 10.0]
     assert f"rho = {total:.1f} in total" in page
     assert f"epsilon = {zcdp_to_approx(total, DEMO_DELTA):.2f} at" in page
+    # Getting started quotes it too, with the number of fits.
+    started = (PAGE.parents[1] / "getting_started.rst").read_text(encoding="utf-8")
+    started = " ".join(started.split())
+    epsilon = zcdp_to_approx(total, DEMO_DELTA)
+    assert f"(rho {total:.1f}, epsilon {epsilon:.1f} at delta 1e-6)" in started
 
 
 def test_census_certificates_reproduced():

@@ -36,3 +36,14 @@ def test_the_total_is_put_in_context(demo_run):
     assert "A real study fixes one total in advance" in context
     assert "docs/tutorial.rst" in context
     assert lines[total + 2] == "Ledger:"
+
+
+def test_getting_started_quotes_the_demo_fit_count(demo_run):
+    # The demo counts its fits from the ledger; Getting started quotes it.
+    import re
+    from pathlib import Path
+
+    fits = re.search(r"this total adds up (\d+) independent", demo_run.text)[1]
+    page = Path(__file__).resolve().parents[2] / "docs" / "getting_started.rst"
+    text = " ".join(page.read_text(encoding="utf-8").split())
+    assert f"the sum of {fits} demonstration fits" in text
