@@ -4,7 +4,7 @@ The rows are split at random into k groups; a clone of a non-private
 scikit-learn estimator is fitted on each group; a statistic (a vector) is read
 from each fit; the k statistics (the *candidates*) are aggregated privately.
 Replacing one row changes one group, hence at most one candidate, whatever the
-estimator does: privacy rests on the group structure alone
+estimator does with its group's rows: privacy rests on the group structure
 (:mod:`dpgauss.ensemble._group_fits`), and each aggregator below is private
 for *any* k candidates (the proofs never look at how a candidate was
 computed). The plan charges the aggregator's releases, composed sequentially.
