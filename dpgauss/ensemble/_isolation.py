@@ -14,7 +14,9 @@ a pipe, nothing unpickled. Whatever the fit changes in its process (class
 attributes, globals, caches in memory, the global random state) dies with it,
 so no group's fit can see another's rows and the parent is left as it was.
 
-**What it is not.** It does not cover what leaves the process during the fit
+**What it is not.** It is a defence against state, not against malicious
+code (which runs in the parent anyway: the probe fit, ``clone``). It does not
+cover what leaves the process during the fit
 (files, sockets, shared memory created before the fit, what the fit prints),
 how long a fit takes, or state the parent already holds before the fit: a
 class attribute filled by an earlier fit on other data is in every child.
@@ -97,7 +99,8 @@ def isolated_candidates(task, group_args, k, p):
         for g in range(k):
             if len(running) >= WIDTH:
                 _store(Y, *running.popleft(), collect, p)
-            running.append((g, start(task, group_args, g)))
+            others = [child[1] for _, child in running] if fork else []
+            running.append((g, start(task, group_args, g, others)))
         while running:
             _store(Y, *running.popleft(), collect, p)
     finally:
@@ -119,7 +122,10 @@ def _store(Y, g, child, collect, p):
 
 
 # -- fork: the child starts from the parent's memory ---------------------------------
-def _fork(task, group_args, g):
+def _fork(task, group_args, g, others):
+    """Fork group g's child; ``others``: the read ends of the children still
+    running, which the child closes (else one group's fit could read, and so
+    fail, another's candidate)."""
     for stream in (sys.stdout, sys.stderr):  # else the child repeats their buffers
         _flush(stream)
     read, write = os.pipe()
@@ -132,7 +138,8 @@ def _fork(task, group_args, g):
         pid = os.fork()
     if pid == 0:  # the child: fit, write the candidate, exit without cleanup
         try:
-            os.close(read)
+            for fd in (read, *others):
+                os.close(fd)
             flat = task(*group_args(g))
             if flat is not None:
                 _write_all(write, np.ascontiguousarray(flat, np.float64).tobytes())
@@ -198,7 +205,7 @@ def _flush(stream):
 
 
 # -- spawn: a new interpreter, sent the group's arguments ----------------------------
-def _spawn(task, group_args, g):
+def _spawn(task, group_args, g, others):
     ctx = multiprocessing.get_context("spawn")
     read, write = ctx.Pipe(duplex=False)
     process = ctx.Process(target=_spawned, args=(task, group_args(g), write))

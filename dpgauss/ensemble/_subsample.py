@@ -163,7 +163,7 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         spawned where fork does not exist) and only its statistic comes back,
         so state the estimator keeps across fits cannot carry one group's rows
         into another's. For estimators you do not trust; the same release as
-        None for one without state; about 10 ms more per group. See Notes.
+        None for one without state; 10-50 ms more per group. See Notes.
 
     Attributes
     ----------
