@@ -24,7 +24,9 @@ import warnings
 import numpy as np
 from sklearn.base import clone, is_classifier
 from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
 
+from dpgauss.ensemble._isolation import isolated_candidates, start_method
 from dpgauss.releases._winsorized import MIN_GROUPS
 
 __all__ = [
@@ -33,6 +35,7 @@ __all__ = [
     "astray_to_center",
     "attribute_names",
     "auto_groups",
+    "fit_group",
     "group_candidates",
     "min_group_rows",
     "probe_shape",
@@ -128,8 +131,15 @@ def public_classes(estimator, classes):
     return unique
 
 
-def probe_shape(estimator, statistic, output_shape, d, y, classes=None):
+def probe_shape(estimator, statistic, output_shape, d, y, classes=None, isolated=False):
     """The statistic's shape: given, or from a fit on public probe rows.
+
+    With ``isolated``, the probe is also fitted in a process of its own
+    (:func:`~dpgauss.ensemble._isolation.isolated_candidates`): if that fails
+    where the fit in this process gave a finite statistic (isolation cannot
+    work here: an estimator a spawned process cannot import, no processes
+    allowed), ValueError before the spend rather than every group failing
+    after it.
 
     Returns
     -------
@@ -165,50 +175,87 @@ def probe_shape(estimator, statistic, output_shape, d, y, classes=None):
         ) from exc
     shapes = [np.shape(p) for p in parts]
     size = int(sum(np.prod(s, dtype=np.int64) for s in shapes))
+    if isolated and np.all(np.isfinite(np.concatenate([np.ravel(q) for q in parts]))):
+        probe = (estimator, statistic, Xp, yp, classes)
+        if np.isnan(isolated_candidates(fit_group, lambda g: probe, 1, size)).any():
+            raise ValueError(
+                "SubsampleAggregate(isolation='process') could not fit the "
+                "estimator on public probe rows in a process of its own (on this "
+                "platform each group's process is started by "
+                f"{start_method()!r}). Nothing was spent."
+            )
     shape = shapes[0] if len(shapes) == 1 else (size,)
     return tuple(int(s) for s in shape), shapes
 
 
-def group_candidates(estimator, statistic, X, y, k, rng, shape, classes=None):
+def group_candidates(
+    estimator, statistic, X, y, k, rng, shape, classes=None, isolation=False
+):
     """The k candidates (rows; NaN rows: failed group fits) and the group size.
 
     The rows are split by ``rng.permutation`` into k groups of ``n // k`` rows
     (the remainder left out); see the module docstring. With public
     ``classes``, a group whose fit learned other classes fails (a function of
-    that group's rows alone, like any failed fit).
+    that group's rows alone, like any failed fit). With ``isolation``, each
+    group is fitted in a process of its own
+    (:func:`~dpgauss.ensemble._isolation.isolated_candidates`), by the same
+    :func:`fit_group` on the same rows.
     """
     n = X.shape[0]
     s = n // k
     order = rng.permutation(n)
     p = int(np.prod(shape, dtype=np.int64))
+
+    def group_args(g):
+        idx = order[g * s : (g + 1) * s]
+        return (
+            estimator,
+            statistic,
+            X[idx],
+            None if y is None else _take(y, idx),
+            classes,
+        )
+
+    if isolation:
+        return isolated_candidates(fit_group, group_args, k, p), s
     Y = np.full((k, p), np.nan)
     for g in range(k):
-        idx = order[g * s : (g + 1) * s]
-        try:
-            # errstate per group: a fit that calls np.seterr cannot re-arm
-            # floating-point exceptions for the aggregation that follows
-            with np.errstate(all="ignore"), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                fitted = clone(estimator).fit(
-                    X[idx], None if y is None else _take(y, idx)
-                )
-                parts = read_statistic(statistic, fitted)
-                if classes is not None and not np.array_equal(
-                    np.asarray(fitted.classes_), classes
-                ):
-                    raise ValueError("the group's classes are not the public ones")
-            flat = np.concatenate([np.ravel(q) for q in parts])
-        except BaseException:
-            # Anything a group fit raises (KeyboardInterrupt and SystemExit
-            # included: re-raising them after the spend would let one row
-            # decide between a result and an exception) is a failed
-            # candidate.
-            continue
-        if flat.shape == (p,) and np.all(np.isfinite(flat)):
+        flat = fit_group(*group_args(g))
+        if flat is not None and flat.shape == (p,) and np.all(np.isfinite(flat)):
             Y[g] = flat
-    with np.errstate(all="ignore"):  # a finaliser's np.seterr is undone
-        fitted = parts = None
     return Y, s
+
+
+def fit_group(estimator, statistic, X, y, classes):
+    """One group's candidate: ``statistic`` of a clone of ``estimator`` fitted
+    on the group's rows, flattened; None when the fit fails (raises anything,
+    or learns classes other than the public ``classes``).
+
+    Warnings are swallowed and floating-point errors ignored (see the module
+    docstring).
+    """
+    try:
+        # errstate per group: a fit that calls np.seterr cannot re-arm
+        # floating-point exceptions for the aggregation that follows
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fitted = clone(estimator).fit(X, y)
+            parts = read_statistic(statistic, fitted)
+            if classes is not None and not np.array_equal(
+                np.asarray(fitted.classes_), classes
+            ):
+                raise ValueError("the group's classes are not the public ones")
+        flat = np.concatenate([np.ravel(q) for q in parts])
+    except BaseException:
+        # Anything a group fit raises (KeyboardInterrupt and SystemExit
+        # included: re-raising them after the spend would let one row
+        # decide between a result and an exception) is a failed
+        # candidate.
+        return None
+    finally:
+        with np.errstate(all="ignore"):  # a finaliser's np.seterr is undone
+            fitted = parts = None
+    return flat
 
 
 def assemble(estimator, statistic, value, d, shape, shapes, classes=None):
@@ -254,11 +301,18 @@ def _take(y, idx):
     return np.asarray(y)[idx]
 
 
-def call_released(est, method, X):
-    """``est.method(X)`` on the assembled estimator, saying what to give when
-    the released attributes are not all the method reads."""
+def call_released(owner, method, X):
+    """``owner.estimator_.method(X)`` on the assembled estimator of a fitted
+    SubsampleAggregate ``owner``, saying what to give when the released
+    attributes are not all the method reads."""
+    check_is_fitted(owner)
+    if owner.estimator_ is None:
+        raise AttributeError(
+            "estimator_ is None: statistic is a callable, so no estimator "
+            "can be assembled from the released values."
+        )
     try:
-        return getattr(est, method)(X)
+        return getattr(owner.estimator_, method)(X)
     except (AttributeError, NotFittedError) as exc:
         raise AttributeError(
             f"estimator_.{method} needs attributes the fit did not release "

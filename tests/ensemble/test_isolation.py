@@ -1,0 +1,255 @@
+"""SubsampleAggregate(isolation="process"): each group's fit in a process of its own.
+
+The canary is an estimator that keeps state across fits in a class attribute:
+in process, one changed row moves the candidates of the groups fitted after
+its own (the flaw the option exists for); isolated, it moves its own group's
+candidate only. Each forked group costs about 10-30 ms here, so these tests
+fit a few dozen groups at most.
+"""
+
+import os
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator, clone
+from sklearn.linear_model import LinearRegression, LogisticRegression
+
+import dpgauss.ensemble._isolation as isolation_module
+from dpgauss import PrivacyBudget
+from dpgauss.ensemble import SubsampleAggregate
+from dpgauss.ensemble._group_fits import group_candidates
+
+pytestmark = pytest.mark.skipif(
+    isolation_module.start_method() != "fork",
+    reason="the fast tests fork; spawn is tested under slow",
+)
+
+
+class _Remembers(BaseEstimator):
+    """Keeps every row it was fitted on in a class attribute and returns the
+    mean of all of them: a later group's candidate reads earlier groups' rows."""
+
+    seen = []
+
+    def fit(self, X, y=None):
+        type(self).seen.extend(np.asarray(X)[:, 0].tolist())
+        self.location_ = np.array([np.mean(type(self).seen)])
+        return self
+
+
+@pytest.fixture(autouse=True)
+def _forget():
+    _Remembers.seen = []
+    yield
+    _Remembers.seen = []
+
+
+def _candidates(X, isolated, k=8):
+    rng = np.random.default_rng(3)
+    Y, _ = group_candidates(
+        _Remembers(), "location_", X, None, k, rng, (1,), None, isolated
+    )
+    return Y[:, 0]
+
+
+def _neighbours():
+    """X and X with one row replaced (row 0, which lands in some group)."""
+    X = np.random.default_rng(0).normal(size=(80, 2))
+    Z = X.copy()
+    Z[0] = 1e6
+    return X, Z
+
+
+def test_in_process_a_stateful_estimator_lets_one_row_move_many_candidates():
+    # The flaw is real: every group fitted after row 0's group reads it.
+    X, Z = _neighbours()
+    moved = _candidates(X, False) != _candidates(Z, False)
+    assert moved.sum() > 1
+
+
+def test_isolated_one_row_moves_only_its_own_groups_candidate():
+    X, Z = _neighbours()
+    a, b = _candidates(X, True), _candidates(Z, True)
+    assert (a != b).sum() == 1
+    # each candidate is its own group's mean: the state of other fits is gone
+    rng = np.random.default_rng(3)
+    order = rng.permutation(80)
+    means = [X[order[g * 10 : (g + 1) * 10], 0].mean() for g in range(8)]
+    np.testing.assert_allclose(a, means, rtol=1e-12)
+    assert _Remembers.seen == []  # the parent is left as it was
+
+
+def test_a_fit_leaves_the_parents_state_as_it_was():
+    X, _ = _neighbours()
+    est = SubsampleAggregate(
+        _Remembers(),
+        statistic="location_",
+        rho=1.0,
+        n_groups=8,
+        random_state=0,
+        on_useless="warn",
+        isolation="process",
+    ).fit(X)
+    # the probe (public rows, in this process) only: no group's rows
+    assert len(_Remembers.seen) == 20
+    assert est.statistic_.shape == (1,)
+
+
+def _fit(estimator, X, y, isolation, **kwargs):
+    return SubsampleAggregate(
+        estimator,
+        statistic=("coef_", "intercept_"),
+        rho=0.5,
+        n_groups=12,
+        random_state=7,
+        on_useless="warn",  # 12 groups: few for the searches, fine here
+        isolation=isolation,
+        **kwargs,
+    ).fit(X, y)
+
+
+@pytest.mark.parametrize("classifier", [False, True])
+def test_a_stateless_estimator_gives_the_same_release_bit_for_bit(classifier):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(1200, 3))
+    y = X @ np.array([1.0, -2.0, 0.5]) + rng.normal(size=1200)
+    if classifier:
+        estimator, y, extra = LogisticRegression(), y > 0, {"classes": [False, True]}
+    else:
+        estimator, extra = LinearRegression(), {}
+    a = _fit(estimator, X, y, None, **extra)
+    b = _fit(estimator, X, y, "process", **extra)
+    for name in ("statistic_", "center_", "radius_", "sensitivity_"):
+        assert (
+            np.asarray(getattr(a, name)).tobytes()
+            == np.asarray(getattr(b, name)).tobytes()
+        ), name
+    assert a.n_groups_ == b.n_groups_ == 12
+
+
+class _FailsOnPositive(BaseEstimator):
+    """Raises on groups whose first row is positive, and exits the process
+    abruptly on groups whose first row is below -1 (isolated only)."""
+
+    def __init__(self, exit_below=None):
+        self.exit_below = exit_below
+
+    def fit(self, X, y=None):
+        if X[0, 0] > 0:
+            raise RuntimeError("data-dependent failure")
+        if self.exit_below is not None and X[0, 0] < self.exit_below:
+            os._exit(3)
+        self.location_ = X.mean(axis=0)
+        return self
+
+
+def test_failed_groups_are_failed_candidates_as_in_process():
+    X = np.random.default_rng(2).normal(size=(120, 2))
+
+    def run(est, isolated):
+        Y, _ = group_candidates(
+            est,
+            "location_",
+            X,
+            None,
+            12,
+            np.random.default_rng(5),
+            (2,),
+            None,
+            isolated,
+        )
+        return Y
+
+    in_process = run(_FailsOnPositive(), False)
+    isolated = run(_FailsOnPositive(), True)
+    assert np.isnan(in_process[:, 0]).sum() > 0
+    np.testing.assert_array_equal(in_process, isolated)  # NaN where the fit raised
+    # a child that dies is a failed candidate too (in process it would end the
+    # interpreter)
+    dying = run(_FailsOnPositive(exit_below=-0.5), True)
+    assert np.isnan(dying[:, 0]).sum() > np.isnan(isolated[:, 0]).sum()
+    kept = ~np.isnan(dying[:, 0])
+    np.testing.assert_array_equal(dying[kept], isolated[kept])
+
+
+def test_a_child_that_sends_the_wrong_size_or_a_non_finite_value_fails():
+    def run(value):
+        return isolation_module.isolated_candidates(lambda: value, lambda g: (), 3, 2)
+
+    assert np.isnan(run(np.arange(3.0))).all()  # 3 values for a statistic of 2
+    assert np.isnan(run(np.arange(1.0))).all()
+    assert np.isnan(run(np.array([1.0, np.inf]))).all()
+    assert np.isnan(run(None)).all()
+    # a large statistic (beyond a pipe's buffer) comes back whole
+    big = np.arange(40000.0)
+    Y = isolation_module.isolated_candidates(lambda: big, lambda g: (), 3, big.size)
+    assert (Y == big).all()
+
+
+def test_unknown_isolation_refused_before_the_spend():
+    budget = PrivacyBudget(rho=5.0)
+    X = np.random.default_rng(0).normal(size=(100, 2))
+    est = SubsampleAggregate(
+        _Remembers(), statistic="location_", rho=1.0, budget=budget, isolation="thread"
+    )
+    with pytest.raises(ValueError, match="isolation"):
+        est.fit(X)
+    assert budget.ledger() == []
+    assert _Remembers.seen == []
+
+
+def test_where_processes_are_spawned_an_unpicklable_statistic_is_refused(monkeypatch):
+    monkeypatch.setattr(isolation_module, "start_method", lambda: "spawn")
+    budget = PrivacyBudget(rho=5.0)
+    X = np.random.default_rng(0).normal(size=(100, 2))
+    est = SubsampleAggregate(
+        LinearRegression(),
+        statistic=lambda fitted: fitted.coef_,
+        rho=1.0,
+        budget=budget,
+        isolation="process",
+    )
+    with pytest.raises(ValueError, match="picklable"):
+        est.fit(X, X[:, 0])
+    assert budget.ledger() == []
+
+
+_PARENT = os.getpid()
+
+
+class _OnlyHere(BaseEstimator):
+    """Fits in the test process only: isolation cannot work with it."""
+
+    def fit(self, X, y=None):
+        if os.getpid() != _PARENT:
+            os._exit(1)
+        self.location_ = X.mean(axis=0)
+        return self
+
+
+def test_isolation_that_cannot_work_is_refused_before_the_spend():
+    budget = PrivacyBudget(rho=5.0)
+    X = np.random.default_rng(0).normal(size=(100, 2))
+    est = SubsampleAggregate(
+        _OnlyHere(),
+        statistic="location_",
+        rho=1.0,
+        n_groups=10,
+        budget=budget,
+        on_useless="warn",
+        isolation="process",
+    )
+    with pytest.raises(ValueError, match="probe rows in a process of its own"):
+        est.fit(X)
+    assert budget.ledger() == []
+    est.set_params(isolation=None).fit(X)  # in process it runs
+    assert len(budget.ledger()) > 0
+
+
+@pytest.mark.parametrize("value", [None, "none", "process"])
+def test_isolation_survives_clone_get_params_and_pickle(value):
+    est = SubsampleAggregate(LinearRegression(), rho=1.0, isolation=value)
+    assert clone(est).get_params()["isolation"] == value
+    assert pickle.loads(pickle.dumps(est)).isolation == value
+    assert SubsampleAggregate(**est.get_params(deep=False)).isolation == value
