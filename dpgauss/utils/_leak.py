@@ -23,6 +23,7 @@ import contextlib
 import contextvars
 import sys
 import warnings
+import weakref
 
 from dpgauss.exceptions import PrivacyLeakWarning
 
@@ -240,17 +241,36 @@ def warn_if_split_by_labels(estimator):
     splitter = _running_splitter()
     if splitter is None or not reads_labels(splitter):
         return False
+    if _warned_already(splitter):  # one warning per run, not one per fold
+        return False
     warnings.warn(
         f"{type(estimator).__name__} is cross-validated with "
         f"{type(splitter).__name__}, which forms the folds from the labels or "
         "groups: changing one row's label moves other rows between folds, so a "
         "fold's fit and its score can pay several times what the ledger records "
-        "(a classifier's cv=5 is a StratifiedKFold). Split without reading the "
-        "rows: cv=KFold(n_splits=5, shuffle=True, random_state=0).",
+        "(an integer cv such as cv=5 is a StratifiedKFold for a classifier). "
+        "Split without reading the rows: cv=KFold(n_splits=5, shuffle=True, "
+        "random_state=0).",
         PrivacyLeakWarning,
         stacklevel=caller_stacklevel(),
     )
     return True
+
+
+#: The splitters already warned about (weakly held: one warning per run).
+_WARNED_SPLITTERS = weakref.WeakSet()
+
+
+def _warned_already(splitter):
+    """Whether ``splitter`` (the run's checked splitter object) was warned
+    about; records it. A splitter that takes no weak reference is always new."""
+    try:
+        if splitter in _WARNED_SPLITTERS:
+            return True
+        _WARNED_SPLITTERS.add(splitter)
+    except TypeError:
+        return False
+    return False
 
 
 # -- a non-private, data-dependent step before a private one in a Pipeline ----------

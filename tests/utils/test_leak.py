@@ -158,6 +158,20 @@ def test_folds_from_the_labels_are_named():
     assert not reads_labels(KFold())
 
 
+def test_folds_from_the_labels_warn_once_per_run():
+    # A newcomer's run: five identical warnings for cv=5, eight for a search
+    # with cv=3, and the text said cv=5 whatever the cv.
+    X, y = _labelled()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", "PrivateLinearDiscriminantAnalysis.score")
+        cross_val_score(_classifier(), X, y, cv=3)
+        GridSearchCV(_classifier(), {"rho": [0.5, 1.0]}, cv=3).fit(X, y)
+    split = [str(w.message) for w in caught if "cross-validated with" in str(w.message)]
+    assert len(split) == 2
+    assert "an integer cv such as cv=5 is a StratifiedKFold" in split[0]
+
+
 def test_folds_from_the_row_index_are_silent():
     X, y = _labelled()
     with warnings.catch_warnings():
