@@ -72,8 +72,10 @@ def warn_unresolved_components(owner, variances, floor):
             f"{shown_indices(index)} is within "
             f"{UNRESOLVED_FLOORS:g} times the release's noise level "
             f"(eigenvalue_floor_ = {floor:.3g}): those components are not "
-            "resolved, their explained_variance_ is the denoiser's floor rather "
-            "than the rows' variance, and their directions are noise. More rows, "
+            "resolved (components_resolved_ is False there), their "
+            "explained_variance_ is the denoiser's floor rather than the rows' "
+            "variance, however small it reads, and their directions are noise. "
+            "More rows, "
             "a larger budget or a tighter data_norm / bounds resolve more.",
             UtilityWarning,
             stacklevel=caller_stacklevel(),

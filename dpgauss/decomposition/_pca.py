@@ -244,6 +244,11 @@ default="tail"
         the final covariance release (public; with ``"tail"`` a function of
         the released clipping threshold), at least ``d 2^-52`` times the
         largest released eigenvalue, so whitening is finite for every draw.
+    components_resolved_ : ndarray of shape (n_components_,), dtype bool
+        False for a component whose ``explained_variance_`` is within a few
+        times ``eigenvalue_floor_`` (a warning names it): its variance is the
+        denoiser's floor, however small it reads, not the rows' variance, and
+        its direction is noise.
     method_ : str
         The final covariance release used: ``"auto"`` resolved, and for
         ``"tail"`` the mechanism it chose (``"gauss"`` or ``"separate"``).
@@ -563,7 +568,11 @@ default="tail"
         ratio = variances / total if total > 0 else np.zeros(d)
         k = select_n_components(self.n_components, ratio, d)
         floor = whitening_floor(spectrum) * unbiased
-        warn_unresolved_components(type(self).__name__, variances[:k], floor)
+        unresolved = warn_unresolved_components(
+            type(self).__name__, variances[:k], floor
+        )
+        resolved = np.ones(k, dtype=bool)
+        resolved[unresolved] = False
         rest = variances[k:]
         return {
             "components_": flip_signs(spectrum.vectors[:, :k].T.copy()),
@@ -574,6 +583,7 @@ default="tail"
             "n_components_": k,
             "noise_variance_": float(np.mean(rest)) if rest.size else 0.0,
             "eigenvalue_floor_": floor,
+            "components_resolved_": resolved,
             "method_": spectrum.method,
             "n_samples_": n,
         }

@@ -190,9 +190,13 @@ def test_unresolved_components_are_reported_not_read_as_data():
     X = load_breast_cancer().data
     params = {"n_components": 5, "data_norm": 2 * np.sqrt(30), "rho": 1.0}
     with pytest.warns(UtilityWarning, match=r"component\(s\) 1, 2, 3, 4 is within"):
-        PrivatePCA(**params, random_state=0).fit(X)
+        raw = PrivatePCA(**params, random_state=0).fit(X)
+    # ... and marked on the model, where a newcomer reading explained_variance_
+    # looks (the warning may be long gone).
+    assert raw.components_resolved_.tolist() == [True, False, False, False, False]
     Z = StandardScaler().fit_transform(X)
     with warnings.catch_warnings():
         warnings.simplefilter("error", UtilityWarning)
         pca = PrivatePCA(**params, random_state=0).fit(Z)
     assert np.all(pca.explained_variance_ > 2 * pca.eigenvalue_floor_)
+    assert pca.components_resolved_.all()
