@@ -168,6 +168,8 @@ class SearchCost:
                     ) from exc
 
     def _describe(self):
+        if self.n_splits == 0 and self.n_scores == 0:  # fit_cost: one fit
+            return "one fit"
         refit = " + 1 refit" if self.refit else ""
         return (
             f"{self.n_candidates} candidates x {self.n_splits} splits = "
