@@ -244,7 +244,7 @@ default="tail"
         the final covariance release (public; with ``"tail"`` a function of
         the released clipping threshold), at least ``d 2^-52`` times the
         largest released eigenvalue, so whitening is finite for every draw.
-    components_resolved_ : ndarray of shape (n_components_,), dtype bool
+    components_resolved_ : ndarray of shape (n_components,), dtype bool
         False for a component whose ``explained_variance_`` is within a few
         times ``eigenvalue_floor_`` (a warning names it): its variance is the
         denoiser's floor, however small it reads, not the rows' variance, and
