@@ -2,8 +2,6 @@
 box's edge (issue 29, item 2): from the released centre and its public noise
 sd, one warning per fit, on every release path that releases a centre."""
 
-import warnings
-
 import numpy as np
 import pytest
 from sklearn.datasets import load_breast_cancer
@@ -13,31 +11,7 @@ from dpgauss import (
     PrivateEllipticEnvelope,
     TailSensitiveCovariance,
 )
-
-
-def _edge_rows(n=5000, seed=0):
-    # Raw values in a box meant for standardised ones: column 0 (100 +- 10)
-    # is clipped to the upper bound of (-1, 1), column 2 (-50 +- 1) to the
-    # lower one; columns 1 and 3 lie inside. The centre's noise sd is at
-    # most about 0.003 box units here (n = 5000, d = 4, a tenth of rho 0.5
-    # on it), far below the rule's two-sd margin at 0.9.
-    rng = np.random.default_rng(seed)
-    return np.column_stack(
-        [
-            rng.normal(100, 10, n),
-            rng.normal(0, 0.3, n),
-            rng.normal(-50, 1, n),
-            rng.normal(0.2, 0.3, n),
-        ]
-    )
-
-
-def _edge_messages(est, X):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        est.fit(X)
-    return [str(w.message) for w in caught if "box's edge" in str(w.message)]
-
+from dpgauss.testing._box_edge import edge_messages, edge_rows
 
 ESTIMATORS = [
     pytest.param(lambda: PrivateCovariance(rho=0.5), id="cov-auto-rho"),
@@ -54,7 +28,7 @@ ESTIMATORS = [
 @pytest.mark.parametrize("make", ESTIMATORS)
 def test_rows_at_the_edge_are_named_once_with_their_side(make):
     est = make().set_params(bounds=(-1.0, 1.0), random_state=0)
-    (message,) = _edge_messages(est, _edge_rows())
+    (message,) = edge_messages(est, edge_rows())
     assert message.startswith(f"{type(est).__name__}: the released mean of")
     assert "feature(s) 0 (upper), 2 (lower) lies" in message
 
@@ -62,12 +36,12 @@ def test_rows_at_the_edge_are_named_once_with_their_side(make):
 @pytest.mark.parametrize("make", ESTIMATORS)
 def test_a_box_that_holds_the_rows_and_binary_columns_are_silent(make):
     est = make().set_params(bounds=(-200.0, 200.0), random_state=0)
-    assert _edge_messages(est, _edge_rows()) == []
+    assert edge_messages(est, edge_rows()) == []
     # 0/1 columns with half ones in (0, 1): every row at an edge, but half
     # at each: the box-unit means are about 0.
     B = np.random.default_rng(1).integers(0, 2, size=(2000, 3)).astype(float)
     est = make().set_params(bounds=(0.0, 1.0), random_state=0)
-    assert _edge_messages(est, B) == []
+    assert edge_messages(est, B) == []
 
 
 @pytest.mark.parametrize("privacy", [{"rho": 0.5}, {"epsilon": 1.0}])
@@ -81,7 +55,7 @@ def test_the_probes_full_option_names_them_too(privacy):
         + [s * u + rng.normal(0, 0.05, 5000) for s in (1, 1, 1, -1)]
     )
     est = PrivateCovariance(bounds=(-1.0, 1.0), random_state=0, **privacy)
-    (message,) = _edge_messages(est, X)
+    (message,) = edge_messages(est, X)
     assert est.method_ == "gauss"
     assert "feature(s) 0 (upper) lies" in message
 
@@ -91,7 +65,7 @@ def test_a_public_centre_tells_nothing(cls):
     # center=False: the covariance is about the box's centre, no mean is
     # released, so there is nothing to read the edge from.
     est = cls(rho=0.5, center=False, bounds=(-1.0, 1.0), random_state=0)
-    assert _edge_messages(est, _edge_rows()) == []
+    assert edge_messages(est, edge_rows()) == []
 
 
 @pytest.mark.parametrize(
@@ -103,10 +77,10 @@ def test_raw_breast_cancer_in_a_standardised_box_is_named(cls):
     # centre's noise sd at 0.03-0.04 box units at rho 0.5. These fits used
     # to answer without naming the cause.
     X = load_breast_cancer().data
-    (message,) = _edge_messages(cls(rho=0.5, bounds=(-3.0, 3.0), random_state=0), X)
+    (message,) = edge_messages(cls(rho=0.5, bounds=(-3.0, 3.0), random_state=0), X)
     assert "feature(s) 0 (upper)" in message
     assert "(lower)" not in message
     lower, upper = X.min(axis=0), X.max(axis=0)
     span = upper - lower
     box = (lower - 0.05 * span, upper + 0.05 * span)
-    assert _edge_messages(cls(rho=0.5, bounds=box, random_state=0), X) == []
+    assert edge_messages(cls(rho=0.5, bounds=box, random_state=0), X) == []

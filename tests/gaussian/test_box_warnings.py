@@ -16,6 +16,7 @@ from dpgauss.gaussian._warnings import faint_mean_reach, faint_mean_warning
 from dpgauss.releases._box_gaussian import box_gaussian_plan, box_gaussian_predict
 from dpgauss.releases._box_mean import FAINT_SD, reach_of_noise
 from dpgauss.releases._prediction import ASTRAY
+from dpgauss.testing._box_edge import edge_messages, edge_rows
 
 
 def _prediction(total, n, d):
@@ -133,36 +134,21 @@ def test_zeroed_variances_are_named_after_the_release():
     assert est.covariance_[0, 0] > 0.1
 
 
-def _edge_messages(est, X):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        est.fit(X)
-    return [str(w.message) for w in caught if "box's edge" in str(w.message)]
-
-
 @pytest.mark.parametrize("privacy", [{"rho": 0.5}, {"epsilon": 1.0}, {"epsilon": 0.05}])
 def test_rows_at_the_box_edge_are_named_once_with_their_side(privacy):
     # Column 0 clipped to the upper bound, 2 to the lower one (raw values in
     # a box meant for standardised ones); a box that holds them is silent,
     # and so are 0/1 columns with half ones in (0, 1). The three budgets take
     # the staged, full (box mean) and moments plans.
-    rng = np.random.default_rng(0)
-    X = np.column_stack(
-        [
-            rng.normal(100, 10, 5000),
-            rng.normal(0, 0.3, 5000),
-            rng.normal(-50, 1, 5000),
-            rng.normal(0.2, 0.3, 5000),
-        ]
-    )
+    X = edge_rows()
     est = PrivateGaussianEstimator(bounds=(-1.0, 1.0), random_state=0, **privacy)
-    (message,) = _edge_messages(est, X)
+    (message,) = edge_messages(est, X)
     assert message.startswith("PrivateGaussianEstimator: the released mean of")
     assert "feature(s) 0 (upper), 2 (lower) lies" in message
     est.set_params(bounds=(-200.0, 200.0))
-    assert _edge_messages(est, X) == []
-    B = rng.integers(0, 2, size=(2000, 3)).astype(float)
-    assert _edge_messages(est.set_params(bounds=(0.0, 1.0)), B) == []
+    assert edge_messages(est, X) == []
+    B = np.random.default_rng(1).integers(0, 2, size=(2000, 3)).astype(float)
+    assert edge_messages(est.set_params(bounds=(0.0, 1.0)), B) == []
 
 
 def test_raw_breast_cancer_in_a_standardised_box_is_named():
@@ -170,5 +156,5 @@ def test_raw_breast_cancer_in_a_standardised_box_is_named():
     # features 0, 3 and 23 (radius, area, worst area) sit at the upper bound.
     X = load_breast_cancer().data
     est = PrivateGaussianEstimator(rho=0.5, bounds=(-3.0, 3.0), random_state=0)
-    (message,) = _edge_messages(est, X)
+    (message,) = edge_messages(est, X)
     assert "feature(s) 0 (upper)" in message

@@ -30,6 +30,7 @@ from dpgauss.accounting import ZCDP, PureDP, approx_to_zcdp, split_cost
 from dpgauss.exceptions import BudgetExceededError, UtilityWarning
 from dpgauss.mechanisms._releases import mean_mechanism, second_moment_mechanism
 from dpgauss.releases._center import AUTO_TRACE_SHARE, MEAN_SHARE
+from dpgauss.testing._box_edge import edge_messages, edge_rows
 
 COV = np.array([[4.0, 1.5, 0.0], [1.5, 1.0, 0.2], [0.0, 0.2, 0.5]])
 
@@ -320,34 +321,19 @@ def test_bad_data_and_exhausted_budget_spend_nothing():
         white.inverse_transform(good[:, :2])
 
 
-def _edge_messages(est, X):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        est.fit(X)
-    return [str(w.message) for w in caught if "box's edge" in str(w.message)]
-
-
 @pytest.mark.parametrize("method", ["auto", "tail", "diagonal"])
 def test_rows_at_the_box_edge_are_named_once_with_their_side(method):
     # Column 0 clipped to the upper bound of (-1, 1), column 2 to the lower
     # (raw values in a box meant for standardised ones), from the released
     # centre and its public noise sd; a box that holds the rows, 0/1 columns
     # with half ones, and a public centre (center=False) are silent.
-    rng = np.random.default_rng(0)
-    X = np.column_stack(
-        [
-            rng.normal(100, 10, 5000),
-            rng.normal(0, 0.3, 5000),
-            rng.normal(-50, 1, 5000),
-            rng.normal(0.2, 0.3, 5000),
-        ]
-    )
+    X = edge_rows()
     est = PrivateWhitener(method=method, rho=0.5, bounds=(-1.0, 1.0), random_state=0)
-    (message,) = _edge_messages(est, X)
+    (message,) = edge_messages(est, X)
     assert message.startswith("PrivateWhitener: the released mean of")
     assert "feature(s) 0 (upper), 2 (lower) lies" in message
-    assert _edge_messages(est.set_params(bounds=(-200.0, 200.0)), X) == []
-    B = rng.integers(0, 2, size=(2000, 3)).astype(float)
-    assert _edge_messages(est.set_params(bounds=(0.0, 1.0)), B) == []
+    assert edge_messages(est.set_params(bounds=(-200.0, 200.0)), X) == []
+    B = np.random.default_rng(1).integers(0, 2, size=(2000, 3)).astype(float)
+    assert edge_messages(est.set_params(bounds=(0.0, 1.0)), B) == []
     est.set_params(bounds=(-1.0, 1.0), center=False)
-    assert _edge_messages(est, X) == []
+    assert edge_messages(est, X) == []
