@@ -11,11 +11,11 @@ fit forks 20 children (about 0.3 s here; 1,500 fits), so this audit is slow.
 
 import numpy as np
 import pytest
-from sklearn.base import BaseEstimator
 
 import dpgauss.ensemble._isolation as isolation_module
 from dpgauss.accounting import zcdp_to_approx
 from dpgauss.ensemble import SubsampleAggregate
+from dpgauss.testing._stateful import RemembersRows
 from dpgauss.testing.audit import audit
 
 pytestmark = [
@@ -36,20 +36,11 @@ CLAIM = zcdp_to_approx(RHO, DELTA)  # 0.627
 RUNS = 500
 
 
-class _Remembers(BaseEstimator):
-    seen = []
-
-    def fit(self, X, y=None):
-        type(self).seen.extend(np.asarray(X)[:, 0].tolist())
-        self.location_ = np.array([np.mean(type(self).seen)])
-        return self
-
-
 @pytest.fixture(autouse=True)
 def _forget():
-    _Remembers.seen = []
+    RemembersRows.seen = []
     yield
-    _Remembers.seen = []
+    RemembersRows.seen = []
 
 
 def _runner(Z, isolation):
@@ -59,9 +50,9 @@ def _runner(Z, isolation):
         for s in seeds:
             # every fit starts from the same state (as a fresh session would);
             # in process the state then carries rows from group to group
-            _Remembers.seen = []
+            RemembersRows.seen = []
             est = SubsampleAggregate(
-                _Remembers(),
+                RemembersRows(),
                 statistic="location_",
                 rho=RHO,
                 n_groups=20,

@@ -19,6 +19,7 @@ import dpgauss.ensemble._isolation as isolation_module
 from dpgauss import PrivacyBudget
 from dpgauss.ensemble import SubsampleAggregate
 from dpgauss.ensemble._group_fits import group_candidates
+from dpgauss.testing._stateful import RemembersRows
 
 pytestmark = pytest.mark.skipif(
     isolation_module.start_method() != "fork",
@@ -26,29 +27,17 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-class _Remembers(BaseEstimator):
-    """Keeps every row it was fitted on in a class attribute and returns the
-    mean of all of them: a later group's candidate reads earlier groups' rows."""
-
-    seen = []
-
-    def fit(self, X, y=None):
-        type(self).seen.extend(np.asarray(X)[:, 0].tolist())
-        self.location_ = np.array([np.mean(type(self).seen)])
-        return self
-
-
 @pytest.fixture(autouse=True)
 def _forget():
-    _Remembers.seen = []
+    RemembersRows.seen = []
     yield
-    _Remembers.seen = []
+    RemembersRows.seen = []
 
 
 def _candidates(X, isolated, k=8):
     rng = np.random.default_rng(3)
     Y, _ = group_candidates(
-        _Remembers(), "location_", X, None, k, rng, (1,), None, isolated
+        RemembersRows(), "location_", X, None, k, rng, (1,), None, isolated
     )
     return Y[:, 0]
 
@@ -77,13 +66,13 @@ def test_isolated_one_row_moves_only_its_own_groups_candidate():
     order = rng.permutation(80)
     means = [X[order[g * 10 : (g + 1) * 10], 0].mean() for g in range(8)]
     np.testing.assert_allclose(a, means, rtol=1e-12)
-    assert _Remembers.seen == []  # the parent is left as it was
+    assert RemembersRows.seen == []  # the parent is left as it was
 
 
 def test_a_fit_leaves_the_parents_state_as_it_was():
     X, _ = _neighbours()
     est = SubsampleAggregate(
-        _Remembers(),
+        RemembersRows(),
         statistic="location_",
         rho=1.0,
         n_groups=8,
@@ -92,7 +81,7 @@ def test_a_fit_leaves_the_parents_state_as_it_was():
         isolation="process",
     ).fit(X)
     # the probe (public rows, in this process) only: no group's rows
-    assert len(_Remembers.seen) == 20
+    assert len(RemembersRows.seen) == 20
     assert est.statistic_.shape == (1,)
 
 
@@ -191,12 +180,16 @@ def test_unknown_isolation_refused_before_the_spend():
     budget = PrivacyBudget(rho=5.0)
     X = np.random.default_rng(0).normal(size=(100, 2))
     est = SubsampleAggregate(
-        _Remembers(), statistic="location_", rho=1.0, budget=budget, isolation="thread"
+        RemembersRows(),
+        statistic="location_",
+        rho=1.0,
+        budget=budget,
+        isolation="thread",
     )
     with pytest.raises(ValueError, match="isolation"):
         est.fit(X)
     assert budget.ledger() == []
-    assert _Remembers.seen == []
+    assert RemembersRows.seen == []
 
 
 def test_where_processes_are_spawned_an_unpicklable_statistic_is_refused(monkeypatch):
