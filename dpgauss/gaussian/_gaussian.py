@@ -24,7 +24,11 @@ from dpgauss.gaussian._subsample_center import (
     center_groups,
     subsample_start,
 )
-from dpgauss.gaussian._warnings import faint_mean_warning, warn_zeroed_variances
+from dpgauss.gaussian._warnings import (
+    faint_mean_warning,
+    warn_unresolved_directions,
+    warn_zeroed_variances,
+)
 from dpgauss.releases._box import (
     check_bounds,
     inside_bounds,
@@ -514,6 +518,7 @@ class PrivateGaussianEstimator(
         if bounds is not None:
             values = np.clip(values, bounds[0], bounds[1])
         floor = eigenvalue_floor(values, sd, cap)
+        warn_unresolved_directions(type(self).__name__, values, floor)
         mean = self._within_hints(mean)
         fitted = self._gaussian_attributes(mean, values, vectors, floor)
         fitted.update(mean_=fitted["location_"].copy(), frame_=frame, mean_steps_=steps)
