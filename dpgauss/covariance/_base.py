@@ -208,7 +208,8 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
             "radius, not by each column's own scale: "
             + "; ".join(said)
             + ". Columns in different units need bounds=(lower, upper) (with a "
-            "box: tighter bounds); more rows or a larger budget also help.",
+            "box: bounds that fit each column's spread, once no column sits at an "
+            "edge of the box); more rows or a larger budget also help.",
             UtilityWarning,
             stacklevel=5,
         )

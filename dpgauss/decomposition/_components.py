@@ -76,7 +76,9 @@ def warn_unresolved_components(owner, variances, floor):
             "explained_variance_ is the denoiser's floor rather than the rows' "
             "variance, however small it reads, and their directions are noise. "
             "More rows, "
-            "a larger budget or a tighter data_norm / bounds resolve more.",
+            "a larger budget or a data_norm / bounds that fit the rows (not "
+            "cutting them: see any warning about clipped rows or rows at an "
+            "edge of the box) resolve more.",
             UtilityWarning,
             stacklevel=caller_stacklevel(),
         )

@@ -109,7 +109,8 @@ def zeroed_variances_message(owner, values, vectors):
         "noise of the release and set to 0 (with their covariances: the zero "
         "matrix's answer for them); their spread is unknown, not 0, and the "
         "model's density along them rests on its eigenvalue floor. More rows, "
-        "a larger budget or a tighter box help."
+        "a larger budget or a box that fits the rows' spread (once no column "
+        "sits at an edge of it) help."
     )
 
 
