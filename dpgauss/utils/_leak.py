@@ -243,13 +243,16 @@ def warn_if_split_by_labels(estimator):
         return False
     if _warned_already(splitter):  # one warning per run, not one per fold
         return False
+    # The same number of folds in the advice (public: the splitter's own).
+    splits = getattr(splitter, "n_splits", None)
+    splits = splits or getattr(splitter, "cvargs", {}).get("n_splits") or 5
     warnings.warn(
         f"{type(estimator).__name__} is cross-validated with "
         f"{type(splitter).__name__}, which forms the folds from the labels or "
         "groups: changing one row's label moves other rows between folds, so a "
         "fold's fit and its score can pay several times what the ledger records "
-        "(an integer cv such as cv=5 is a StratifiedKFold for a classifier). "
-        "Split without reading the rows: cv=KFold(n_splits=5, shuffle=True, "
+        "(an integer cv is a StratifiedKFold for a classifier). Split without "
+        f"reading the rows: cv=KFold(n_splits={splits}, shuffle=True, "
         "random_state=0).",
         PrivacyLeakWarning,
         stacklevel=caller_stacklevel(),

@@ -128,7 +128,7 @@ def _labelled():
 
 
 SPLIT_MATCH = (
-    r"cross-validated with (Repeated)?Stratified\w+.*KFold\(n_splits=5, shuffle"
+    r"cross-validated with (Repeated)?Stratified\w+.*KFold\(n_splits=\d+, shuffle"
 )
 
 
@@ -169,7 +169,8 @@ def test_folds_from_the_labels_warn_once_per_run():
         GridSearchCV(_classifier(), {"rho": [0.5, 1.0]}, cv=3).fit(X, y)
     split = [str(w.message) for w in caught if "cross-validated with" in str(w.message)]
     assert len(split) == 2
-    assert "an integer cv such as cv=5 is a StratifiedKFold" in split[0]
+    assert "an integer cv is a StratifiedKFold" in split[0]
+    assert "KFold(n_splits=3, shuffle=True" in split[0]
 
 
 def test_folds_from_the_row_index_are_silent():
