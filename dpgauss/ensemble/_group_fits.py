@@ -139,7 +139,9 @@ def probe_shape(estimator, statistic, output_shape, d, y, classes=None, isolated
     where the fit in this process gave a finite statistic (isolation cannot
     work here: an estimator a spawned process cannot import, no processes
     allowed), ValueError before the spend rather than every group failing
-    after it.
+    after it. This check runs when ``output_shape`` is given too (the probe
+    is then fitted for it alone; a probe that cannot fit skips it, as the
+    shape is known).
 
     Returns
     -------
@@ -148,8 +150,9 @@ def probe_shape(estimator, statistic, output_shape, d, y, classes=None, isolated
     shapes : list of tuple or None
         Each part's shape (None when ``output_shape`` is given).
     """
-    if output_shape is not None:
-        return tuple(int(s) for s in output_shape), None
+    given = None if output_shape is None else tuple(int(s) for s in output_shape)
+    if given is not None and not isolated:
+        return given, None
     rows = max(2 * d + 2, 20)
     rng = np.random.default_rng(12345)
     Xp = rng.standard_normal((rows, d))
@@ -169,6 +172,8 @@ def probe_shape(estimator, statistic, output_shape, d, y, classes=None, isolated
             fitted = clone(estimator).fit(Xp, yp)
             parts = read_statistic(statistic, fitted)
     except Exception as exc:
+        if given is not None:  # the shape is known; isolation is not checked
+            return given, None
         raise ValueError(
             "SubsampleAggregate could not read the statistic from a fit on "
             f"public probe rows ({exc!r}); give output_shape. Nothing was spent."
@@ -184,6 +189,8 @@ def probe_shape(estimator, statistic, output_shape, d, y, classes=None, isolated
                 "platform each group's process is started by "
                 f"{start_method()!r}). Nothing was spent."
             )
+    if given is not None:
+        return given, None
     shape = shapes[0] if len(shapes) == 1 else (size,)
     return tuple(int(s) for s in shape), shapes
 

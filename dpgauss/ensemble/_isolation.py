@@ -155,18 +155,21 @@ def _fork(task, group_args, g, others):
 
 def _read_fork(child, size):
     """At most ``size + 1`` bytes from the child (until it closes the pipe),
-    then the child reaped; a child that writes more is killed."""
+    then the child reaped; a child that writes more is killed, and so is one
+    whose read was interrupted (else an interrupt would wait for a child that
+    hangs, in ``waitpid``, as long as it hangs)."""
     fd = child[1]
-    chunks, got = [], 0
+    chunks, got, closed = [], 0, False
     try:
         while got <= size:
             chunk = os.read(fd, size + 1 - got)
             if not chunk:
+                closed = True
                 break
             chunks.append(chunk)
             got += len(chunk)
     finally:
-        _stop(child, fork=True, kill=got > size)
+        _stop(child, fork=True, kill=not closed)
     return b"".join(chunks)
 
 

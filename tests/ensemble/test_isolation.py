@@ -9,6 +9,8 @@ fit a few dozen groups at most.
 
 import os
 import pickle
+import signal
+import time
 
 import numpy as np
 import pytest
@@ -221,7 +223,10 @@ class _OnlyHere(BaseEstimator):
         return self
 
 
-def test_isolation_that_cannot_work_is_refused_before_the_spend():
+@pytest.mark.parametrize("output_shape", [None, (2,)])
+def test_isolation_that_cannot_work_is_refused_before_the_spend(output_shape):
+    # with output_shape given no probe was needed for the shape, and every
+    # group failed after the spend (a release of nothing but the placeholder)
     budget = PrivacyBudget(rho=5.0)
     X = np.random.default_rng(0).normal(size=(100, 2))
     est = SubsampleAggregate(
@@ -232,12 +237,45 @@ def test_isolation_that_cannot_work_is_refused_before_the_spend():
         budget=budget,
         on_useless="warn",
         isolation="process",
+        output_shape=output_shape,
     )
     with pytest.raises(ValueError, match="probe rows in a process of its own"):
         est.fit(X)
     assert budget.ledger() == []
     est.set_params(isolation=None).fit(X)  # in process it runs
     assert len(budget.ledger()) > 0
+
+
+class _Interrupted(Exception):
+    pass
+
+
+def _interrupt(signum, frame):
+    raise _Interrupted
+
+
+def test_an_interrupt_while_a_child_hangs_kills_it():
+    # A child that hangs (an OpenMP or loky pool inherited from this process
+    # deadlocks in a forked child) is killed when the read is interrupted:
+    # before, the parent then waited in waitpid for as long as it hung.
+    # Its group fails, as an interrupt fails the group it hits.
+    hang = 60.0
+
+    def sleeps():
+        time.sleep(hang)
+        return np.zeros(1)
+
+    previous = signal.signal(signal.SIGALRM, _interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.5)
+        start = time.monotonic()
+        Y = isolation_module.isolated_candidates(sleeps, lambda g: (), 1, 1)
+        took = time.monotonic() - start
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert np.isnan(Y).all()
+    assert took < hang / 4  # 0.5 s and a kill, far from the child's 60 s
 
 
 @pytest.mark.parametrize("value", [None, "none", "process"])
