@@ -100,7 +100,13 @@ def isolated_candidates(task, group_args, k, p):
             if len(running) >= WIDTH:
                 _store(Y, *running.popleft(), collect, p)
             others = [child[1] for _, child in running] if fork else []
-            running.append((g, start(task, group_args, g, others)))
+            try:
+                running.append((g, start(task, group_args, g, others)))
+            except OSError:
+                # No pipe or process to be had (too many processes, no
+                # memory): group g fails, as a fit that raises does; an
+                # exception here, after the spend, would be a release.
+                continue
         while running:
             _store(Y, *running.popleft(), collect, p)
     finally:
@@ -138,6 +144,9 @@ def _fork(task, group_args, g, others):
         pid = os.fork()
     if pid == 0:  # the child: fit, write the candidate, exit without cleanup
         try:
+            # A process group of its own: whatever the fit starts (worker
+            # pools) is killed with it once its candidate is read.
+            os.setpgid(0, 0)
             for fd in (read, *others):
                 os.close(fd)
             flat = task(*group_args(g))
@@ -150,6 +159,10 @@ def _fork(task, group_args, g, others):
         finally:
             os._exit(0)
     os.close(write)
+    try:  # also from the parent, so the group exists whichever runs first
+        os.setpgid(pid, pid)
+    except OSError:
+        pass
     return pid, read
 
 
@@ -191,6 +204,10 @@ def _stop(child, fork, kill=True):
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
+    try:  # the processes the group's fit left behind (before the reap: no reuse)
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
     os.waitpid(pid, 0)
 
 

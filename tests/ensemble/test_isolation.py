@@ -278,6 +278,57 @@ def test_an_interrupt_while_a_child_hangs_kills_it():
     assert took < hang / 4  # 0.5 s and a kill, far from the child's 60 s
 
 
+def test_processes_a_group_leaves_behind_are_killed_with_it(tmp_path):
+    # An adversarial review: worker processes a group's fit starts (loky's
+    # idle workers live 300 s) outlived its child, thousands at 1,510 groups.
+    # Each child leads a process group, killed once its candidate is read.
+    import subprocess
+    import sys
+
+    pids = tmp_path / "pids"
+
+    def leaves_a_process():
+        worker = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(60)"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        with open(pids, "a") as f:
+            f.write(f"{worker.pid}\n")
+        return np.zeros(1)
+
+    Y = isolation_module.isolated_candidates(leaves_a_process, lambda g: (), 3, 1)
+    assert (Y == 0).all()
+    left = [int(p) for p in pids.read_text().split()]
+    assert len(left) == 3
+    time.sleep(0.2)
+    for pid in left:  # killed (and reaped by init), or a zombie at most
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                assert f.read().split()[2] == "Z"
+        except FileNotFoundError:
+            pass
+
+
+def test_a_group_that_cannot_start_is_a_failed_candidate(monkeypatch):
+    # No pipe or process to be had raised after the spend (a release whose
+    # occurrence other groups' leftovers could drive); now the group fails.
+    calls = []
+    real = isolation_module.os.pipe
+
+    def pipe():
+        calls.append(1)
+        if len(calls) == 2:
+            raise OSError("EMFILE")
+        return real()
+
+    monkeypatch.setattr(isolation_module.os, "pipe", pipe)
+    Y = isolation_module.isolated_candidates(lambda: np.ones(1), lambda g: (), 3, 1)
+    assert np.isnan(Y[1]).all()
+    assert (Y[[0, 2]] == 1).all()
+
+
 @pytest.mark.parametrize("value", [None, "none", "process"])
 def test_isolation_survives_clone_get_params_and_pickle(value):
     est = SubsampleAggregate(LinearRegression(), rho=1.0, isolation=value)
