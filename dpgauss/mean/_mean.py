@@ -43,6 +43,7 @@ from dpgauss.mean._frame import (
     log_scales_factory,
     tukey_factory,
 )
+from dpgauss.mean._warnings import warn_swamped_columns
 from dpgauss.releases._box import check_bounds, inside_bounds, public_box
 from dpgauss.releases._box_mean import (
     box_mean_plan,
@@ -558,10 +559,12 @@ class PrivateMean(
         steps = mean_steps_for(plan.cost("mean"), n, d, start, partials, gamma)
         stages = plan.calibrate("mean", steps=steps, n_partials=partials)
         rows = FramedRows(X, frame, coarse) if steps > 1 else X
-        mean, _, _ = coinpress_mean(
+        mean, variance, _ = coinpress_mean(
             rows, frame, coarse, radius, stages.plan, steps, rng, partials, spectrum
         )
         stages.finish()
+        if spectrum is not None and self.covariance is None:
+            warn_swamped_columns("PrivateMean", variance, spectrum, n)
         return {
             "mean_": self._within_hints(mean),
             "method_": method,
