@@ -163,9 +163,16 @@ class SearchCost:
                         f"{self.what} needs {self.total(budget)} from the budget at "
                         f"{key!r} ({self._describe()}), but only "
                         f"{budget.remaining()} of {budget.total} remains. Nothing "
-                        "was spent and no data was read: shrink the grid, the "
-                        "number of splits, or the privacy of each fit and score."
+                        f"was spent and no data was read: {self._advice()}"
                     ) from exc
+
+    def _advice(self):
+        if self.n_splits == 0 and self.n_scores == 0:  # fit_cost: one fit
+            return "lower the privacy parameters of its private steps."
+        return (
+            "shrink the grid, the number of splits, or the privacy of each fit "
+            "and score."
+        )
 
     def _describe(self):
         if self.n_splits == 0 and self.n_scores == 0:  # fit_cost: one fit

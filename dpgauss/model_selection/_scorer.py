@@ -110,7 +110,7 @@ def _check_fold(estimator, X, y, score):
         if np.any(outside):
             raise ValueError(
                 f"the test fold has {int(outside.sum())} label(s) outside the "
-                f"model's public classes {list(np.asarray(classes))}; nothing "
+                f"model's public classes {np.asarray(classes).tolist()}; nothing "
                 "was charged (the fit refuses them too)."
             )
 

@@ -187,7 +187,9 @@ def test_a_malformed_fold_is_refused_before_the_charge(budget):
         scorer(lda, X[:, :3], y)
     with pytest.raises(ValueError, match="not numeric"):
         scorer(lda, np.full((5, 4), "a"), y[:5])
-    with pytest.raises(ValueError, match=r"1 label\(s\) outside the model's public"):
+    with pytest.raises(
+        ValueError, match=r"outside the model's public classes \[0, 1\]"
+    ):
         scorer(lda, X[:5], np.array([0, 1, 7, 0, 1]))
     assert budget.ledger() == []
     assert 0.0 <= scorer(lda, X[:50], y[:50]) <= 1.0  # a well-formed fold pays

@@ -44,6 +44,12 @@ def test_a_refit_the_budget_cannot_pay_spends_nothing_and_keeps_the_fit():
     np.testing.assert_array_equal(pipe[0].mean_, mean)
     np.testing.assert_array_equal(pipe.predict(X), prediction)
     assert fit_cost(pipe, X).total(budget) == ZCDP(2.0)
+    # The price of one fit reads as one fit, and so does its refusal (it said
+    # "1 candidates x 0 splits" and "shrink the grid").
+    cost = fit_cost(pipe, X)
+    assert "one fit" in repr(cost)
+    with pytest.raises(BudgetExceededError, match="lower the privacy parameters"):
+        cost.check()
 
 
 def test_a_pipeline_the_budget_can_pay_fits_as_before():
