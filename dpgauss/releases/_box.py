@@ -25,6 +25,7 @@ import numpy as np
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.mechanisms._checks import MAX_RADIUS, MIN_RADIUS
 from dpgauss.utils._leak import caller_stacklevel
+from dpgauss.utils._messages import shown_indices
 
 __all__ = [
     "EDGE_REACH",
@@ -89,13 +90,9 @@ def warn_rows_at_edge(owner, box_mean, noise_sd, said="the mean"):
     box_mean = np.asarray(box_mean, dtype=np.float64)
     edge = rows_at_edge(box_mean, noise_sd)
     if np.any(edge):
-        sides = ", ".join(
-            f"{j} ({'upper' if box_mean[j] > 0 else 'lower'})"
-            for j in np.flatnonzero(edge)[:10]
+        sides = shown_indices(
+            edge, lambda j: f"{j} ({'upper' if box_mean[j] > 0 else 'lower'})"
         )
-        more = int(np.count_nonzero(edge)) - 10
-        if more > 0:
-            sides += f" (and {more} more)"
         share = 1.0 - (1.0 - EDGE_SHARE) / EDGE_REACH
         warnings.warn(
             f"{owner}: the released mean of feature(s) {sides} lies within "
