@@ -166,8 +166,13 @@ class SearchCost:
                         f"was spent and no data was read: {self._advice()}"
                     ) from exc
 
+    @property
+    def _one_fit(self):
+        """Whether this prices one fit (``fit_cost``): no splits, no scores."""
+        return self.n_splits == 0 and self.n_scores == 0
+
     def _advice(self):
-        if self.n_splits == 0 and self.n_scores == 0:  # fit_cost: one fit
+        if self._one_fit:
             return "lower the privacy parameters of its private steps."
         return (
             "shrink the grid, the number of splits, or the privacy of each fit "
@@ -175,7 +180,7 @@ class SearchCost:
         )
 
     def _describe(self):
-        if self.n_splits == 0 and self.n_scores == 0:  # fit_cost: one fit
+        if self._one_fit:
             return "one fit"
         refit = " + 1 refit" if self.refit else ""
         return (
