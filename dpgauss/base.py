@@ -202,8 +202,10 @@ class PrivateEstimatorMixin:
             The public rows themselves, for an estimator whose releases depend
             on them (not only on their number); validated as ``fit`` does.
         n_samples : int, default=None
-            Rows the fit would see (a fold's training size). An estimator
-            whose plan depends on it refuses to price without it.
+            Rows the fit would see (a fold's training size). Without it, an
+            estimator whose plan depends on n prices the plan it makes for an
+            unknown n (the default shares, say), whose total in its own
+            currency is the fit's; give it for the fit's exact costs.
 
         Returns
         -------

@@ -482,6 +482,24 @@ class PrivateMean(
         elif self.method != "tukey":  # tukey needs no range
             super()._check_utility(plan, data)
 
+    def _coordinate_scales(self, total, data, names, share):
+        # The per-coordinate plan reads the columns' scales by log_scales;
+        # "auto" takes it where the frame's cost at this share is too small.
+        if self.method == "plan":
+            return False
+        if self.method == "coinpress" or self.covariance is not None:
+            return True
+        ranged = share + float(self.range_share) * (len(names) - 1)
+        _, rest = split_cost(total, [ranged, 1.0 - ranged])
+        frame, _ = split_cost(rest, [self.frame_share, 1.0 - self.frame_share])
+        return self._method_for(frame, data.n, data.d) == "coinpress"
+
+    def _scales_unmeasured(self, plan, data):
+        # The per-coordinate plan measures every column by log_scales.
+        if self._resolve_method(plan, data.n, data.d) == "plan":
+            return False
+        return super()._scales_unmeasured(plan, data)
+
     def _range_search(self, name, plan, data):
         rows, columns = super()._range_search(name, plan, data)
         n, d = data.n, data.d

@@ -10,10 +10,12 @@ go astray.
 """
 
 import math
+import warnings
 
 import numpy as np
 
 from dpgauss.accounting import split_cost
+from dpgauss.exceptions import UtilityWarning
 from dpgauss.releases._coinpress import tail_radius
 from dpgauss.releases._prediction import report_useless
 from dpgauss.releases._range import (
@@ -23,6 +25,7 @@ from dpgauss.releases._range import (
     coarse_range,
     finite_mean,
     frame_count,
+    nonzero_measurable,
     range_failure,
     range_release,
     scale_costs,
@@ -54,6 +57,10 @@ PUBLIC_BETA = 0.01
 #: n = 10,000: 15 -> 5.6. At m = 1.4 d shrinking hurt (d = 50, n = 10,000:
 #: 1.7 -> 5.2), hence the narrow window.
 NEAR_SQUARE = 1.2
+#: The shares of the budget the scale search may be raised to, in order, where
+#: ``range_share`` cannot measure the coordinate scales
+#: (:meth:`RangeHintsMixin._scale_share`).
+SCALE_SHARES = (0.075, 0.1, 0.15, 0.2, 0.25)
 SHRINK = 0.1
 #: Failure probability of the looser public bounds that clamp a privately
 #: searched top eigenvalue (:func:`loose_public_range`): a search with too
@@ -269,18 +276,91 @@ class RangeHintsMixin:
         return names
 
     def _range_entries(self, total, data):
-        """The range releases' plan entries (``range_share`` each) and the rest."""
+        """The range releases' plan entries (``range_share`` each, the scale
+        search's raised by :meth:`_scale_share`) and the rest."""
         names = self._range_names(data)
         if not names:
             return [], total
-        share = float(self.range_share) * len(names)
+        shares = [
+            self._scale_share(total, data, names)
+            if name == "range_scale"
+            else float(self.range_share)
+            for name in names
+        ]
+        share = sum(shares)
         ranged, rest = split_cost(total, [share, 1.0 - share])
-        parts = split_cost(ranged, [1.0 / len(names)] * len(names))
+        parts = split_cost(ranged, [one / share for one in shares])
         entries = [
             self._range_release(name, c, data)
             for name, c in zip(names, parts, strict=True)
         ]
         return entries, rest
+
+    def _scale_cost(self, total, data, names, share):
+        """The cost of the d coordinate scales' search (the first part of
+        ``range_scale``) when the scale search takes ``share`` of ``total``
+        and every other range search ``range_share`` (public)."""
+        others = float(self.range_share) * (len(names) - 1)
+        ranged, _ = split_cost(total, [share + others, 1.0 - share - others])
+        if others:
+            ranged = split_cost(
+                ranged, [share / (share + others), others / (share + others)]
+            )[0]
+        return scale_costs(ranged)[0]
+
+    def _scale_share(self, total, data, names):
+        """The scale search's share of ``total``: ``range_share``, raised to
+        the first of :data:`SCALE_SHARES` at which the d coordinate scales
+        can be measured where they cannot at ``range_share``
+        (:func:`~dpgauss.releases._range.nonzero_measurable`) and the plain
+        search would not go astray there. Below that, every scale falls back
+        to one typical value and the frame starts as if the columns shared
+        their units: on columns whose sds span 1e-3 to 1e6 (n = 2,000, rho 1)
+        the mean landed 1e6 sampling errors off, and 0.2-0.7 at a share of
+        0.1. Public: the cost, n and d; where no share up to the last can
+        measure them, ``range_share`` stays and :meth:`_check_utility` warns.
+        """
+        share = float(self.range_share)
+        d = data.d
+        if d == 1 or data.n is None or self._public_scale(data) is not None:
+            return share  # n unknown: a plan priced before the rows
+        if not self._coordinate_scales(total, data, names, share):
+            return share
+        rows = min(frame_count(data.n), RANGE_ROWS)
+        if nonzero_measurable(self._scale_cost(total, data, names, share), rows, d):
+            return share
+        for raised in SCALE_SHARES:
+            if raised <= share:
+                continue
+            cost = self._scale_cost(total, data, names, raised)
+            if (
+                nonzero_measurable(cost, rows, d)
+                and range_failure(cost, rows, d) <= RANGE_RISK
+                and self._coordinate_scales(total, data, names, raised)
+            ):
+                return raised
+        return share
+
+    def _coordinate_scales(self, total, data, names, share):
+        """Whether the fit searches the d coordinate scales when the scale
+        search takes ``share`` of ``total`` (a subclass whose plan can do
+        without them says so; public values only)."""
+        return True
+
+    def _scales_unmeasured(self, plan, data):
+        """Whether the fit's coordinate scales are predicted to be one value
+        for every column (the one-column search, or a d-column search that
+        cannot measure a column): public, from the plan's costs, n and d."""
+        if "range_scale" not in self._range_names(data) or data.d == 1:
+            return False
+        if self._public_scale(data) is not None:
+            return False
+        if self._one_scale(plan, data):
+            return True
+        rows = min(frame_count(data.n), RANGE_ROWS)
+        return not nonzero_measurable(
+            scale_costs(plan.cost("range_scale"))[0], rows, data.d
+        )
 
     def _range_release(self, name, cost, data):
         """The plan entry of the range release ``name``, with its factory
@@ -389,6 +469,18 @@ class RangeHintsMixin:
                     f"is not far below n / 2). Give {self._HINTS}, a larger "
                     "range_share or budget, or more rows.",
                 )
+        if self._scales_unmeasured(plan, data):
+            warnings.warn(
+                f"{type(self).__name__}: with n={n}, d={d} and {plan.total}, the "
+                "columns' scales cannot be measured privately (too few pairs of "
+                "rows for the search's share of the budget), so the fit assumes "
+                "every column has about the same spread. Columns in other units "
+                "(spreads 100 or more times apart) can then come out far off, the "
+                f"narrow ones most. Give {self._HINTS}, a larger budget or more "
+                "rows.",
+                UtilityWarning,
+                stacklevel=4,
+            )
 
     def _within_hints(self, mean):
         """The mean projected into the public ball ``||mu|| <= mean_bound``

@@ -141,3 +141,81 @@ def test_loose_public_range_covers_the_whitened_top_eigenvalue(m, d):
         above += top > high
     assert below <= 46
     assert above <= 46
+
+
+# -- the scale search's share where range_share cannot measure the scales ----------
+def _mixed_units(n=2000, d=6, seed=102):
+    # Correlated Gaussian columns whose sds span 1e-3 to 1e6 (nine decades).
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((d, d)) / np.sqrt(d) + np.eye(d)
+    return (rng.standard_normal((n, d)) @ A) * np.logspace(-3, 6, d) + 5.0
+
+
+@pytest.mark.parametrize(
+    ("n", "rho", "share"),
+    [
+        (100_000, 1.0, 0.05),  # measurable at range_share: unchanged
+        (2000, 1.0, 0.1),  # raised to the first share that measures (not 0.075)
+        (2000, 0.25, 0.05),  # no share up to 0.25 measures: unchanged, warned
+    ],
+)
+def test_the_scale_share_is_raised_only_where_that_measures(n, rho, share):
+    from dpgauss.releases._range import frame_count, nonzero_measurable, scale_costs
+
+    est, d = _Hinted(), 6
+    data = FitData(n=n, d=d, X_public=None, n_public=0)
+    names = est._range_names(data)
+    got = est._scale_share(ZCDP(rho), data, names)
+    assert got == share
+    rows = min(frame_count(n), 50_000)
+    cost = est._scale_cost(ZCDP(rho), data, names, got)
+    assert nonzero_measurable(cost, rows, d) == (rho == 1.0)
+    # The plan's entries compose to the total whatever the share.
+    entries, rest = est._range_entries(ZCDP(rho), data)
+    spent = sum(e.cost.rho for e in entries) + rest.rho
+    assert spent == pytest.approx(rho, rel=1e-12)
+    assert scale_costs(entries[1].cost)[0] == cost
+    # Unknown n (pricing before the rows): range_share, as before.
+    priced = FitData(n=None, d=d, X_public=None, n_public=0, pricing=True)
+    assert est._scale_share(ZCDP(rho), priced, names) == 0.05
+
+
+def test_mixed_units_no_longer_put_the_narrow_columns_a_million_errors_off():
+    import warnings
+
+    from dpgauss import PrivateMean
+    from dpgauss.exceptions import UtilityWarning
+
+    X = _mixed_units()
+    n = X.shape[0]
+    mu, sd = X.mean(axis=0), X.std(axis=0)
+    for seed in range(3):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UtilityWarning)  # none predicted
+            est = PrivateMean(rho=1.0, random_state=seed).fit(X)
+        # In sampling errors per column. Before the raised share: 2e5 to 7e6
+        # (every scale the same value); now 0.3-0.7 over 5 seeds. 20 leaves
+        # room for the frame's noise, far below the failure.
+        errors = np.abs(est.mean_ - mu) / sd * math.sqrt(n)
+        assert errors.max() < 20.0
+    assert est.privacy_spent_ == ZCDP(1.0)
+
+
+def test_unmeasurable_scales_warn_before_the_spend():
+    from dpgauss import PrivacyBudget, PrivateMean
+    from dpgauss.exceptions import UtilityWarning
+
+    X = _mixed_units()
+    budget = PrivacyBudget(rho=1.0)
+    est = PrivateMean(rho=0.25, budget=budget, random_state=0)
+    with pytest.warns(UtilityWarning, match="same spread") as caught:
+        est.fit(X)
+    assert "cov_bounds" in str(caught[0].message)
+    assert budget.spent() == ZCDP(0.25)
+    # A budget large enough for the share: no such warning.
+    import warnings
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        PrivateMean(rho=1.0, random_state=0).fit(X)
+    assert not any("same spread" in str(w.message) for w in seen)
