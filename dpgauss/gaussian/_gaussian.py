@@ -146,7 +146,11 @@ class PrivateGaussianEstimator(
         only those a missing hint needs run). A search stays on track when its
         count noise is far below n / 2: with the default at rho = 0.5 that
         takes n of about 320 sqrt(d) or more (a ``UtilityWarning`` says when
-        it is predicted to fail with probability above 1%).
+        it is predicted to fail with probability above 1%). The scale search
+        takes more (up to 0.25) where this share cannot measure the columns'
+        scales at n and the cost; where no such share can, a
+        ``UtilityWarning`` says the fit assumes columns of about the same
+        spread.
     mean_share : float, default=0.3
         Share of the rest for the mean steps; the covariance steps get the
         remainder (a quarter of it for the frame, three quarters for the final

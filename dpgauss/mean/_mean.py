@@ -172,7 +172,11 @@ class PrivateMean(
         than ``"auto"``, ``covariance``, ``mean_bound`` and ``cov_bounds``;
         ``X_public`` is not used.
     range_share : float, default=0.05
-        Share of the cost for each coarse-range search that runs.
+        Share of the cost for each coarse-range search that runs. The scale
+        search takes more (up to 0.25) where this share cannot measure the
+        columns' scales at n and the cost; where no such share can, a
+        ``UtilityWarning`` says the fit assumes columns of about the same
+        spread (give ``cov_bounds``, or ``bounds`` for the box path).
     frame_share : float, default=0.2
         Share of the rest for the frame (none when ``covariance`` is given);
         the mean steps get the remainder.

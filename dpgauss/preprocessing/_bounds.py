@@ -38,14 +38,11 @@ norm bound is the released quantile times :data:`NORM_MARGIN`. Every bound is
 finite, and every half-width is within what the estimators accept.
 """
 
-import math
 import warnings
 
 import numpy as np
-from scipy import stats
 from sklearn.base import BaseEstimator
 
-from dpgauss.accounting import split_cost
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
@@ -53,6 +50,16 @@ from dpgauss.exceptions import UtilityWarning
 from dpgauss.mechanisms._checks import MAX_RADIUS, MIN_RADIUS
 from dpgauss.mechanisms._range import QuantileSearch
 from dpgauss.releases._prediction import report_useless
+from dpgauss.releases._private_box import (
+    Q_MIN,
+    TAIL_SDS,
+    TIED_WIDTH,
+    box_search_entries,
+    box_search_fails,
+    needed_rows,
+    release_private_box,
+    tail_quantile,
+)
 from dpgauss.releases._range import search_factory
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._messages import shown_indices
@@ -60,63 +67,8 @@ from dpgauss.utils._sklearn_compat import StrOptions, _fit_context
 
 __all__ = ["PrivateBounds"]
 
-#: The most extreme quantile searched: 1/64 (and 63/64) of the rows.
-Q_MIN = 1.0 / 64.0
-#: The least extreme one a fit accepts: the quartiles. Beyond, the noise of
-#: the counts is a quarter of the rows and the fit is refused.
-Q_MAX = 0.25
-#: Noise sds the count at the searched quantile must stand above 0: below,
-#: a step can take the search past every row, to any float.
-TAIL_SDS = 4.0
-#: The box reaches this many sds either side of a Gaussian column's mean.
-Z_COVER = 4.0
 #: A norm bound is the released distance quantile times this.
 NORM_MARGIN = 1.5
-#: The half-width of a tied column's box, relative to its value's magnitude.
-TIED_WIDTH = 2.0**-10
-
-
-def tail_quantile(cost, n, columns):
-    """``q``, the quantile the plan searches (module docstring), from public
-    values: the cost of one search, n and its columns."""
-    if n < 1 or columns < 1:  # an empty X's shape; validation refuses it next
-        return Q_MAX
-    sd = QuantileSearch(cost, columns).count_sd()
-    # At most the quartiles: a fit refused there goes on only with
-    # on_useless="warn", and searches them.
-    return min(max(Q_MIN, TAIL_SDS * sd / n), Q_MAX)
-
-
-def box_margin(q):
-    """The widening of a box's released ``[q, 1 - q]`` quantiles on each
-    side, in units of their distance (module docstring)."""
-    z = float(stats.norm.isf(q))
-    return (Z_COVER - z) / (2.0 * z)
-
-
-def _finite_box(low, high):
-    """A valid box around the released values (post-processing): ordered,
-    tied columns widened, every half-width in ``[MIN_RADIUS, MAX_RADIUS]``
-    and ``lower < upper`` as computed.
-
-    A half-width is at least 2^-40 of the centre's magnitude (so ``c +- h``
-    are distinct floats and ``h`` survives the estimators' own ``upper / 2 -
-    lower / 2`` within 2^-12), within half the accepted range, and the
-    centre within 2^40 half-widths of 0: that binds only where the half-width
-    was capped, at centres beyond 5e151 (noise that walked off, or data no
-    box can hold)."""
-    low, high = np.minimum(low, high), np.maximum(low, high)
-    tied = ~(high > low)
-    # Halves first: no overflow for any finite pair.
-    center = low / 2.0 + high / 2.0
-    half = high / 2.0 - low / 2.0
-    half = np.where(
-        tied, TIED_WIDTH * np.maximum(np.abs(center), 1e-6 / TIED_WIDTH), half
-    )
-    half = np.maximum(half, np.abs(center) * 2.0**-40)
-    half = np.clip(half, 2.0 * MIN_RADIUS, MAX_RADIUS / 2.0)
-    center = np.clip(center, -half * 2.0**40, half * 2.0**40)
-    return center - half, center + half, tied
 
 
 @fill_doc
@@ -275,15 +227,7 @@ class PrivateBounds(PrivateEstimatorMixin, BaseEstimator):
             q = Q_MIN if data.n is None else tail_quantile(total, data.n, 1)
             search = search_factory(1, 1.0 - q)
             return ReleasePlan(total, [Release("norm", total, kind, search, size=1)])
-        low, high = split_cost(total, [0.5, 0.5])
-        q = Q_MIN if data.n is None else tail_quantile(low, data.n, d)
-        return ReleasePlan(
-            total,
-            [
-                Release("low", low, kind, search_factory(d, q), size=d),
-                Release("high", high, kind, search_factory(d, 1.0 - q), size=d),
-            ],
-        )
+        return ReleasePlan(total, box_search_entries(total, data.n, d))
 
     def _quantile(self, plan, data):
         cost = plan.releases()[0].cost
@@ -293,16 +237,16 @@ class PrivateBounds(PrivateEstimatorMixin, BaseEstimator):
         if data.n is None:
             return
         columns = self._columns(data.d)
-        sd = QuantileSearch(plan.releases()[0].cost, columns).count_sd()
-        if TAIL_SDS * sd / data.n > Q_MAX:
-            needed = math.ceil(TAIL_SDS * sd / Q_MAX)
+        cost = plan.releases()[0].cost
+        if box_search_fails(cost, data.n, columns):
+            sd = QuantileSearch(cost, columns).count_sd()
             report_useless(
                 self,
                 f"PrivateBounds: with n={data.n}, d={data.d} and {plan.total}, the "
                 f"quantile search's counts have noise sd {sd:.3g}, so even the "
                 f"quartiles are within {TAIL_SDS:g} noise sds of 0 and the search "
-                f"could end anywhere. It needs at least {needed} rows at this "
-                "budget, or a larger budget.",
+                f"could end anywhere. It needs at least {needed_rows(cost, columns)} "
+                "rows at this budget, or a larger budget.",
             )
 
     def _fit_releases(self, data, plan, rng):
@@ -322,17 +266,7 @@ class PrivateBounds(PrivateEstimatorMixin, BaseEstimator):
             bound = max(abs(found) * NORM_MARGIN, MIN_RADIUS)
             fitted["data_norm_"] = float(min(bound, MAX_RADIUS))
             return fitted
-        low = plan.calibrate("low").release(X, rng)
-        high = plan.calibrate("high").release(X, rng)
-        # Post-processing from here: widen, order, clamp.
-        top = np.finfo(np.float64).max
-        with np.errstate(over="ignore", invalid="ignore"):
-            width = np.minimum(high / 2.0 - low / 2.0, top / 4)
-            grow = 2.0 * box_margin(q) * width
-            # Saturate at the largest float: -inf / 2 + inf / 2 would be NaN.
-            wide_low = np.clip(low - grow, -top, top)
-            wide_high = np.clip(high + grow, -top, top)
-        lower, upper, tied = _finite_box(wide_low, wide_high)
+        lower, upper, tied, held = release_private_box(X, plan, rng, q)
         if np.any(tied):
             warnings.warn(
                 f"PrivateBounds: the released {q:.3g} and {1 - q:.3g} quantiles of "
@@ -343,11 +277,6 @@ class PrivateBounds(PrivateEstimatorMixin, BaseEstimator):
                 UtilityWarning,
                 stacklevel=4,
             )
-        # The centre and half-width round trip moves an end by a few ulps
-        # (age in statsmodels' fair, 10.4377 -> +1.8e-15, read as clamped): a
-        # clamp that misses rows moves it by far more than 2^-30 of its size.
-        slack = 2.0**-30 * (np.abs(wide_low) / 2.0 + np.abs(wide_high) / 2.0)
-        held = (lower <= wide_low + slack) & (wide_high - slack <= upper)
         if not np.all(held | tied):
             warnings.warn(
                 "PrivateBounds: the box of feature(s) "

@@ -14,14 +14,14 @@ from dpgauss import (
 )
 from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.exceptions import UselessFitError, UtilityWarning
-from dpgauss.preprocessing._bounds import (
+from dpgauss.releases._box import check_bounds
+from dpgauss.releases._private_box import (
     Q_MIN,
     Z_COVER,
-    _finite_box,
     box_margin,
     tail_quantile,
 )
-from dpgauss.releases._box import check_bounds
+from dpgauss.releases._private_box import finite_box as _finite_box
 from dpgauss.testing.estimator_checks import check_dp_estimator
 
 

@@ -1,0 +1,171 @@
+"""A box found privately: the q and 1 - q quantiles of every column, widened.
+
+Shared by :class:`~dpgauss.preprocessing.PrivateBounds` (``kind="box"``) and
+the unbounded mean estimators' box route (:class:`~dpgauss.mean.PrivateMean`
+without hints, where its own scale search cannot measure the columns).
+
+**The plan** (public: n, d and the cost). Two searches of all d columns at
+half the cost each (:func:`box_search_entries`), for the ``q`` and ``1 - q``
+quantiles of every column with the library's bound-free quantile search
+(:class:`~dpgauss.mechanisms._range.QuantileSearch`), ``q`` as far out as the
+noise allows: the search's count at the quantile must stand :data:`TAIL_SDS`
+noise sds above 0, so ``q = max(Q_MIN, TAIL_SDS sd / n)`` (``sd`` the count
+noise sd, public); beyond :data:`Q_MAX` the search could end anywhere
+(:func:`box_search_fails`).
+
+**Privacy.** Each search composes 64 releases of counts whose l2 (l1)
+sensitivity is ``sqrt(d)`` (``d``) when one row is replaced, proven exact in
+:mod:`dpgauss.mechanisms._range`; the two searches cost half each (basic
+composition). Everything after them is post-processing of released values.
+
+**The answer** (post-processing, :func:`release_private_box`). The released
+quantiles ``[a, b]`` are widened on each side by ``(Z_COVER - z_q) / (2
+z_q)`` times ``b - a`` (``z_q`` the standard normal's ``1 - q`` quantile): a
+Gaussian column's box reaches :data:`Z_COVER` sds either side of its mean. A
+column whose two quantiles coincide (at least ``1 - 2 q`` of its values tied)
+gets a half-width of :data:`TIED_WIDTH` times its value's magnitude (at least
+1e-6). Every bound is finite, and every half-width within what the
+estimators accept (:func:`finite_box`).
+"""
+
+import math
+
+import numpy as np
+from scipy import stats
+
+from dpgauss.accounting import split_cost
+from dpgauss.accounting._costs import kind_of
+from dpgauss.accounting._plan import Release
+from dpgauss.mechanisms._checks import MAX_RADIUS, MIN_RADIUS
+from dpgauss.mechanisms._range import QuantileSearch
+from dpgauss.releases._range import search_factory
+
+__all__ = [
+    "Q_MAX",
+    "Q_MIN",
+    "TAIL_SDS",
+    "TIED_WIDTH",
+    "Z_COVER",
+    "box_margin",
+    "box_search_entries",
+    "box_search_fails",
+    "finite_box",
+    "release_private_box",
+    "tail_quantile",
+]
+
+#: The most extreme quantile searched: 1/64 (and 63/64) of the rows.
+Q_MIN = 1.0 / 64.0
+#: The least extreme one a fit accepts: the quartiles. Beyond, the noise of
+#: the counts is a quarter of the rows and the fit is refused.
+Q_MAX = 0.25
+#: Noise sds the count at the searched quantile must stand above 0: below,
+#: a step can take the search past every row, to any float.
+TAIL_SDS = 4.0
+#: The box reaches this many sds either side of a Gaussian column's mean.
+Z_COVER = 4.0
+#: The half-width of a tied column's box, relative to its value's magnitude.
+TIED_WIDTH = 2.0**-10
+
+
+def tail_quantile(cost, n, columns):
+    """``q``, the quantile a search at ``cost`` on n rows of ``columns``
+    columns looks for (module docstring), from public values."""
+    if n < 1 or columns < 1:  # an empty X's shape; validation refuses it next
+        return Q_MAX
+    sd = QuantileSearch(cost, columns).count_sd()
+    # At most the quartiles: a fit refused there goes on only with
+    # on_useless="warn", and searches them.
+    return min(max(Q_MIN, TAIL_SDS * sd / n), Q_MAX)
+
+
+def box_search_fails(cost, n, columns):
+    """Whether a search at ``cost`` (each of the two, for a box) on n rows of
+    ``columns`` columns has count noise too large for even the quartiles
+    (:data:`TAIL_SDS` sds at ``Q_MAX n``): it could end anywhere. Public."""
+    sd = QuantileSearch(cost, columns).count_sd()
+    return TAIL_SDS * sd / n > Q_MAX
+
+
+def box_margin(q):
+    """The widening of a box's released ``[q, 1 - q]`` quantiles on each
+    side, in units of their distance (module docstring)."""
+    z = float(stats.norm.isf(q))
+    return (Z_COVER - z) / (2.0 * z)
+
+
+def box_search_entries(total, n, d, names=("low", "high")):
+    """The plan's two searches, ``names`` (the q and 1 - q quantiles of the d
+    columns), at half of ``total`` each; q from n (:data:`Q_MIN` when n is
+    not known, a plan priced before the rows)."""
+    kind = kind_of(total)
+    low, high = split_cost(total, [0.5, 0.5])
+    q = Q_MIN if n is None else tail_quantile(low, n, d)
+    return [
+        Release(names[0], low, kind, search_factory(d, q), size=d),
+        Release(names[1], high, kind, search_factory(d, 1.0 - q), size=d),
+    ]
+
+
+def release_private_box(X, plan, rng, q, names=("low", "high")):
+    """Release the box: the two searches of ``plan``, then post-processing.
+
+    Returns
+    -------
+    lower, upper : ndarray of shape (d,)
+        The box (:func:`finite_box`).
+    tied : ndarray of bool
+        Columns whose two quantiles coincided.
+    held : ndarray of bool
+        Columns whose widened box was kept (False: clamped to a valid
+        half-width or centre, missing most of the rows).
+    """
+    low = plan.calibrate(names[0]).release(X, rng)
+    high = plan.calibrate(names[1]).release(X, rng)
+    # Post-processing from here: widen, order, clamp.
+    top = np.finfo(np.float64).max
+    with np.errstate(over="ignore", invalid="ignore"):
+        width = np.minimum(high / 2.0 - low / 2.0, top / 4)
+        grow = 2.0 * box_margin(q) * width
+        # Saturate at the largest float: -inf / 2 + inf / 2 would be NaN.
+        wide_low = np.clip(low - grow, -top, top)
+        wide_high = np.clip(high + grow, -top, top)
+    lower, upper, tied = finite_box(wide_low, wide_high)
+    # The centre and half-width round trip moves an end by a few ulps
+    # (age in statsmodels' fair, 10.4377 -> +1.8e-15, read as clamped): a
+    # clamp that misses rows moves it by far more than 2^-30 of its size.
+    slack = 2.0**-30 * (np.abs(wide_low) / 2.0 + np.abs(wide_high) / 2.0)
+    held = (lower <= wide_low + slack) & (wide_high - slack <= upper)
+    return lower, upper, tied, held
+
+
+def finite_box(low, high):
+    """A valid box around the released values (post-processing): ordered,
+    tied columns widened, every half-width in ``[MIN_RADIUS, MAX_RADIUS]``
+    and ``lower < upper`` as computed.
+
+    A half-width is at least 2^-40 of the centre's magnitude (so ``c +- h``
+    are distinct floats and ``h`` survives the estimators' own ``upper / 2 -
+    lower / 2`` within 2^-12), within half the accepted range, and the
+    centre within 2^40 half-widths of 0: that binds only where the half-width
+    was capped, at centres beyond 5e151 (noise that walked off, or data no
+    box can hold)."""
+    low, high = np.minimum(low, high), np.maximum(low, high)
+    tied = ~(high > low)
+    # Halves first: no overflow for any finite pair.
+    center = low / 2.0 + high / 2.0
+    half = high / 2.0 - low / 2.0
+    half = np.where(
+        tied, TIED_WIDTH * np.maximum(np.abs(center), 1e-6 / TIED_WIDTH), half
+    )
+    half = np.maximum(half, np.abs(center) * 2.0**-40)
+    half = np.clip(half, 2.0 * MIN_RADIUS, MAX_RADIUS / 2.0)
+    center = np.clip(center, -half * 2.0**40, half * 2.0**40)
+    return center - half, center + half, tied
+
+
+def needed_rows(cost, columns):
+    """The fewest rows at which a search at ``cost`` reaches the quartiles
+    (public), for the refusal's advice."""
+    sd = QuantileSearch(cost, columns).count_sd()
+    return math.ceil(TAIL_SDS * sd / Q_MAX)
