@@ -58,7 +58,13 @@ from dpgauss.releases._coinpress_mean import (
     pairs_covariance_entries,
     pairs_frame,
 )
-from dpgauss.releases._hints import RangeHintsMixin
+from dpgauss.releases._hints import (
+    RangeHintsMixin,
+    box_route_costs,
+    box_route_entries,
+    is_box_route,
+    release_route_box,
+)
 from dpgauss.releases._prediction import report_useless
 from dpgauss.releases._range import frame_pairs
 from dpgauss.utils._docstring import fill_doc
@@ -253,6 +259,15 @@ class PrivateGaussianEstimator(
     and the split read n, d and the cost only; the map back, the projection
     into the box and the cap of the variances are post-processing.
 
+    **The box route** (no hint, no public rows, ``initial_center="range"``):
+    where the scale search cannot measure the columns' scales at any share up
+    to 0.25 (the frame would start as if the columns shared their units) and
+    a box search at half the cost can reach its quantiles (n, d and the cost
+    decide), the fit releases ``box_low`` and ``box_high`` (the quantile
+    searches of :class:`~dpgauss.preprocessing.PrivateBounds`, a quarter of
+    the cost each), widens them into a box (post-processing) and makes the
+    ``bounds`` releases above in it with the other half.
+
     Each radius and frame is a function of earlier releases and public values,
     and each clipped row lies in its ball in floating point whatever the row
     (a row whose image is not finite is mapped to the center), so every
@@ -416,8 +431,17 @@ class PrivateGaussianEstimator(
             return super()._range_release(name, cost, data)
         return Release(name, cost, kind_of(cost), center_factory(data.n, data.d))
 
+    def _box_route(self, total, data):
+        # An explicit initial_center="subsample" keeps the frame and its
+        # fallback, the range step.
+        if self.initial_center == "subsample":
+            return False
+        return super()._box_route(total, data)
+
     def _check_utility(self, plan, data):
         n, d = data.n, data.d
+        if is_box_route(plan):
+            return  # taken because it can measure what the range searches cannot
         if self._subsample_asked(data) and not self._subsample_center(data):
             warnings.warn(
                 f"{type(self).__name__}: n={n} rows are too few for "
@@ -473,6 +497,10 @@ class PrivateGaussianEstimator(
                     "X_public is not used with it, leave it unset."
                 )
             return ReleasePlan(total, box_gaussian_plan(total, n, d))
+        if self._box_route(total, data):
+            searched, boxed = box_route_costs(total)
+            entries = box_route_entries(searched, n, d)
+            return ReleasePlan(total, entries + box_gaussian_plan(boxed, n, d))
         entries, rest = self._range_entries(total, data)
         mean_share = float(self.mean_share)
         mean, cov = split_cost(rest, [mean_share, 1.0 - mean_share])
@@ -486,7 +514,11 @@ class PrivateGaussianEstimator(
         X = data.X
         d = X.shape[1]
         if self.bounds is not None:
-            return self._fit_box(X, plan, rng)
+            return self._fit_box(X, plan, rng, self._box(d))
+        if is_box_route(plan):
+            lower, upper = release_route_box(X, plan, rng, type(self).__name__)
+            box = (lower / 2.0 + upper / 2.0, upper / 2.0 - lower / 2.0)
+            return self._fit_box(X, plan, rng, box, bounds=(lower, upper))
         pairs = frame_pairs(X, rng)  # x/2 - x'/2: covariance C/2
         bounds = self._bounds()
         found = self._coarse_range(data, pairs, plan, rng, bounds is None)
@@ -528,10 +560,12 @@ class PrivateGaussianEstimator(
         fitted.update(mean_=fitted["location_"].copy(), frame_=frame, mean_steps_=steps)
         return fitted
 
-    def _fit_box(self, X, plan, rng):
-        """The releases in the box (:mod:`dpgauss.releases._box_gaussian`),
-        mapped back (post-processing)."""
-        center, half = self._box(X.shape[1])
+    def _fit_box(self, X, plan, rng, box, bounds=None):
+        """The releases in the box ``(center, half)``
+        (:mod:`dpgauss.releases._box_gaussian`), mapped back
+        (post-processing); ``bounds``: the released box of the box route
+        (``self.bounds`` otherwise)."""
+        center, half = box
         released = release_box_gaussian(X, center, half, plan, rng)
         mean, values, vectors, floor, mean_sd = released
         # Post-processing: the released box-unit mean and its public noise sd.
@@ -540,7 +574,8 @@ class PrivateGaussianEstimator(
         mean, values, vectors, floor, scale = from_box(
             mean, values, vectors, floor, center, half
         )
-        mean = inside_bounds(mean, self.bounds, X.shape[1], type(self).__name__)
+        bounds = self.bounds if bounds is None else bounds
+        mean = inside_bounds(mean, bounds, X.shape[1], type(self).__name__)
         fitted = self._gaussian_attributes(mean, values, vectors, floor)
         # A public change of units: the model is diag(scale) times its Gaussian.
         outer = np.outer(scale, scale)

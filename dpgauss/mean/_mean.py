@@ -62,7 +62,13 @@ from dpgauss.releases._coinpress_mean import (
     pairs_frame,
     weighted_tail_radius,
 )
-from dpgauss.releases._hints import RangeHintsMixin
+from dpgauss.releases._hints import (
+    RangeHintsMixin,
+    box_route_costs,
+    box_route_entries,
+    is_box_route,
+    release_route_box,
+)
 from dpgauss.releases._prediction import report_baseline, report_useless
 from dpgauss.releases._range import (
     RANGE_ROWS,
@@ -145,7 +151,9 @@ class PrivateMean(
           budget is spent and the estimator stays unfitted.
         - ``"auto"``: ``"coinpress"`` when a covariance is given or when the
           frame's predicted noise (public: n, d and the cost) is small enough
-          for the frame to help, else ``"plan"`` (never ``"tukey"``).
+          for the frame to help, else ``"plan"`` (never ``"tukey"``); the box
+          route (Notes) where coinpress could not measure the columns'
+          scales and a private box can be found.
     covariance : array-like of shape (n_features, n_features), default=None
         A public covariance of the rows (positive definite). The frame is then
         ``covariance^(-1/2)`` and no budget is spent on it.
@@ -189,8 +197,9 @@ class PrivateMean(
     mean_ : ndarray of shape (n_features,)
         The private mean.
     method_ : str
-        The method used (``"coinpress"``, ``"plan"``, ``"tukey"`` or, with
-        ``bounds``, ``"box"``).
+        The method used (``"coinpress"``, ``"plan"``, ``"tukey"``, with
+        ``bounds`` ``"box"``, or ``"private_box"``: the box route, see
+        Notes).
     frame_ : ndarray of shape (n_features, n_features)
         The frame the mean was clipped in (post-processing of releases).
     mean_steps_ : int
@@ -248,9 +257,22 @@ class PrivateMean(
     d and released values, and whose costs always add up to the charge: by
     adaptive composition with a fixed total, each costs its charge whatever
     was chosen. Which method ``"auto"`` uses depends on n, d and the cost
-    only. Radii computed from releases are capped at a public 1e15 in the
-    frame; frames and the way back are post-processing, and every clipped row
-    lies in its ball in floating point whatever the row.
+    only.
+
+    **The box route** (``method="auto"`` with no hint, covariance or public
+    rows; ``method_ = "private_box"``): where the scale search cannot measure
+    the columns' scales at any share up to 0.25 (the frame would start as if
+    the columns shared their units) and a box search at half the cost can
+    reach its quantiles (n, d and the cost decide), the fit releases instead
+    ``box_low`` and ``box_high`` (the q and 1 - q quantile searches of
+    :class:`~dpgauss.preprocessing.PrivateBounds`, a quarter of the cost
+    each), widens them into a box (post-processing) and releases the boxed
+    mean above in it with the other half: the simplest private answer
+    without public knowledge.
+
+    Radii computed from releases are capped at a public 1e15 in the frame;
+    frames and the way back are post-processing, and every clipped row lies
+    in its ball in floating point whatever the row.
 
     Examples
     --------
@@ -443,6 +465,10 @@ class PrivateMean(
                 )
             tukey = Release("tukey", total, "tukey_depth", tukey_factory(d))
             return ReleasePlan(total, [tukey])
+        if self._box_route(total, data):
+            searched, boxed = box_route_costs(total)
+            entries = box_route_entries(searched, n, d)
+            return ReleasePlan(total, entries + box_mean_plan(boxed, n, d))
         entries, rest = self._range_entries(total, data)
         if self.covariance is None:
             frame, rest = split_cost(rest, [self.frame_share, 1.0 - self.frame_share])
@@ -453,7 +479,15 @@ class PrivateMean(
         entries.append(Release("mean", rest, kind_of(total), mean_factory(n, d)))
         return ReleasePlan(total, entries)
 
+    def _box_route(self, total, data):
+        # Only "auto" chooses; a given covariance makes the scales known.
+        if self.method != "auto" or self.covariance is not None:
+            return False
+        return super()._box_route(total, data)
+
     def _predict_error(self, plan, data, mechanisms):
+        if is_box_route(plan):
+            return None  # the box is released: no public reference fill
         if self.bounds is None:
             return super()._predict_error(plan, data, mechanisms)
         prediction = box_predict(plan.total, data.n, data.d, mechanisms)
@@ -466,6 +500,8 @@ class PrivateMean(
         return prediction
 
     def _check_utility(self, plan, data):
+        if is_box_route(plan):
+            return  # taken because it can measure what the range searches cannot
         if self.bounds is not None:
             # The baseline plan is the baseline with weights by the box: never
             # predicted worse; the adaptive one is taken only when predicted
@@ -531,6 +567,8 @@ class PrivateMean(
         n, d = X.shape
         if self.method == "tukey":
             return self._tukey(X, plan, rng)
+        if is_box_route(plan):
+            return self._private_box_mean(X, plan, rng)
         if self.bounds is not None:
             center, half = self._box(d)
             mean, _ = boxed_mean(X, center, half, plan, rng, "PrivateMean")
@@ -592,6 +630,19 @@ class PrivateMean(
             "method_": method,
             "frame_": frame,
             "mean_steps_": steps,
+        }
+
+    def _private_box_mean(self, X, plan, rng):
+        """The box route: the private box, then the boxed mean in it."""
+        lower, upper = release_route_box(X, plan, rng, "PrivateMean")
+        center, half = lower / 2.0 + upper / 2.0, upper / 2.0 - lower / 2.0
+        mean, _ = boxed_mean(X, center, half, plan, rng)
+        mean = np.clip(mean, lower, upper)
+        return {
+            "mean_": mean,
+            "method_": "private_box",
+            "frame_": np.diag(1.0 / half),
+            "mean_steps_": 1,
         }
 
     def _tukey(self, X, plan, rng):

@@ -18,6 +18,12 @@ from dpgauss.accounting import split_cost
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.releases._coinpress import tail_radius
 from dpgauss.releases._prediction import report_useless
+from dpgauss.releases._private_box import (
+    box_search_entries,
+    box_search_fails,
+    release_private_box,
+    tail_quantile,
+)
 from dpgauss.releases._range import (
     RANGE_ROWS,
     RANGE_SCALES,
@@ -32,6 +38,7 @@ from dpgauss.releases._range import (
     scaled_deviations,
     top_eigenvalue,
 )
+from dpgauss.utils._messages import shown_indices
 
 __all__ = [
     "RangeHintsMixin",
@@ -173,6 +180,59 @@ def _one_column_fares_better(cost, rows, one_rows, d, one_cost=None):
     risk = range_failure(cost, rows, d, capped=False)
     one_risk = range_failure(one_cost, one_rows, 1, capped=False)
     return risk > RANGE_RISK and one_risk < risk
+
+
+#: The box route's share of the cost for the box search (the rest for the
+#: boxed release): the split of the simplest private answer without public
+#: knowledge that bench_real holds the no-hint fits to.
+BOX_ROUTE_SHARE = 0.5
+#: The box route's two searches (the q and 1 - q quantiles).
+BOX_ROUTE_NAMES = ("box_low", "box_high")
+
+
+def box_route_costs(total):
+    """``(search, release)``: the box route's split of ``total``."""
+    return split_cost(total, [BOX_ROUTE_SHARE, 1.0 - BOX_ROUTE_SHARE])
+
+
+def box_route_entries(cost, n, d):
+    """The box route's two searches at ``cost`` (half each)."""
+    return box_search_entries(cost, n, d, BOX_ROUTE_NAMES)
+
+
+def is_box_route(plan):
+    """Whether ``plan`` is the box route's (:meth:`RangeHintsMixin._box_route`)."""
+    return BOX_ROUTE_NAMES[0] in {r.name for r in plan.releases()}
+
+
+def release_route_box(X, plan, rng, owner):
+    """The box route's released box ``(lower, upper)``
+    (:func:`~dpgauss.releases._private_box.release_private_box`), warning
+    (post-processing) for features whose box had to be clamped."""
+    n, d = X.shape
+    q = tail_quantile(plan.cost(BOX_ROUTE_NAMES[0]), n, d)
+    lower, upper, tied, held = release_private_box(X, plan, rng, q, BOX_ROUTE_NAMES)
+    clamped = ~(held | tied)
+    if np.any(clamped):
+        warnings.warn(
+            f"{owner}: the private box of feature(s) {shown_indices(clamped)} is "
+            "clamped (its released spread or location is beyond what a box can "
+            "hold), so their estimates are off. Rescale those features.",
+            UtilityWarning,
+            stacklevel=5,
+        )
+    return lower, upper
+
+
+class _EntryCosts:
+    """The costs of plan entries by name (what :meth:`RangeHintsMixin.
+    _scales_unmeasured` reads of a plan), before the plan is built."""
+
+    def __init__(self, entries):
+        self._costs = {entry.name: entry.cost for entry in entries}
+
+    def cost(self, name):
+        return self._costs[name]
 
 
 class RangeHintsMixin:
@@ -346,6 +406,43 @@ class RangeHintsMixin:
         search takes ``share`` of ``total`` (a subclass whose plan can do
         without them says so; public values only)."""
         return True
+
+    def _scales_unmeasured_at(self, total, data):
+        """:meth:`_scales_unmeasured` before the plan exists: from the range
+        entries ``total`` would get (public: the cost, n and d)."""
+        if data.n is None:
+            return False
+        names = self._range_names(data)
+        entries, _ = self._range_entries(total, data)
+        share = self._scale_share(total, data, names) if "range_scale" in names else 0.0
+        if share and not self._coordinate_scales(total, data, names, share):
+            return False
+        return RangeHintsMixin._scales_unmeasured(self, _EntryCosts(entries), data)
+
+    def _box_route(self, total, data):
+        """Whether the fit finds a box privately and makes its boxed release
+        in it: with no hint and no public rows, where the scale search
+        cannot measure the columns' scales (:meth:`_scales_unmeasured_at`:
+        the frame would start as if they shared their units; columns with
+        sds from 1e-3 to 1e6 at rho 0.125 and n = 2,000 put the mean 1e6
+        sampling errors off) and the box search at :data:`BOX_ROUTE_SHARE`
+        of the cost can reach the quartiles
+        (:func:`~dpgauss.releases._private_box.box_search_fails`). That is the
+        simplest private answer without public knowledge. Public: the cost,
+        n, d and the parameters."""
+        if (
+            getattr(self, "bounds", None) is not None
+            or self.mean_bound is not None
+            or self.cov_bounds is not None
+            or data.n is None
+            or data.n_public
+            or data.d < 2
+        ):
+            return False
+        if not self._scales_unmeasured_at(total, data):
+            return False
+        one = split_cost(box_route_costs(total)[0], [0.5, 0.5])[0]
+        return not box_search_fails(one, data.n, data.d)
 
     def _scales_unmeasured(self, plan, data):
         """Whether the fit's coordinate scales are predicted to be one value

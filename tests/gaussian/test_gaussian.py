@@ -167,6 +167,11 @@ def test_the_scale_search_that_runs_is_the_one_predicted(monkeypatch):
         return original(pairs, plan, rng, name, scales)
 
     monkeypatch.setattr(_range, "top_eigenvalue", spy)
+    # The scales are then unmeasured, and the fit would take the box route
+    # (test_box_route.py); this test is about the frame's scale search.
+    monkeypatch.setattr(
+        PrivateGaussianEstimator, "_box_route", lambda self, total, data: False
+    )
     est = PrivateGaussianEstimator(rho=1e-4, random_state=0)
     plan = est._pricing_plan(5, total=ZCDP(1e-4))
     assert est._one_scale(plan, FitData(n=100_000, d=5))

@@ -202,20 +202,26 @@ def test_mixed_units_no_longer_put_the_narrow_columns_a_million_errors_off():
 
 
 def test_unmeasurable_scales_warn_before_the_spend():
-    from dpgauss import PrivacyBudget, PrivateMean
-    from dpgauss.exceptions import UtilityWarning
-
-    X = _mixed_units()
-    budget = PrivacyBudget(rho=1.0)
-    est = PrivateMean(rho=0.25, budget=budget, random_state=0)
-    with pytest.warns(UtilityWarning, match="same spread") as caught:
-        est.fit(X)
-    assert "cov_bounds" in str(caught[0].message)
-    assert budget.spent() == ZCDP(0.25)
-    # A budget large enough for the share: no such warning.
+    # d = 10, n = 700, rho 0.5: the Gaussian's scale search cannot measure the
+    # columns at any share up to 0.25, and the box route's search cannot
+    # reach the quartiles at half the cost: the frame then assumes columns of
+    # about the same spread, which it says before the spend.
     import warnings
 
+    from dpgauss import PrivacyBudget, PrivateGaussianEstimator
+    from dpgauss.exceptions import UtilityWarning
+
+    X = _mixed_units(n=700, d=10)
+    budget = PrivacyBudget(rho=1.0)
+    est = PrivateGaussianEstimator(rho=0.5, budget=budget, random_state=0)
+    with pytest.warns(UtilityWarning, match="same spread") as caught:
+        est.fit(X)
+    message = next(str(w.message) for w in caught if "same spread" in str(w.message))
+    assert "cov_bounds" in message
+    assert budget.spent() == ZCDP(0.5)
+    assert "box_low" not in {e.mechanism.split(":")[1] for e in budget.ledger()}
+    # Where the scales can be measured: no such warning.
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
-        PrivateMean(rho=1.0, random_state=0).fit(X)
+        PrivateGaussianEstimator(rho=1.0, random_state=0).fit(_mixed_units(n=2000))
     assert not any("same spread" in str(w.message) for w in seen)
