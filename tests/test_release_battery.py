@@ -83,6 +83,9 @@ FORMS = {
     # delta; at the one above it would need thousands (too many rows to be
     # quick). The Gaussian's subsample center runs under it at n = 2000.
     "approx4": ({"epsilon": 4.0, "delta": 1e-3}, {"epsilon": 8.0, "delta": 1e-2}),
+    # Small enough that the unbounded estimators' scales cannot be measured
+    # at n = 2000, d = 3: they take the box route.
+    "zcdp_small": ({"rho": 0.1}, {"rho": 0.2}),
 }
 
 
@@ -262,6 +265,18 @@ ESTIMATORS = {
         ),
         "gauss_far",
         ALL_FORMS,
+        NUMPY,
+    ),
+    "PrivateMean-private-box": (
+        lambda **p: PrivateMean(random_state=0, **p),
+        "gauss",
+        ("zcdp_small",),
+        NUMPY,
+    ),
+    "PrivateGaussianEstimator-private-box": (
+        lambda **p: PrivateGaussianEstimator(random_state=0, **p),
+        "gauss",
+        ("zcdp_small",),
         NUMPY,
     ),
     "PrivateMean-public": (
