@@ -64,6 +64,7 @@ from dpgauss.releases._hints import (
     box_route_entries,
     is_box_route,
     release_route_box,
+    warn_box_route,
 )
 from dpgauss.releases._prediction import report_useless
 from dpgauss.releases._range import frame_pairs
@@ -441,7 +442,8 @@ class PrivateGaussianEstimator(
     def _check_utility(self, plan, data):
         n, d = data.n, data.d
         if is_box_route(plan):
-            return  # taken because it can measure what the range searches cannot
+            warn_box_route(type(self).__name__, data.n, data.d, plan.total)
+            return
         if self._subsample_asked(data) and not self._subsample_center(data):
             warnings.warn(
                 f"{type(self).__name__}: n={n} rows are too few for "

@@ -68,6 +68,7 @@ from dpgauss.releases._hints import (
     box_route_entries,
     is_box_route,
     release_route_box,
+    warn_box_route,
 )
 from dpgauss.releases._prediction import report_baseline, report_useless
 from dpgauss.releases._range import (
@@ -501,7 +502,8 @@ class PrivateMean(
 
     def _check_utility(self, plan, data):
         if is_box_route(plan):
-            return  # taken because it can measure what the range searches cannot
+            warn_box_route("PrivateMean", data.n, data.d, plan.total)
+            return
         if self.bounds is not None:
             # The baseline plan is the baseline with weights by the box: never
             # predicted worse; the adaptive one is taken only when predicted

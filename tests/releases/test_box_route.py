@@ -10,6 +10,7 @@ import pytest
 from dpgauss import PrivacyBudget, PrivateBounds, PrivateGaussianEstimator, PrivateMean
 from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.base import FitData
+from dpgauss.exceptions import UtilityWarning
 
 
 def _mixed_units(n=2000, d=6, seed=102):
@@ -29,7 +30,10 @@ def test_the_route_is_public_and_its_ledger_is_its_plan(cls):
     assert est._box_route(total, data)
     planned = est.planned_costs(6, n_samples=2000)
     budget = PrivacyBudget(rho=1.0)
-    est.set_params(budget=budget).fit(X)
+    # Said before the spend: half the budget buys what a codebook gives.
+    with pytest.warns(UtilityWarning, match="finding a box") as caught:
+        est.set_params(budget=budget, on_useless="raise").fit(X)
+    assert "bounds=(lower, upper)" in str(caught[0].message)
     assert [e.cost for e in budget.ledger()] == planned
     names = [e.mechanism.split(":")[1] for e in budget.ledger()]
     assert names[:2] == ["box_low", "box_high"]
