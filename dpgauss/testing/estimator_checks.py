@@ -36,7 +36,7 @@ def check_budget_charged_exactly(estimator, X, y=None):
     est.fit(X, y)
     first = [(e.cost, e.mechanism) for e in budget.ledger()]
     assert first, "a fit recorded nothing in its budget"
-    plan = est._pricing_plan(X.shape[1])
+    plan = est._pricing_plan(X.shape[1], n_samples=X.shape[0])
     assert first == plan.charges(), "the ledger differs from the release plan"
     costs = [c for c, _ in first]
     assert compose(type(est.privacy_spent_)(0.0), costs) == est.privacy_spent_
@@ -48,7 +48,7 @@ def check_budget_charged_exactly(estimator, X, y=None):
         math.fsum(_value(c) for c in in_currency),
         rel_tol=1e-12,
     )
-    assert est.planned_costs(X.shape[1]) == costs
+    assert est.planned_costs(X.shape[1], n_samples=X.shape[0]) == costs
     est.fit(X, y)
     assert len(budget.ledger()) == 2 * len(first), "a refit did not spend again"
 
