@@ -15,6 +15,11 @@ Errors are "lower is better" in every task:
 * ``cov``: ``||D (C - S) D||_F / ||D S D||_F`` with ``D = diag(1 / s)`` (the
   zero matrix scores 1), so mixed units weigh alike. The baseline is the
   better of the zero matrix and the private diagonal on the same rows.
+* ``mean`` and ``cov`` with no hints (``PrivateMean(no hints)``,
+  ``PrivateGaussianEstimator(no hints)``: the raw rows, nothing public): the
+  same scores; the floor is the box a user could find privately
+  (``dpgauss.PrivateBounds`` at half the budget) with the boxed baseline at
+  the other half, unbounded where that search refuses.
 * ``scaler``: ``||((m - xbar) / s, scale / s - 1)||_2``.
 * ``pca``: ``1 - tr(P S P) / top_k(S)`` in box units, k = 2.
 * ``clf``: the error rate on a fixed held-out quarter of the table.
@@ -139,6 +144,52 @@ def ref_mean(X, lower, upper, privacy, seed, gaussian=False):
     return ref
 
 
+def private_box(X, privacy, rng):
+    """The simplest private box a user with no public knowledge can get:
+    ``dpgauss.PrivateBounds`` at half the budget (rho / 2 of the zCDP the
+    privacy implies, or epsilon / 2), or None where it refuses (too few rows
+    for its budget: nothing is then known, and the task's floor is
+    unbounded)."""
+    import warnings
+
+    import dpgauss
+    from dpgauss.exceptions import UselessFitError
+
+    if "delta" not in privacy and "epsilon" in privacy:
+        half = {"epsilon": privacy["epsilon"] / 2}
+    else:
+        half = {"rho": B.zcdp_of(privacy) / 2}
+    seed = int(rng.integers(2**31))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return dpgauss.PrivateBounds(random_state=seed, **half).fit(X).bounds_
+        except UselessFitError:
+            return None
+
+
+def ref_mean_nohint(X, lower, upper, privacy, seed, gaussian=False):
+    """The mean task without public knowledge (the estimator gets no hint and
+    the raw rows). Its floor: the private box of :func:`private_box` at half
+    the budget, then the box baseline of :func:`ref_mean` at the other half
+    (infinite where the box search refuses). The codebook box only sets the
+    score's units for a constant column and the flag's scale."""
+    ref = ref_mean(X, lower, upper, privacy, seed, gaussian)
+
+    def error(rng):
+        box = private_box(X, privacy, rng)
+        if box is None:
+            return np.inf
+        if gaussian:
+            base = B.box_moments(X, *box, privacy, rng, share=0.5)[0]
+        else:
+            base = B.box_mean(X, *box, privacy, rng, share=0.5)
+        return score_mean({"mean": base}, ref)[0]
+
+    ref["base_err"], ref["base_draws"] = _drawn(error, seed, 41)
+    return ref
+
+
 def score_mean(out, ref):
     m = np.asarray(out["mean"], float)
     flagged = not _finite(m) or np.linalg.norm(m - ref["c"]) > 10 * ref["R"]
@@ -169,6 +220,23 @@ def ref_cov(X, lower, upper, privacy, seed):
     ref["np_err"] = _boot_rms(
         X, seed, lambda Xb: _cov_err(np.cov(Xb, rowvar=False, bias=True), S, s)
     )
+    return ref
+
+
+def ref_cov_nohint(X, lower, upper, privacy, seed):
+    """The covariance task without public knowledge: floors the zero matrix
+    (free) and the private diagonal in the private box of
+    :func:`private_box` (half the budget each)."""
+    ref = ref_cov(X, lower, upper, privacy, seed)
+
+    def error(rng):
+        box = private_box(X, privacy, rng)
+        if box is None:
+            return np.inf
+        _, var = B.box_moments(X, *box, privacy, rng, share=0.5)
+        return score_cov({"covariance": np.diag(var)}, ref)[0]
+
+    ref["base_err"], ref["base_draws"] = _drawn(error, seed, 43)
     return ref
 
 

@@ -19,8 +19,13 @@ a round value (``_real_data.codebook_box``), a stand-in for a codebook. An
 estimator with a ``bounds`` parameter (read from ``get_params()``) gets the
 box; one without gets the rows shifted by the box's centre and, as its hint,
 the box's circumradius about that centre (``data_norm``, or ``mean_bound``
-for the mean estimators). PCA, the classifiers, the mixture and the aggregates
-work in box units (the public map to [-1, 1]^d; circumradius sqrt(d)).
+for the mean estimators). ``PrivateMean(no hints)`` and
+``PrivateGaussianEstimator(no hints)`` get the raw rows and nothing else; their
+floor is what a user with no public knowledge could do: find a box with
+``PrivateBounds`` at half the budget, then the boxed baseline at the other half
+(unbounded where the box search refuses). PCA, the classifiers, the mixture and
+the aggregates work in box units (the public map to [-1, 1]^d; circumradius
+sqrt(d)).
 
 Targets (per row = data x privacy x n): no flagged output in any seed; median
 at most the baseline and worst seed at most 3x the baseline's worst (each over
@@ -74,10 +79,15 @@ QUICK_DATA = [
     "far_mean_1e4",
 ]
 
+#: The suffix of a contender fitted on the raw rows with no public knowledge.
+NO_HINTS = "(no hints)"
+
 # (estimator, task): which tasks an estimator is scored on.
 ESTIMATORS = {
     "PrivateMean": ["mean"],
     "PrivateGaussianEstimator": ["mean", "cov"],
+    "PrivateMean(no hints)": ["mean"],
+    "PrivateGaussianEstimator(no hints)": ["mean", "cov"],
     "PrivateCovariance": ["cov"],
     "TailSensitiveCovariance": ["cov"],
     "PrivatePCA": ["pca"],
@@ -105,7 +115,7 @@ def _make(name, privacy, seed):
         inner = LogisticRegression() if logistic else LinearRegression()
         extra = {"classes": [0, 1]} if logistic else {}
         return dpgauss.SubsampleAggregate(inner, statistic="coef_", **extra, **kw)
-    return getattr(dpgauss, name)(**kw)
+    return getattr(dpgauss, name.removesuffix(NO_HINTS))(**kw)
 
 
 def _fit(est, fit):
@@ -139,6 +149,13 @@ def _contender(name, task, ctx, privacy, seed):
     box = _has_bounds(est)
     out = {}
     hint = "bounds" if box else "none"
+    if name.endswith(NO_HINTS):
+        st = _fit(est, lambda e: e.fit(ctx["X"]))
+        if st[0] == "ok":
+            out["mean" if task == "mean" else "covariance"] = (
+                est.mean_ if task == "mean" else est.covariance_
+            )
+        return (*st, out, "none")
     if task in ("mean", "cov", "scaler"):
         X, lower, upper = ctx["X"], ctx["lower"], ctx["upper"]
         c = (lower + upper) / 2
@@ -208,6 +225,11 @@ def _contexts(table, n, privacy, seed, row_seed):
         base, X=Xn, ref=T.ref_mean(Xn, lower, upper, privacy, seed, gaussian=True)
     )
     ctxs["cov"] = dict(base, X=Xn, ref=T.ref_cov(Xn, lower, upper, privacy, seed))
+    for name, gaussian in (("PrivateMean", False), ("PrivateGaussianEstimator", True)):
+        ref = T.ref_mean_nohint(Xn, lower, upper, privacy, seed, gaussian)
+        ctxs[f"mean:{name}{NO_HINTS}"] = dict(base, X=Xn, ref=ref)
+    ref = T.ref_cov_nohint(Xn, lower, upper, privacy, seed)
+    ctxs[f"cov:PrivateGaussianEstimator{NO_HINTS}"] = dict(base, X=Xn, ref=ref)
     ctxs["scaler"] = dict(base, X=Xn, ref=T.ref_scaler(Xn, lower, upper, privacy, seed))
     Zn = T.B.to_box(Xn, lower, upper)
     if X.shape[1] > T.K_PCA:
