@@ -60,8 +60,7 @@ from dpgauss.releases._coinpress_mean import (
 )
 from dpgauss.releases._hints import (
     RangeHintsMixin,
-    box_route_costs,
-    box_route_entries,
+    box_route_plan,
     is_box_route,
     release_route_box,
     warn_box_route,
@@ -500,9 +499,7 @@ class PrivateGaussianEstimator(
                 )
             return ReleasePlan(total, box_gaussian_plan(total, n, d))
         if self._box_route(total, data):
-            searched, boxed = box_route_costs(total)
-            entries = box_route_entries(searched, n, d)
-            return ReleasePlan(total, entries + box_gaussian_plan(boxed, n, d))
+            return box_route_plan(total, n, d, box_gaussian_plan)
         entries, rest = self._range_entries(total, data)
         mean_share = float(self.mean_share)
         mean, cov = split_cost(rest, [mean_share, 1.0 - mean_share])

@@ -64,8 +64,7 @@ from dpgauss.releases._coinpress_mean import (
 )
 from dpgauss.releases._hints import (
     RangeHintsMixin,
-    box_route_costs,
-    box_route_entries,
+    box_route_plan,
     is_box_route,
     release_route_box,
     warn_box_route,
@@ -467,9 +466,7 @@ class PrivateMean(
             tukey = Release("tukey", total, "tukey_depth", tukey_factory(d))
             return ReleasePlan(total, [tukey])
         if self._box_route(total, data):
-            searched, boxed = box_route_costs(total)
-            entries = box_route_entries(searched, n, d)
-            return ReleasePlan(total, entries + box_mean_plan(boxed, n, d))
+            return box_route_plan(total, n, d, box_mean_plan)
         entries, rest = self._range_entries(total, data)
         if self.covariance is None:
             frame, rest = split_cost(rest, [self.frame_share, 1.0 - self.frame_share])

@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from dpgauss.accounting import split_cost
+from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.releases._coinpress import tail_radius
 from dpgauss.releases._prediction import report_useless
@@ -209,6 +210,14 @@ def box_route_entries(cost, n, d):
     """The box route's two searches at ``cost`` (half each), on
     :func:`box_route_rows` of the n rows."""
     return box_search_entries(cost, box_route_rows(n), d, BOX_ROUTE_NAMES)
+
+
+def box_route_plan(total, n, d, releases):
+    """The box route's plan: its two searches at :data:`BOX_ROUTE_SHARE` of
+    ``total``, then the entries ``releases(rest, n, d)`` of the release made
+    in the box (the ``bounds`` path's plan of the estimator)."""
+    searched, rest = box_route_costs(total)
+    return ReleasePlan(total, box_route_entries(searched, n, d) + releases(rest, n, d))
 
 
 def is_box_route(plan):
