@@ -58,14 +58,14 @@ from dpgauss.releases._coinpress_mean import (
     pairs_covariance_entries,
     pairs_frame,
 )
-from dpgauss.releases._hints import (
-    RangeHintsMixin,
+from dpgauss.releases._hints import RangeHintsMixin
+from dpgauss.releases._prediction import report_useless
+from dpgauss.releases._private_box import (
     box_route_plan,
     is_box_route,
     release_route_box,
     warn_box_route,
 )
-from dpgauss.releases._prediction import report_useless
 from dpgauss.releases._range import frame_pairs
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context

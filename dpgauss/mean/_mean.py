@@ -62,14 +62,14 @@ from dpgauss.releases._coinpress_mean import (
     pairs_frame,
     weighted_tail_radius,
 )
-from dpgauss.releases._hints import (
-    RangeHintsMixin,
+from dpgauss.releases._hints import RangeHintsMixin
+from dpgauss.releases._prediction import report_baseline, report_useless
+from dpgauss.releases._private_box import (
     box_route_plan,
     is_box_route,
     release_route_box,
     warn_box_route,
 )
-from dpgauss.releases._prediction import report_baseline, report_useless
 from dpgauss.releases._range import (
     RANGE_ROWS,
     frame_count,

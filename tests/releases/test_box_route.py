@@ -123,17 +123,17 @@ def test_the_box_searches_read_a_data_independent_subset(monkeypatch):
     # At most RANGE_ROWS rows (drawn independently of the data), as the range
     # searches: sorting all n rows twice cost 2.4 times the time of the old
     # path on a 4e6 x 10 memmap. q follows from the subset's size (public).
-    from dpgauss.releases import _hints
+    from dpgauss.releases import _private_box
     from dpgauss.releases._range import RANGE_ROWS
 
     seen = []
-    original = _hints.release_private_box
+    original = _private_box.release_private_box
 
     def spy(rows, plan, rng, q, names):
         seen.append((rows.shape[0], q))
         return original(rows, plan, rng, q, names)
 
-    monkeypatch.setattr(_hints, "release_private_box", spy)
+    monkeypatch.setattr(_private_box, "release_private_box", spy)
     n, d, rho = 60_000, 3, 1e-4
     est = PrivateMean(rho=rho, random_state=0)
     data = FitData(n=n, d=d, X_public=None, n_public=0)
