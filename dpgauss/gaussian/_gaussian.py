@@ -515,9 +515,8 @@ class PrivateGaussianEstimator(
         if self.bounds is not None:
             return self._fit_box(X, plan, rng, self._box(d))
         if is_box_route(plan):
-            lower, upper = release_route_box(X, plan, rng, type(self).__name__)
-            box = (lower / 2.0 + upper / 2.0, upper / 2.0 - lower / 2.0)
-            return self._fit_box(X, plan, rng, box, bounds=(lower, upper))
+            bounds, box = release_route_box(X, plan, rng, type(self).__name__)
+            return self._fit_box(X, plan, rng, box, bounds=bounds)
         pairs = frame_pairs(X, rng)  # x/2 - x'/2: covariance C/2
         bounds = self._bounds()
         found = self._coarse_range(data, pairs, plan, rng, bounds is None)

@@ -633,8 +633,7 @@ class PrivateMean(
 
     def _private_box_mean(self, X, plan, rng):
         """The box route: the private box, then the boxed mean in it."""
-        lower, upper = release_route_box(X, plan, rng, "PrivateMean")
-        center, half = lower / 2.0 + upper / 2.0, upper / 2.0 - lower / 2.0
+        (lower, upper), (center, half) = release_route_box(X, plan, rng, "PrivateMean")
         mean, _ = boxed_mean(X, center, half, plan, rng)
         mean = np.clip(mean, lower, upper)
         return {

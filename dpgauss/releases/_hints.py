@@ -18,11 +18,7 @@ from dpgauss.accounting import split_cost
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.releases._coinpress import tail_radius
 from dpgauss.releases._prediction import report_useless
-from dpgauss.releases._private_box import (
-    box_route_costs,
-    box_route_rows,
-    box_search_fails,
-)
+from dpgauss.releases._private_box import box_route_feasible
 from dpgauss.releases._range import (
     RANGE_ROWS,
     RANGE_SCALES,
@@ -181,11 +177,11 @@ def _one_column_fares_better(cost, rows, one_rows, d, one_cost=None):
 
 
 class _EntryCosts:
-    """The costs of plan entries by name (what :meth:`RangeHintsMixin.
+    """The range searches' costs by name (what :meth:`RangeHintsMixin.
     _scales_unmeasured` reads of a plan), before the plan is built."""
 
-    def __init__(self, entries):
-        self._costs = {entry.name: entry.cost for entry in entries}
+    def __init__(self, costs):
+        self._costs = costs
 
     def cost(self, name):
         return self._costs[name]
@@ -297,35 +293,37 @@ class RangeHintsMixin:
         names = self._range_names(data)
         if not names:
             return [], total
-        shares = [
-            self._scale_share(total, data, names)
-            if name == "range_scale"
-            else float(self.range_share)
-            for name in names
-        ]
-        share = sum(shares)
-        ranged, rest = split_cost(total, [share, 1.0 - share])
-        parts = split_cost(ranged, [one / share for one in shares])
+        share = self._scale_share(total, data, names)
+        parts, rest = self._range_costs(total, names, share)
         entries = [
             self._range_release(name, c, data)
             for name, c in zip(names, parts, strict=True)
         ]
         return entries, rest
 
+    def _range_costs(self, total, names, share):
+        """``(parts, rest)``: the cost of each range search in ``names``
+        (``range_share`` each, ``share`` for ``range_scale``) and what is left
+        of ``total``; the plan's split, and the one :meth:`_scale_share`
+        predicts from (public)."""
+        shares = [
+            share if name == "range_scale" else float(self.range_share)
+            for name in names
+        ]
+        ranged = sum(shares)
+        ranged_cost, rest = split_cost(total, [ranged, 1.0 - ranged])
+        return split_cost(ranged_cost, [one / ranged for one in shares]), rest
+
     def _scale_cost(self, total, data, names, share):
         """The cost of the d coordinate scales' search (the first part of
-        ``range_scale``) when the scale search takes ``share`` of ``total``
-        and every other range search ``range_share`` (public)."""
-        others = float(self.range_share) * (len(names) - 1)
-        ranged, _ = split_cost(total, [share + others, 1.0 - share - others])
-        if others:
-            ranged = split_cost(
-                ranged, [share / (share + others), others / (share + others)]
-            )[0]
-        return scale_costs(ranged)[0]
+        ``range_scale``) when the scale search takes ``share`` of ``total``:
+        the plan's own split (:meth:`_range_costs`; public)."""
+        parts, _ = self._range_costs(total, names, share)
+        return scale_costs(parts[names.index("range_scale")])[0]
 
     def _scale_share(self, total, data, names):
-        """The scale search's share of ``total``: ``range_share``, raised to
+        """The scale search's share of ``total`` (``range_share`` where it
+        does not run): ``range_share``, raised to
         the first of :data:`SCALE_SHARES` at which the d coordinate scales
         can be measured where they cannot at ``range_share``
         (:func:`~dpgauss.releases._range.nonzero_measurable`) and the plain
@@ -338,6 +336,8 @@ class RangeHintsMixin:
         """
         share = float(self.range_share)
         d = data.d
+        if "range_scale" not in names:
+            return share
         if d == 1 or data.n is None or self._public_scale(data) is not None:
             return share  # n unknown: a plan priced before the rows
         if not self._coordinate_scales(total, data, names, share):
@@ -369,11 +369,14 @@ class RangeHintsMixin:
         if data.n is None:
             return False
         names = self._range_names(data)
-        entries, _ = self._range_entries(total, data)
-        share = self._scale_share(total, data, names) if "range_scale" in names else 0.0
-        if share and not self._coordinate_scales(total, data, names, share):
+        if "range_scale" not in names:
             return False
-        return RangeHintsMixin._scales_unmeasured(self, _EntryCosts(entries), data)
+        share = self._scale_share(total, data, names)
+        if not self._coordinate_scales(total, data, names, share):
+            return False
+        parts, _ = self._range_costs(total, names, share)
+        costs = _EntryCosts(dict(zip(names, parts, strict=True)))
+        return RangeHintsMixin._scales_unmeasured(self, costs, data)
 
     def _box_route(self, total, data):
         """Whether the fit finds a box privately and makes its boxed release
@@ -397,8 +400,7 @@ class RangeHintsMixin:
             return False
         if not self._scales_unmeasured_at(total, data):
             return False
-        one = split_cost(box_route_costs(total)[0], [0.5, 0.5])[0]
-        return not box_search_fails(one, box_route_rows(data.n), data.d)
+        return box_route_feasible(total, data.n, data.d)
 
     def _scales_unmeasured(self, plan, data):
         """Whether the fit's coordinate scales are predicted to be one value

@@ -43,6 +43,7 @@ from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.mechanisms._checks import MAX_RADIUS, MIN_RADIUS
 from dpgauss.mechanisms._range import QuantileSearch
+from dpgauss.releases._box import box_frame
 from dpgauss.releases._range import RANGE_ROWS, range_subset, search_factory
 from dpgauss.utils._messages import shown_indices
 
@@ -57,6 +58,7 @@ __all__ = [
     "box_margin",
     "box_route_costs",
     "box_route_entries",
+    "box_route_feasible",
     "box_route_plan",
     "box_route_rows",
     "box_search_entries",
@@ -217,6 +219,17 @@ def box_route_entries(cost, n, d):
     return box_search_entries(cost, box_route_rows(n), d, BOX_ROUTE_NAMES)
 
 
+def box_route_feasible(total, n, d):
+    """Whether the box route's searches, at :data:`BOX_ROUTE_SHARE` of
+    ``total`` on :func:`box_route_rows` of n rows, reach their quantiles
+    (:func:`box_search_fails`; public). Each search's cost is half the
+    route's (:func:`box_search_entries`); computed without building them,
+    whose exact lattice refuses a budget too small for it in the check of
+    the plan, with the estimator's own message."""
+    one = split_cost(box_route_costs(total)[0], [0.5, 0.5])[0]
+    return not box_search_fails(one, box_route_rows(n), d)
+
+
 def box_route_plan(total, n, d, releases):
     """The box route's plan: its two searches at :data:`BOX_ROUTE_SHARE` of
     ``total``, then the entries ``releases(rest, n, d)`` of the release made
@@ -232,7 +245,8 @@ def is_box_route(plan):
 
 
 def release_route_box(X, plan, rng, owner):
-    """The box route's released box ``(lower, upper)``
+    """The box route's released box ``(lower, upper)``, and its centre and
+    half-widths (:func:`~dpgauss.releases._box.box_frame`)
     (:func:`~dpgauss.releases._private_box.release_private_box`), warning
     (post-processing) for features whose box had to be clamped."""
     n, d = X.shape
@@ -248,7 +262,7 @@ def release_route_box(X, plan, rng, owner):
             UtilityWarning,
             stacklevel=5,
         )
-    return lower, upper
+    return (lower, upper), box_frame(lower, upper)
 
 
 def warn_box_route(owner, n, d, total):
