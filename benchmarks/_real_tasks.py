@@ -168,26 +168,31 @@ def private_box(X, privacy, rng):
             return None
 
 
-def ref_mean_nohint(X, lower, upper, privacy, seed, gaussian=False):
-    """The mean task without public knowledge (the estimator gets no hint and
-    the raw rows). Its floor: the private box of :func:`private_box` at half
-    the budget, then the box baseline of :func:`ref_mean` at the other half
-    (infinite where the box search refuses). The codebook box only sets the
-    score's units for a constant column and the flag's scale."""
-    ref = ref_mean(X, lower, upper, privacy, seed, gaussian)
+def with_private_box_floor(ref, X, privacy, seed, task, gaussian=False):
+    """A task's reference (``ref``, from :func:`ref_mean` or :func:`ref_cov`)
+    for an estimator given no public knowledge (no hint, the raw rows): the
+    same scores, and the floor a user could compute alone, the private box of
+    :func:`private_box` at half the budget and, at the other half, the boxed
+    mean (``box_moments``' mean for a ``gaussian`` estimator, its variances
+    on the diagonal for ``cov``; the zero matrix stays ``cov``'s other
+    floor). Infinite where the box search refuses. The codebook box only
+    sets the score's units for a constant column and the flag's scale."""
 
     def error(rng):
         box = private_box(X, privacy, rng)
         if box is None:
             return np.inf
+        if task == "cov":
+            _, var = B.box_moments(X, *box, privacy, rng, share=0.5)
+            return score_cov({"covariance": np.diag(var)}, ref)[0]
         if gaussian:
             base = B.box_moments(X, *box, privacy, rng, share=0.5)[0]
         else:
             base = B.box_mean(X, *box, privacy, rng, share=0.5)
         return score_mean({"mean": base}, ref)[0]
 
-    ref["base_err"], ref["base_draws"] = _drawn(error, seed, 41)
-    return ref
+    base_err, base_draws = _drawn(error, seed, 43 if task == "cov" else 41)
+    return dict(ref, base_err=base_err, base_draws=base_draws)
 
 
 def score_mean(out, ref):
@@ -220,23 +225,6 @@ def ref_cov(X, lower, upper, privacy, seed):
     ref["np_err"] = _boot_rms(
         X, seed, lambda Xb: _cov_err(np.cov(Xb, rowvar=False, bias=True), S, s)
     )
-    return ref
-
-
-def ref_cov_nohint(X, lower, upper, privacy, seed):
-    """The covariance task without public knowledge: floors the zero matrix
-    (free) and the private diagonal in the private box of
-    :func:`private_box` (half the budget each)."""
-    ref = ref_cov(X, lower, upper, privacy, seed)
-
-    def error(rng):
-        box = private_box(X, privacy, rng)
-        if box is None:
-            return np.inf
-        _, var = B.box_moments(X, *box, privacy, rng, share=0.5)
-        return score_cov({"covariance": np.diag(var)}, ref)[0]
-
-    ref["base_err"], ref["base_draws"] = _drawn(error, seed, 43)
     return ref
 
 

@@ -225,11 +225,15 @@ def _contexts(table, n, privacy, seed, row_seed):
         base, X=Xn, ref=T.ref_mean(Xn, lower, upper, privacy, seed, gaussian=True)
     )
     ctxs["cov"] = dict(base, X=Xn, ref=T.ref_cov(Xn, lower, upper, privacy, seed))
-    for name, gaussian in (("PrivateMean", False), ("PrivateGaussianEstimator", True)):
-        ref = T.ref_mean_nohint(Xn, lower, upper, privacy, seed, gaussian)
-        ctxs[f"mean:{name}{NO_HINTS}"] = dict(base, X=Xn, ref=ref)
-    ref = T.ref_cov_nohint(Xn, lower, upper, privacy, seed)
-    ctxs[f"cov:PrivateGaussianEstimator{NO_HINTS}"] = dict(base, X=Xn, ref=ref)
+    # No public knowledge: the same scores, the floor of a box found privately.
+    for name, task, source, gaussian in (
+        ("PrivateMean", "mean", "mean", False),
+        ("PrivateGaussianEstimator", "mean", "mean:PrivateGaussianEstimator", True),
+        ("PrivateGaussianEstimator", "cov", "cov", False),
+    ):
+        ref = ctxs[source]["ref"]
+        ref = T.with_private_box_floor(ref, Xn, privacy, seed, task, gaussian)
+        ctxs[f"{task}:{name}{NO_HINTS}"] = dict(base, X=Xn, ref=ref)
     ctxs["scaler"] = dict(base, X=Xn, ref=T.ref_scaler(Xn, lower, upper, privacy, seed))
     Zn = T.B.to_box(Xn, lower, upper)
     if X.shape[1] > T.K_PCA:
