@@ -54,18 +54,33 @@ class GaussianDensityMixin(DensityMixin):
     """
 
     @staticmethod
-    def _gaussian_attributes(location, eigenvalues, eigenvectors, floor):
-        """The fitted attributes of N(location, V diag(max(values, floor)) V^T)."""
+    def _gaussian_attributes(location, eigenvalues, eigenvectors, floor, scale=None):
+        """The fitted attributes of N(location, S V diag(max(values, floor)) V^T S).
+
+        ``S = diag(scale)`` is a public change of units (identity when
+        ``scale`` is None; see :func:`~dpgauss.utils._linalg.model_parts`):
+        the spectrum stays in the units it was released in, and
+        ``covariance_`` and ``precision_`` are formed entrywise from it, so
+        columns 1e-3 and 1e6 apart keep their own precision.
+        """
         values = np.maximum(np.asarray(eigenvalues, dtype=np.float64), floor)
         vectors = np.asarray(eigenvectors, dtype=np.float64)
         covariance = (vectors * values) @ vectors.T
+        covariance = 0.5 * (covariance + covariance.T)
         precision = (vectors / values) @ vectors.T
+        precision = 0.5 * (precision + precision.T)
+        model = (values, vectors)
+        if scale is not None:  # entrywise: the products stay symmetric
+            scale = np.asarray(scale, dtype=np.float64)
+            outer = np.outer(scale, scale)
+            covariance, precision = covariance * outer, precision / outer
+            model = (values, vectors, scale)
         return {
             "location_": np.asarray(location, dtype=np.float64),
-            "covariance_": 0.5 * (covariance + covariance.T),
-            "precision_": 0.5 * (precision + precision.T),
+            "covariance_": covariance,
+            "precision_": precision,
             "eigenvalue_floor_": float(floor),
-            "_model": (values, vectors),
+            "_model": model,
         }
 
     def get_precision(self):

@@ -100,13 +100,8 @@ class BasePrivateCovariance(PrivateEstimatorMixin, GaussianDensityMixin, BaseEst
         ``diag(scale)`` times their Gaussian.
         """
         floor = eigenvalue_floor(values, noise_sd, cap)
-        fitted = self._gaussian_attributes(center, values, vectors, floor)
-        if scale is not None:  # a public change of units (post-processing)
-            outer = np.outer(scale, scale)
-            fitted["covariance_"] = fitted["covariance_"] * outer
-            fitted["precision_"] = fitted["precision_"] / outer
-            fitted["_model"] = (*fitted["_model"], np.asarray(scale, dtype=float))
-        return fitted
+        # A public change of units (post-processing) when scale is given.
+        return self._gaussian_attributes(center, values, vectors, floor, scale)
 
     def _box_model(self, box, center, values, vectors, noise_sd):
         """The fitted model from a spectrum released in box units.

@@ -533,7 +533,7 @@ default="auto"
         # The mean's error per coordinate, taken into the frame along the
         # identity (its average over directions: shift ||A||_F^2 / d).
         in_frame = shift * float(np.sum(frame * frame)) / d
-        values, vectors, sd, cap = release_in_frame(
+        values, vectors, sd, cap, _ = release_in_frame(
             X,
             center,
             frame,

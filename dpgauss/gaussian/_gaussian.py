@@ -45,6 +45,7 @@ from dpgauss.releases._box_gaussian import (
 from dpgauss.releases._center import eigenvalue_floor
 from dpgauss.releases._coinpress import (
     STEP_BETA,
+    frame_units,
     release_in_frame,
     tail_radius,
 )
@@ -191,10 +192,12 @@ class PrivateGaussianEstimator(
     precision_ : ndarray of shape (n_features, n_features)
         The inverse of ``covariance_``.
     eigenvalue_floor_ : float
-        The smallest eigenvalue of the model's spectrum: of ``covariance_``
-        without ``bounds``; with ``bounds``, of the covariance in box units
-        (``covariance_`` is ``diag(h)`` times it, h the half-widths), which
-        keeps columns in very different units at their own precision.
+        The smallest eigenvalue of the model's spectrum, in the units it was
+        released in: with ``bounds``, box units (``covariance_`` is
+        ``diag(h)`` times it, h the half-widths); with ``cov_bounds``, the
+        rows' units; otherwise the frame's per-column units (``s_j`` the
+        norm of row j of the inverse of ``frame_``, about column j's sd).
+        Columns in very different units so keep their own precision.
     mean_steps_ : int
         The number of mean steps the ``mean`` release was split into.
     frame_ : ndarray of shape (n_features, n_features)
@@ -546,15 +549,19 @@ class PrivateGaussianEstimator(
         )
         stages.finish()
         final = min(gamma + error, MAX_FRAME_RADIUS)
-        values, vectors, sd, cap = release_in_frame(
-            rows, mean, frame, final, plan, rng, partials, correct=True, shift=variance
+        # The spectrum in the frame's per-column units (released values), so
+        # mixed units keep their precision; cov_bounds bound the spectrum in
+        # the rows' units, which then stay.
+        units = frame_units(frame) if bounds is None else None
+        values, vectors, sd, cap, units = release_in_frame(
+            rows, mean, frame, final, plan, rng, partials, True, variance, units
         )
         if bounds is not None:
             values = np.clip(values, bounds[0], bounds[1])
         floor = eigenvalue_floor(values, sd, cap)
         warn_unresolved_directions(type(self).__name__, values, floor)
         mean = self._within_hints(mean)
-        fitted = self._gaussian_attributes(mean, values, vectors, floor)
+        fitted = self._gaussian_attributes(mean, values, vectors, floor, units)
         fitted.update(mean_=fitted["location_"].copy(), frame_=frame, mean_steps_=steps)
         return fitted
 
@@ -574,12 +581,8 @@ class PrivateGaussianEstimator(
         )
         bounds = self.bounds if bounds is None else bounds
         mean = inside_bounds(mean, bounds, X.shape[1], type(self).__name__)
-        fitted = self._gaussian_attributes(mean, values, vectors, floor)
         # A public change of units: the model is diag(scale) times its Gaussian.
-        outer = np.outer(scale, scale)
-        fitted["covariance_"] = fitted["covariance_"] * outer
-        fitted["precision_"] = fitted["precision_"] / outer
-        fitted["_model"] = (*fitted["_model"], scale)
+        fitted = self._gaussian_attributes(mean, values, vectors, floor, scale)
         fitted.update(
             mean_=fitted["location_"].copy(), frame_=np.diag(1.0 / half), mean_steps_=1
         )

@@ -45,11 +45,13 @@ from dpgauss.utils._sums import clipped_sums, frame_sums
 
 __all__ = [
     "coinpress_entries",
+    "frame_units",
     "learn_frame",
     "release_in_frame",
     "shrinkage_factor",
     "staged_costs",
     "tail_radius",
+    "units_hold",
 ]
 
 #: Share of the covariance cost spent on the preconditioning steps (the rest
@@ -186,9 +188,10 @@ def learn_frame(X, center, frame, radius, plan, steps, rng, n_partials):
 
 
 def release_in_frame(
-    X, center, frame, radius, plan, rng, n_partials, correct, shift=0.0
+    X, center, frame, radius, plan, rng, n_partials, correct, shift=0.0, units=None
 ):
-    """The final release in the learned frame, back in the rows' coordinates.
+    """The final release in the learned frame, back in the rows' coordinates
+    (or in ``units``).
 
     The second moment of ``clip(A (x - c), r)`` is released by GaussCov (the
     spectral denoiser included, :func:`release_covariance`), divided by
@@ -198,15 +201,26 @@ def release_in_frame(
     squared error per coordinate, in the frame) is subtracted along the
     identity first.
 
+    With ``units`` (public, e.g. :func:`frame_units`: a released value), the
+    estimate is returned in the per-column units ``S = diag(units)``: the
+    spectrum of ``S^-1 A^-1 Z A^-T S^-1``, mapped by the frame ``A S``.
+    Columns whose scales are 1e9 apart then keep their own precision (in the
+    rows' units an eigendecomposition rounds the narrow column's variance
+    away: its eigenvalue sits below ``2^-52`` times the largest).
+
     Returns
     -------
     values, vectors : ndarray
-        Eigenvalues (descending, >= 0) and eigenvectors of the estimate.
+        Eigenvalues (descending, >= 0) and eigenvectors of the estimate (in
+        ``units`` when given).
     noise_sd : float
-        The noise sd of one entry of the release, in the rows' units along the
+        The noise sd of one entry of the release, in the same units along the
         frame's least amplified direction (for the eigenvalue floor).
     cap : float
-        A bound on the estimate's trace (``r^2 ||A^-1||_2^2``).
+        A bound on the estimate's trace (``r^2 ||(A S)^-1||_2^2``).
+    units : ndarray or None
+        ``units``, or None where the estimate in them would not map back to
+        finite matrices (:func:`units_hold`): it is then in the rows' units.
     """
     n, d = X.shape[0], frame.shape[0]
     S = frame_sums(X, center, radius, frame)[1] / n
@@ -216,18 +230,78 @@ def release_in_frame(
     )
     if correct:
         values = values / shrinkage_factor(d, radius)
-    values, vectors, gram = to_rows(frame, values, vectors)
+    spectrum = None
+    if units is not None:
+        units = np.asarray(units, dtype=np.float64)
+        with np.errstate(all="ignore"):
+            spectrum = to_rows(frame * units[None, :], values, vectors)
+        if not units_hold(spectrum[0], units):
+            spectrum, units = None, None
+    if spectrum is None:
+        spectrum = to_rows(frame, values, vectors)
+    values, vectors, gram = spectrum
     big = _largest(d)
     with np.errstate(all="ignore"):
         low = min(sd * gram[0], big)
         cap = min(radius * radius * gram[1], big)
-    return values, vectors, low, cap
+    return values, vectors, low, cap, units
+
+
+def units_hold(values, units):
+    """Whether a spectrum in per-column ``units`` maps back to finite matrices.
+
+    ``S V diag(values) V^T S`` has entries at most ``max(values) max(s)^2``,
+    and its inverse at most ``1 / (floor min(s)^2)`` with the eigenvalue
+    floor at least ``d 2^-52 max(values)`` (:func:`~dpgauss.releases._center.
+    eigenvalue_floor`); both must stay below ``max float / (4 d)``. Where they
+    would not (rows near the float range's ends), the release stays in the
+    rows' units, as before ``units`` existed. Public values only.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpgauss.releases._coinpress import units_hold
+    >>> units_hold(np.array([1.0, 0.5]), np.array([1e-3, 1e6]))
+    True
+    >>> units_hold(np.array([1.0, 0.5]), np.array([1.0, 1e160]))
+    False
+    """
+    d = values.shape[0]
+    top = float(np.max(values)) if d else 0.0
+    big = _largest(d) if d else 0.0
+    if not (top > 0.0 and math.isfinite(top)):
+        return False
+    with np.errstate(all="ignore"):
+        high = top * np.square(np.max(units))  # numpy floats: inf, no raise
+        low = d * 2.0**-52 * top * np.square(np.min(units))
+    return bool(high < big and low > 1.0 / big)
 
 
 def _largest(d):
     """The largest eigenvalue kept: ``max float / (4 d)`` (the matrix and its
     trace stay finite)."""
     return float(np.finfo(np.float64).max) / (4.0 * d)
+
+
+def frame_units(frame):
+    """Per-column units of a learned frame: ``s_j = ||row j of A^-1||``.
+
+    ``A^-1 A^-T`` is about the covariance the frame whitens, so ``s_j`` is
+    about column j's sd, and ``A diag(s)`` about a rotation of unit-variance
+    columns. Post-processing of a released frame; a non-finite or zero entry
+    (never for a frame of calibrated releases) is 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpgauss.releases._coinpress import frame_units
+    >>> frame_units(np.diag([1e3, 1e-6]))
+    array([1.e-03, 1.e+06])
+    """
+    inverse, f = frame_inverse(frame)
+    with np.errstate(all="ignore"):
+        units = np.linalg.norm(inverse, axis=1) / f
+    return np.where(np.isfinite(units) & (units > 0.0), units, 1.0)
 
 
 def frame_inverse(frame):

@@ -7,6 +7,7 @@ from sklearn.datasets import load_breast_cancer
 
 from dpgauss import PrivateGaussianEstimator
 from dpgauss.exceptions import UtilityWarning
+from dpgauss.utils._linalg import model_parts
 
 MATCH = "eigenvalues are within 2 times its eigenvalue floor"
 
@@ -28,7 +29,9 @@ def test_mixed_units_without_hints_are_not_silent():
     assert len(messages) == 1
     assert "29 of the released covariance's 30" in messages[0]
     assert "bounds=(lower, upper)" in messages[0]
-    values = np.linalg.eigvalsh(est.covariance_)
+    # The floor is in the model's per-column units (model_parts' scale).
+    scale = model_parts(est._model)[2]
+    values = np.linalg.eigvalsh(est.covariance_ / np.outer(scale, scale))
     assert np.sum(values <= 2 * est.eigenvalue_floor_) == 29
 
 

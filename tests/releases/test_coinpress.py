@@ -144,3 +144,35 @@ def test_ledger_records_every_step():
         "second_moment",
     ]
     assert np.all(np.linalg.eigvalsh(est.covariance_) > 0)
+
+
+def test_frame_units_are_the_sds_the_frame_whitens():
+    from dpgauss.releases._coinpress import frame_units
+
+    # A frame that whitens C has A^-1 A^-T = C: its units are C's sds.
+    rng = np.random.default_rng(0)
+    sds = np.logspace(-3, 6, 4)
+    R = np.corrcoef(rng.normal(size=(4, 50)))
+    C = R * np.outer(sds, sds)
+    A = np.linalg.inv(np.linalg.cholesky(C))
+    assert np.allclose(frame_units(A), sds, rtol=1e-6)
+    # Post-processing never yields a zero or non-finite unit.
+    assert np.all(frame_units(np.zeros((3, 3))) == 1.0)
+    assert np.all(frame_units(np.full((2, 2), np.nan)) == 1.0)
+
+
+@pytest.mark.parametrize(
+    ("top", "units", "hold"),
+    [
+        (1.0, [1e-3, 1e6], True),
+        (1.0, [1.0, 1e160], False),  # S C S would overflow
+        (1.0, [1e-160, 1.0], False),  # its inverse would overflow
+        (0.0, [1.0, 1.0], False),  # nothing released: the rows' units
+        (np.inf, [1.0, 1.0], False),
+    ],
+)
+def test_units_hold_only_where_the_model_maps_back_finite(top, units, hold):
+    from dpgauss.releases._coinpress import units_hold
+
+    values = np.array([top, 0.5 * top])
+    assert units_hold(values, np.array(units)) is hold
