@@ -53,6 +53,19 @@ MEAN_BETA = 0.01
 #: 30 datasets at d = 1024 for beta = 0.01, 0.05, 0.2, 0.3, 0.5: 1.16, 1.15,
 #: 1.08, 1.11, 1.17; at d = 256, 1.05 (0.01) and 1.04 (0.2).
 SPECTRUM_BETA = 0.2
+#: The last mean step's allowance for rows that are not Gaussian: dividing a
+#: mean clipped at lambda by the Gaussian shrinkage J(lambda) is unbiased for
+#: whitened Gaussian rows only; on real tables (tied, zero-inflated, skewed
+#: columns) the rescaled clipped mean is off by about psi (1 - J) sds per
+#: whitened coordinate, psi measured at lambda = sqrt(d) (non-private, exact
+#: frame) as 0.19 (fair), 0.46 (randhie), 0.39 (breast cancer), 0.23 (wine),
+#: 0.30 (anes96) and 0.40 (star98). :func:`final_radius` adds
+#: ``d (psi (1/J - 1))^2`` at psi = 1 (twice the largest) to the error it
+#: minimises. Median error of the mean over 10 seeds, in sampling errors per
+#: column, rho 0.125 / 0.5, without (psi = 0) and with it: fair 1.39 / 0.50
+#: -> 0.31 / 0.19; randhie 4.04 / 3.13 -> 1.84 / 1.97; Gaussian rows (n =
+#: 5,000, d = 8) 0.34 / 0.15 -> 0.26 / 0.18.
+SKEW_ALLOWANCE = 1.0
 #: Largest radius, in a frame, that any step clips at: radii computed from
 #: released values are capped here (a public bound, so the noise scales are
 #: checked before the spend); a cap that binds only costs accuracy.
@@ -238,7 +251,10 @@ def final_radius(cost, n, d, radius, gamma, n_partials):
     ``max(sqrt(chi2_d(0.05)), 4 radius)`` (the offset stays small next to the
     radius, so J holds) to ``gamma + radius`` (plain CoinPress) to minimise
     the predicted squared error ``(E||clip(g)||^2 / n + d s(lambda)^2) /
-    J^2``. Public: cost, n, d and released radii only.
+    J^2`` plus the allowance ``d (psi (1/J - 1))^2`` for rows that are not
+    Gaussian (:data:`SKEW_ALLOWANCE`): the rescaling is then taken only where
+    the noise it saves outweighs the bias it risks on real tables. Public:
+    cost, n, d and released radii only.
     """
     top = step_radius(radius, gamma)
     low = min(max(math.sqrt(stats.chi2.ppf(0.05, d)), 4.0 * radius), top)
@@ -250,7 +266,8 @@ def final_radius(cost, n, d, radius, gamma, n_partials):
     # one mechanism, at the top, gives it for the whole grid (a prediction).
     at_top = d * mean_mechanism(cost, n, d, top, n_partials).variance(d)
     noise = at_top * (lams / top) ** 2
-    errors = (spread + noise) / (gains * gains)
+    skew = d * (SKEW_ALLOWANCE * (1.0 / gains - 1.0)) ** 2
+    errors = (spread + noise) / (gains * gains) + skew
     best = int(np.argmin(errors))
     return float(lams[best]), float(gains[best])
 
