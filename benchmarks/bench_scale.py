@@ -2,7 +2,8 @@
 
 (``exact``: the fit with exact lattice noise against float noise, target <= 1.5x.)
 
-Run: ``.venv/bin/python benchmarks/bench_scale.py [speed|exact|eigen|memmap|dask|all]``.
+Run: ``.venv/bin/python benchmarks/bench_scale.py
+[speed|gaussian|exact|eigen|memmap|dask|aggregate|all]``.
 
 * speed: fitting n = 1,000,000 x d = 100 against ``numpy.cov`` on the same array
   (target: at most 3x), best of 3 each, for every method;
@@ -11,7 +12,10 @@ Run: ``.venv/bin/python benchmarks/bench_scale.py [speed|exact|eigen|memmap|dask
   ``np.load(mmap_mode="r")`` in a child process that reports its peak resident
   memory (VmHWM) and its peak anonymous memory (RssAnon, sampled every 20 ms)
   (target: under 2 GB); the file is written once to ``--dir`` and removed after;
-* dask: the same estimate from a Dask array as from numpy, same random_state.
+* dask: the same estimate from a Dask array as from numpy, same random_state;
+* aggregate: ``SubsampleAggregate`` wrapping LinearRegression,
+  LogisticRegression and EmpiricalCovariance at n = 1e5 and 1e6, d = 5,
+  against one fit of the wrapped estimator on all rows (target: at most 20x).
 
 Writes ``results/bench_scale.md``.
 """
@@ -263,13 +267,84 @@ def dask_check(n=200_000, d=20):
     return lines
 
 
+def aggregate(ns=(100_000, 1_000_000), d=5):
+    """SubsampleAggregate against one fit of the wrapped estimator on all rows
+    (target: at most 20x at n = 1e5 and 1e6). Each fit timed once, in the
+    same run; n_jobs=None and 2 (the machine's cores)."""
+    import warnings
+
+    from sklearn.covariance import EmpiricalCovariance
+    from sklearn.linear_model import LinearRegression, LogisticRegression
+
+    from dpgauss import SubsampleAggregate
+
+    rng = np.random.default_rng(0)
+    lines = [
+        f"d = {d}, epsilon 1, delta 1e-6, statistic coef_ (location_ for the "
+        "covariance); each time one fit on the same arrays.",
+        "",
+        "| wrapped | n | groups | wrapped fit (s) | n_jobs | aggregate (s) | "
+        "ratio | target <= 20 |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for n in ns:
+        X = rng.uniform(-1.0, 1.0, size=(n, d))
+        y = X @ np.arange(1.0, d + 1.0) + rng.normal(0.0, 0.5, n)
+        cases = [
+            (LinearRegression(), y, {"epsilon": 1.0, "delta": 1e-6}),
+            (
+                LogisticRegression(),
+                (y > 0).astype(int),
+                {"epsilon": 1.0, "delta": 1e-6, "classes": [0, 1]},
+            ),
+            (
+                EmpiricalCovariance(),
+                None,
+                {"epsilon": 1.0, "delta": 1e-6, "statistic": "location_"},
+            ),
+        ]
+        for inner, target, kw in cases:
+            start = time.perf_counter()
+            inner.fit(X, target)
+            base = time.perf_counter() - start
+            for n_jobs in (None, 2):
+                est = SubsampleAggregate(inner, random_state=0, n_jobs=n_jobs, **kw)
+                start = time.perf_counter()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    try:
+                        est.fit(X, target)
+                        groups = est.n_groups_
+                    except Exception as exc:  # reported, never fatal
+                        groups = type(exc).__name__
+                took = time.perf_counter() - start
+                ratio = took / base
+                ok = "ok" if ratio <= 20 else "**miss**"
+                if not isinstance(groups, int):
+                    ok = "n/a (did not fit)"
+                lines.append(
+                    f"| {type(inner).__name__} | {n:,} | {groups} | {base:.3f} | "
+                    f"{n_jobs} | {took:.3f} | {ratio:.1f} | {ok} |"
+                )
+    return lines
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument(
         "what",
         nargs="?",
         default="all",
-        choices=["speed", "gaussian", "exact", "eigen", "memmap", "dask", "all"],
+        choices=[
+            "speed",
+            "gaussian",
+            "exact",
+            "eigen",
+            "memmap",
+            "dask",
+            "aggregate",
+            "all",
+        ],
     )
     parser.add_argument(
         "--dir", default=tempfile.gettempdir(), help="where the 8 GB file goes"
@@ -286,6 +361,8 @@ def main():
         lines += ["## EMCov", "", *eigen(), ""]
     if args.what in ("dask", "all"):
         lines += ["## Dask", "", *dask_check(), ""]
+    if args.what in ("aggregate", "all"):
+        lines += ["## SubsampleAggregate", "", *aggregate(), ""]
     if args.what in ("memmap", "all"):
         lines += ["## Memory-mapped input", "", *memmap(args.dir), ""]
     text = "\n".join(lines)

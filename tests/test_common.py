@@ -204,6 +204,17 @@ SKIPPED_WITH_BUDGET = {
         "PrivateQuadraticDiscriminantAnalysis",
     )
 }
+#: The scaler at epsilon 1 in the box [-100, 100]: the check's few rows give
+#: releases the noise swamps, and both budgeted fits then land on the same
+#: public fallback for about 4% of the ledger's event ids (13 of 300
+#: offsets), so a strict expected failure passed or failed with the order in
+#: which pytest-xdist ran the tests before it on the shared budget.
+SKIPPED_WITH_BUDGET["PrivateStandardScaler", "check_fit_idempotent"] = (
+    "compares transforms of two budgeted fits, which draw independent noise; "
+    "on the check's rows both often land on the same public fallback, so the "
+    "outcome depends on the ledger's event ids; "
+    "check_clones_draw_independent_noise in test_dp_checks tests the property"
+)
 
 
 def _budgeted(estimator):

@@ -22,8 +22,13 @@ clone (post-processing).
 import warnings
 
 import numpy as np
+from scipy import linalg
+from sklearn import config_context
 from sklearn.base import clone, is_classifier
+from sklearn.covariance import EmpiricalCovariance
 from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import LinearRegression
+from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted
 
 from dpgauss.ensemble._isolation import isolated_candidates, start_method
@@ -35,6 +40,7 @@ __all__ = [
     "astray_to_center",
     "attribute_names",
     "auto_groups",
+    "direct_fit",
     "fit_group",
     "group_candidates",
     "min_group_rows",
@@ -196,7 +202,16 @@ def probe_shape(estimator, statistic, output_shape, d, y, classes=None, isolated
 
 
 def group_candidates(
-    estimator, statistic, X, y, k, rng, shape, classes=None, isolation=False
+    estimator,
+    statistic,
+    X,
+    y,
+    k,
+    rng,
+    shape,
+    classes=None,
+    isolation=False,
+    n_jobs=None,
 ):
     """The k candidates (rows; NaN rows: failed group fits) and the group size.
 
@@ -206,7 +221,9 @@ def group_candidates(
     that group's rows alone, like any failed fit). With ``isolation``, each
     group is fitted in a process of its own
     (:func:`~dpgauss.ensemble._isolation.isolated_candidates`), by the same
-    :func:`fit_group` on the same rows.
+    :func:`fit_group` on the same rows. With ``n_jobs`` other than None or
+    1, the generic group fits run in joblib's workers and come back in group
+    order (the same candidates).
     """
     n = X.shape[0]
     s = n // k
@@ -225,12 +242,179 @@ def group_candidates(
 
     if isolation:
         return isolated_candidates(fit_group, group_args, k, p), s
+    direct = direct_fit(estimator, statistic, X, y, classes)
     Y = np.full((k, p), np.nan)
-    for g in range(k):
-        flat = fit_group(*group_args(g))
-        if flat is not None and flat.shape == (p,) and np.all(np.isfinite(flat)):
-            Y[g] = flat
+    # Public configuration for the group fits: X was validated finite before
+    # the spend and the estimator's parameters by the probe fit, so sklearn's
+    # per-call checks are skipped (a NaN target gives a non-finite statistic:
+    # a failed candidate, as a raise would).
+    with config_context(assume_finite=True, skip_parameter_validation=True):
+        if direct is not None:
+            flats = _direct_candidates(direct, X, y, order, k, s)
+        elif n_jobs is None or n_jobs == 1:
+            flats = (fit_group(*group_args(g)) for g in range(k))
+        else:
+            # sklearn's Parallel carries the configuration above to the workers.
+            flats = Parallel(n_jobs=n_jobs, return_as="generator")(
+                delayed(fit_group)(*group_args(g)) for g in range(k)
+            )
+        for g, flat in enumerate(flats):
+            if flat is not None and flat.shape == (p,) and np.all(np.isfinite(flat)):
+                Y[g] = flat
     return Y, s
+
+
+#: Rows a block of the direct path holds at once (memory bounded whatever n).
+DIRECT_BLOCK_ROWS = 1 << 16
+
+
+def _direct_candidates(direct, X, y, order, k, s):
+    """The candidates of ``direct`` (:func:`direct_fit`), in group order.
+
+    The groups' rows are gathered a block of groups at a time (at most
+    :data:`DIRECT_BLOCK_ROWS` rows, the permutation's order) as an array of
+    shape (groups, s, d); ``direct`` computes each group's candidate from its
+    own matrix of the stack. A block whose computation raises (never for
+    finite rows) is redone group by group, each on its own, so one group's
+    rows can only fail that group's candidate.
+    """
+    step = max(1, DIRECT_BLOCK_ROWS // max(s, 1))
+    for start in range(0, k, step):
+        stop = min(k, start + step)
+        idx = order[start * s : stop * s]
+        rows = np.asarray(X[idx]).reshape(stop - start, s, -1)
+        target = None if y is None else np.asarray(_take(y, idx))
+        target = None if target is None else target.reshape(stop - start, s)
+        block = direct(rows, target)
+        if block is None:
+            for g in range(stop - start):
+                one = direct(
+                    rows[g : g + 1], None if target is None else target[g : g + 1]
+                )
+                yield None if one is None else one[0]
+            continue
+        yield from block
+
+
+def direct_fit(estimator, statistic, X, y, classes):
+    """A vectorised group fit without scikit-learn's per-call overhead, or None.
+
+    For two wrapped estimators (exactly those classes), on dense float64 rows
+    and a statistic naming only the attributes below, the function ``(rows,
+    targets) -> candidates`` that takes a stack of groups (shape ``(b, s,
+    d)``; targets ``(b, s)``) and computes for each what its ``fit``
+    computes, in the same order, from that group's matrix alone:
+
+    * ``LinearRegression`` (``positive=False``, a 1-D numeric target;
+      ``coef_``, ``intercept_``), group by group: the column means ``x_m``
+      and ``y_m`` (with ``fit_intercept``), the least-squares coefficients of
+      the centred rows by ``scipy.linalg.lstsq(cond=tol)`` and ``intercept =
+      y_m - x_m coef``; a group whose solve raises is a failed candidate;
+    * ``EmpiricalCovariance`` (``location_``, ``covariance_``), for the stack
+      at once: the means along each group's rows (zeros with
+      ``assume_centered``) and ``C^T C / s`` of the centred rows
+      (``np.matmul`` on the stack, times ``1 / s`` as ``np.cov`` does).
+
+    Candidates equal the estimators' own fits bit for bit on the library's
+    tests (random groups, rank-deficient ones included). A fit's validation
+    and ``clone`` cost 10-100 times the arithmetic on groups of 25 rows (n =
+    1e5, d = 5, 4,000 groups: LinearRegression 2.0 s, 160 times one fit on
+    all rows; EmpiricalCovariance's location 1.3 s, 130 times).
+
+    Privacy: the choice reads only the public estimator, statistic and the
+    inputs' types; each candidate is computed from its own group's matrix
+    (the stacked operations act on each matrix separately), and a failure
+    fails that group alone (:func:`_direct_candidates`).
+    """
+    names = attribute_names(statistic)
+    if (
+        classes is not None
+        or names is None
+        or type(X) not in (np.ndarray, np.memmap)
+        or X.dtype != np.float64
+    ):
+        return None
+    params = estimator.get_params()
+    if type(estimator) is EmpiricalCovariance:
+        if not set(names) <= {"location_", "covariance_"}:
+            return None
+        return _stacked(_moments(bool(params["assume_centered"])), names)
+    if type(estimator) is not LinearRegression:
+        return None
+    if (
+        params["positive"]
+        or not set(names) <= {"coef_", "intercept_"}
+        or not isinstance(y, np.ndarray)
+        or y.ndim != 1
+        or y.dtype.kind not in "biuf"
+    ):
+        return None
+    fit = _least_squares(bool(params["fit_intercept"]), params["tol"])
+    return _group_by_group(fit, names)
+
+
+def _least_squares(intercept, cond):
+    def fit(Xg, yg):
+        yg = np.asarray(yg, dtype=np.float64)
+        if intercept:
+            x_m, y_m = np.average(Xg, axis=0), np.average(yg, axis=0)
+            Xg, yg = Xg - x_m, yg - y_m
+        coef = linalg.lstsq(Xg, yg, cond=cond, check_finite=False)[0]
+        b = y_m - x_m @ coef if intercept else 0.0
+        return {"coef_": coef, "intercept_": np.float64(b)}
+
+    return fit
+
+
+def _moments(centred):
+    def fit(G, _):
+        b, s, d = G.shape
+        if centred:
+            location, C = np.zeros((b, d)), G
+            second = np.matmul(G.transpose(0, 2, 1), G) / s
+        else:
+            location = G.mean(axis=1)
+            C = G - location[:, None, :]
+            second = np.matmul(C.transpose(0, 2, 1), C) * np.true_divide(1, s)
+        return {"location_": location, "covariance_": second}
+
+    return fit
+
+
+def _flatten(parts, names, b):
+    return np.concatenate([np.reshape(parts[n], (b, -1)) for n in names], axis=1)
+
+
+def _stacked(fit, names):
+    """Candidates of a stack at once; None when the computation raises."""
+
+    def candidates(rows, targets):
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return _flatten(fit(rows, targets), names, rows.shape[0])
+        except Exception:
+            return None
+
+    return candidates
+
+
+def _group_by_group(fit, names):
+    """Candidates of a stack, one group at a time (a failed one is NaN)."""
+
+    def candidates(rows, targets):
+        out = []
+        for g in range(rows.shape[0]):
+            try:
+                with np.errstate(all="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    parts = fit(rows[g], targets[g])
+                    out.append(_flatten(parts, names, 1)[0])
+            except Exception:
+                out.append(None)
+        return out
+
+    return candidates
 
 
 def fit_group(estimator, statistic, X, y, classes):

@@ -613,3 +613,24 @@ def test_a_budget_float64_cannot_calibrate_is_refused_before_the_spend(params, r
         with pytest.raises(ValueError, match=message):
             est.fit(X, y)
     assert budget.ledger() == []
+
+
+def test_n_jobs_releases_the_same_statistic():
+    # Group fits in joblib's workers come back in group order: the same
+    # candidates, so the same release for the same seed.
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((4000, 2))
+    y = (X @ np.array([1.0, -1.0]) + rng.standard_normal(4000) > 0).astype(int)
+    fits = [
+        SubsampleAggregate(
+            LogisticRegression(),
+            classes=[0, 1],
+            rho=1.0,
+            bound=10.0,
+            random_state=0,
+            n_jobs=n_jobs,
+        ).fit(X, y)
+        for n_jobs in (None, 2)
+    ]
+    np.testing.assert_array_equal(fits[0].statistic_, fits[1].statistic_)
+    assert fits[0].privacy_spent_ == fits[1].privacy_spent_
