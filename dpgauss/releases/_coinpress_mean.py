@@ -9,6 +9,7 @@ for the covariance steps and :mod:`dpgauss.releases._range` for the coarse
 range that starts them.
 """
 
+import functools
 import math
 from dataclasses import replace
 
@@ -196,6 +197,13 @@ def weighted_tail_radius(spectrum, beta):
     return math.sqrt(top) * math.sqrt(q)
 
 
+@functools.lru_cache(maxsize=8)
+def _step_z(beta):
+    """The normal quantile ``z`` of :func:`step_radius` (a public constant,
+    computed once: the steps' plans call it hundreds of times per fit)."""
+    return float(stats.norm.isf(beta))
+
+
 def step_radius(radius, gamma, spread=1.0):
     """A mean step's clipping radius around a center within ``radius`` of the mean.
 
@@ -210,7 +218,7 @@ def step_radius(radius, gamma, spread=1.0):
     biases the step; the sensitivity is computed from the radius whatever the
     rows (public: released radii and public constants).
     """
-    z = float(stats.norm.isf(MEAN_BETA))
+    z = _step_z(MEAN_BETA)
     r = float(radius)
     with np.errstate(all="ignore"):
         tight = math.sqrt(r * r + 2.0 * z * spread * r + gamma * gamma)
