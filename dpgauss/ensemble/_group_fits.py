@@ -250,7 +250,9 @@ def group_candidates(
     # a failed candidate, as a raise would).
     with config_context(assume_finite=True, skip_parameter_validation=True):
         if direct is not None:
-            flats = _direct_candidates(direct, X, y, order, k, s)
+            # EmpiricalCovariance ignores y (of any shape): not read at all
+            target = y if type(estimator) is LinearRegression else None
+            flats = _direct_candidates(direct, X, target, order, k, s)
         elif n_jobs is None or n_jobs == 1:
             flats = (fit_group(*group_args(g)) for g in range(k))
         else:

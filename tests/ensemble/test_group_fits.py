@@ -148,3 +148,15 @@ def test_n_jobs_gives_the_same_candidates():
     two, _ = group_candidates(*args, np.random.default_rng(5), (1, 3), n_jobs=2)
     np.testing.assert_array_equal(one, two)
     assert np.isfinite(one).all()
+
+
+def test_a_covariance_fit_ignores_targets_of_any_shape():
+    # EmpiricalCovariance.fit ignores y; the stacked path reshaped it to one
+    # target per row and raised (after the spend) on a 2-D y.
+    X, _ = _rows(4, 10, 2, 6)
+    y = np.random.default_rng(0).standard_normal((60, 2))
+    est, stat = EmpiricalCovariance(), ("location_", "covariance_")
+    with_y, _ = group_candidates(est, stat, X, y, 6, np.random.default_rng(1), (6,))
+    without, _ = group_candidates(est, stat, X, None, 6, np.random.default_rng(1), (6,))
+    np.testing.assert_array_equal(with_y, without)
+    assert np.isfinite(without).all()
