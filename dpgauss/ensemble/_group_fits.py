@@ -22,12 +22,14 @@ clone (post-processing).
 import warnings
 
 import numpy as np
+import sklearn
 from scipy import linalg
 from sklearn import config_context
 from sklearn.base import clone, is_classifier
 from sklearn.covariance import EmpiricalCovariance
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LinearRegression
+from sklearn.utils.fixes import parse_version
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted
 
@@ -268,6 +270,10 @@ def group_candidates(
 
 #: Rows a block of the direct path holds at once (memory bounded whatever n).
 DIRECT_BLOCK_ROWS = 1 << 16
+#: LinearRegression passes ``tol`` to ``lstsq`` as ``cond`` on dense rows from
+#: scikit-learn 1.9 (1.6 has no ``tol``; 1.7-1.8 use ``max(X.shape) eps``):
+#: the least-squares path computes what fit does only there.
+DENSE_TOL_IS_COND = parse_version(sklearn.__version__).release[:2] >= (1, 9)
 
 
 def _direct_candidates(direct, X, y, order, k, s):
@@ -308,7 +314,8 @@ def direct_fit(estimator, statistic, X, y, classes):
     computes, in the same order, from that group's matrix alone:
 
     * ``LinearRegression`` (``positive=False``, a 1-D numeric target;
-      ``coef_``, ``intercept_``), group by group: the column means ``x_m``
+      ``coef_``, ``intercept_``; scikit-learn 1.9 or later, where fit passes
+      ``tol`` to ``lstsq`` as ``cond``), group by group: the column means ``x_m``
       and ``y_m`` (with ``fit_intercept``), the least-squares coefficients of
       the centred rows by ``scipy.linalg.lstsq(cond=tol)`` and ``intercept =
       y_m - x_m coef``; a group whose solve raises is a failed candidate;
@@ -344,7 +351,9 @@ def direct_fit(estimator, statistic, X, y, classes):
     if type(estimator) is not LinearRegression:
         return None
     if (
-        params["positive"]
+        not DENSE_TOL_IS_COND
+        or "tol" not in params
+        or params["positive"]
         or not set(names) <= {"coef_", "intercept_"}
         or not isinstance(y, np.ndarray)
         or y.ndim != 1

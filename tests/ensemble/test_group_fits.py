@@ -160,3 +160,24 @@ def test_a_covariance_fit_ignores_targets_of_any_shape():
     without, _ = group_candidates(est, stat, X, None, 6, np.random.default_rng(1), (6,))
     np.testing.assert_array_equal(with_y, without)
     assert np.isfinite(without).all()
+
+
+def test_least_squares_path_needs_tol_as_the_dense_cond(monkeypatch):
+    # scikit-learn 1.6 has no tol, and 1.7-1.8 ignore it on dense rows (cond
+    # max(X.shape) eps): the path reads tol as cond only where fit does
+    # (1.9+); elsewhere the estimator's own fit runs, and nothing raises
+    # after the spend (a KeyError on 1.6).
+    X, y = _rows(0, 10, 2, 4)
+    params = LinearRegression.get_params
+
+    def without_tol(self, deep=True):
+        out = params(self, deep)
+        out.pop("tol")
+        return out
+
+    monkeypatch.setattr(LinearRegression, "get_params", without_tol)
+    assert direct_fit(LinearRegression(), "coef_", X, y, None) is None
+    monkeypatch.setattr(LinearRegression, "get_params", params)
+    assert direct_fit(LinearRegression(), "coef_", X, y, None) is not None
+    monkeypatch.setattr(_group_fits, "DENSE_TOL_IS_COND", False)
+    assert direct_fit(LinearRegression(), "coef_", X, y, None) is None
