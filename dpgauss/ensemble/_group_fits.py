@@ -258,14 +258,34 @@ def group_candidates(
         elif n_jobs is None or n_jobs == 1:
             flats = (fit_group(*group_args(g)) for g in range(k))
         else:
-            # sklearn's Parallel carries the configuration above to the workers.
-            flats = Parallel(n_jobs=n_jobs, return_as="generator")(
-                delayed(fit_group)(*group_args(g)) for g in range(k)
-            )
+            flats = _pooled_candidates(group_args, k, p, n_jobs)
         for g, flat in enumerate(flats):
             if flat is not None and flat.shape == (p,) and np.all(np.isfinite(flat)):
                 Y[g] = flat
     return Y, s
+
+
+def _pooled_candidates(group_args, k, p, n_jobs):
+    """The candidates of :func:`fit_group` in joblib's workers, in group order.
+
+    sklearn's Parallel carries the caller's configuration to the workers. A
+    fit that kills its worker (a crash in compiled code) makes the pool
+    raise, which after the spend would be a release: the groups not yet
+    answered are then fitted each in a process of its own
+    (:func:`~dpgauss.ensemble._isolation.isolated_candidates`), where such a
+    crash fails that group alone, and the others get their fits' candidates.
+    """
+    done = []
+    try:
+        for flat in Parallel(n_jobs=n_jobs, return_as="generator")(
+            delayed(fit_group)(*group_args(g)) for g in range(k)
+        ):
+            done.append(flat)
+    except Exception:  # the pool's, never a fit's (fit_group catches those)
+        rest = len(done)
+        Y = isolated_candidates(fit_group, lambda g: group_args(rest + g), k - rest, p)
+        done.extend(Y)
+    return done
 
 
 #: Rows a block of the direct path holds at once (memory bounded whatever n).

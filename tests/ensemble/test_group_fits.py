@@ -181,3 +181,31 @@ def test_least_squares_path_needs_tol_as_the_dense_cond(monkeypatch):
     assert direct_fit(LinearRegression(), "coef_", X, y, None) is not None
     monkeypatch.setattr(_group_fits, "DENSE_TOL_IS_COND", False)
     assert direct_fit(LinearRegression(), "coef_", X, y, None) is None
+
+
+def test_a_worker_that_dies_fails_its_group_alone():
+    # A fit that kills its joblib worker (a crash in compiled code, say)
+    # made the fit raise TerminatedWorkerError after the spend: one row
+    # decided between a release and an exception. Now the groups still
+    # unanswered are fitted each in a process of its own, where the crash
+    # fails that group only, as with isolation="process".
+    from sklearn.base import BaseEstimator
+
+    class _DiesOnLowRows(BaseEstimator):
+        def fit(self, X, y=None):
+            if X[0, 0] < -0.8:
+                import os
+
+                os._exit(3)
+            self.location_ = X.mean(axis=0)
+            return self
+
+    X = np.random.default_rng(2).normal(size=(120, 2))
+    args = (_DiesOnLowRows(), "location_", X, None, 12)
+    isolated, _ = group_candidates(
+        *args, np.random.default_rng(5), (2,), None, "process"
+    )
+    pooled, _ = group_candidates(*args, np.random.default_rng(5), (2,), n_jobs=2)
+    failed = np.isnan(isolated).any(axis=1)
+    assert failed.sum() == 2  # the groups whose first row is below -0.8
+    np.testing.assert_array_equal(pooled, isolated)
