@@ -7,6 +7,7 @@ from sklearn.linear_model import LinearRegression, Ridge
 
 from dpgauss.ensemble import _group_fits
 from dpgauss.ensemble._group_fits import direct_fit, fit_group, group_candidates
+from dpgauss.ensemble._isolation import start_method
 
 
 class _MyLinearRegression(LinearRegression):
@@ -183,6 +184,7 @@ def test_least_squares_path_needs_tol_as_the_dense_cond(monkeypatch):
     assert direct_fit(LinearRegression(), "coef_", X, y, None) is None
 
 
+@pytest.mark.skipif(start_method() != "fork", reason="a local class cannot be spawned")
 def test_a_worker_that_dies_fails_its_group_alone():
     # A fit that kills its joblib worker (a crash in compiled code, say)
     # made the fit raise TerminatedWorkerError after the spend: one row
