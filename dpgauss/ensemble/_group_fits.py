@@ -248,8 +248,8 @@ def group_candidates(
     Y = np.full((k, p), np.nan)
     # Public configuration for the group fits: X was validated finite before
     # the spend and the estimator's parameters by the probe fit, so sklearn's
-    # per-call checks are skipped (a NaN target gives a non-finite statistic:
-    # a failed candidate, as a raise would).
+    # per-call checks are skipped (fit_group fails a group whose float target
+    # is not finite, as those checks did).
     with config_context(assume_finite=True, skip_parameter_validation=True):
         if direct is not None:
             # EmpiricalCovariance ignores y (of any shape): not read at all
@@ -266,15 +266,13 @@ def group_candidates(
 
 
 def _pooled_candidates(group_args, k, p, n_jobs):
-    """The candidates of :func:`fit_group` in joblib's workers, in group order.
+    """The candidates of :func:`fit_group` in joblib's workers, in group order
+    (sklearn's Parallel carries the caller's configuration to them).
 
-    sklearn's Parallel carries the caller's configuration to the workers. A
-    fit that kills its worker (a crash in compiled code) makes the pool
+    A fit that kills its worker (a crash in compiled code) makes the pool
     raise, which after the spend would be a release: the groups not yet
-    answered are then fitted each in a process of its own
-    (:func:`~dpgauss.ensemble._isolation.isolated_candidates`), where such a
-    crash fails that group alone, and the others get their fits' candidates.
-    """
+    answered are then fitted each in a process of its own, where such a
+    crash fails that group alone."""
     done = []
     try:
         for flat in Parallel(n_jobs=n_jobs, return_as="generator")(
@@ -461,6 +459,7 @@ def fit_group(estimator, statistic, X, y, classes):
         # floating-point exceptions for the aggregation that follows
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            _finite_target(y)  # what assume_finite skips (X: before the spend)
             fitted = clone(estimator).fit(X, y)
             parts = read_statistic(statistic, fitted)
             if classes is not None and not np.array_equal(
@@ -478,6 +477,14 @@ def fit_group(estimator, statistic, X, y, classes):
         with np.errstate(all="ignore"):  # a finaliser's np.seterr is undone
             fitted = parts = None
     return flat
+
+
+def _finite_target(y):
+    """Raise ValueError on a float target that is not finite, as fit does
+    without ``assume_finite`` (SVR or a tree fit a NaN target otherwise)."""
+    target = np.asarray(0.0 if y is None else y)
+    if target.dtype.kind in "fc" and not np.all(np.isfinite(target)):
+        raise ValueError("the group's target is not finite")
 
 
 def assemble(estimator, statistic, value, d, shape, shapes, classes=None):

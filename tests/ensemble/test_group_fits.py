@@ -211,3 +211,24 @@ def test_a_worker_that_dies_fails_its_group_alone():
     failed = np.isnan(isolated).any(axis=1)
     assert failed.sum() == 2  # the groups whose first row is below -0.8
     np.testing.assert_array_equal(pooled, isolated)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_a_non_finite_target_fails_its_group_as_the_fit_would(bad):
+    # The group fits skip scikit-learn's finiteness checks (assume_finite):
+    # SVR and a tree then fit a NaN or infinite target and return a finite
+    # statistic, where their own fit raises "Input y contains NaN". The
+    # group fails, as it did with the checks.
+    from sklearn.svm import SVR
+    from sklearn.tree import DecisionTreeRegressor
+
+    X, y = _rows(1, 10, 2, 5)
+    y[13] = bad
+    for est, stat, shape in [
+        (SVR(kernel="linear"), "coef_", (1, 2)),
+        (DecisionTreeRegressor(), "feature_importances_", (2,)),
+    ]:
+        with pytest.raises(ValueError):
+            est.fit(X, y)
+        Y, _ = group_candidates(est, stat, X, y, 5, np.random.default_rng(0), shape)
+        assert np.isnan(Y).any(axis=1).sum() == 1
