@@ -22,12 +22,14 @@ clone (post-processing).
 import warnings
 
 import numpy as np
+import sklearn
 from scipy import linalg
 from sklearn import config_context
 from sklearn.base import clone, is_classifier
 from sklearn.covariance import EmpiricalCovariance
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LinearRegression
+from sklearn.utils.fixes import parse_version
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted
 
@@ -246,26 +248,50 @@ def group_candidates(
     Y = np.full((k, p), np.nan)
     # Public configuration for the group fits: X was validated finite before
     # the spend and the estimator's parameters by the probe fit, so sklearn's
-    # per-call checks are skipped (a NaN target gives a non-finite statistic:
-    # a failed candidate, as a raise would).
+    # per-call checks are skipped (fit_group fails a group whose float target
+    # is not finite, as those checks did).
     with config_context(assume_finite=True, skip_parameter_validation=True):
         if direct is not None:
-            flats = _direct_candidates(direct, X, y, order, k, s)
+            # EmpiricalCovariance ignores y (of any shape): not read at all
+            target = y if type(estimator) is LinearRegression else None
+            flats = _direct_candidates(direct, X, target, order, k, s)
         elif n_jobs is None or n_jobs == 1:
             flats = (fit_group(*group_args(g)) for g in range(k))
         else:
-            # sklearn's Parallel carries the configuration above to the workers.
-            flats = Parallel(n_jobs=n_jobs, return_as="generator")(
-                delayed(fit_group)(*group_args(g)) for g in range(k)
-            )
+            flats = _pooled_candidates(group_args, k, p, n_jobs)
         for g, flat in enumerate(flats):
             if flat is not None and flat.shape == (p,) and np.all(np.isfinite(flat)):
                 Y[g] = flat
     return Y, s
 
 
+def _pooled_candidates(group_args, k, p, n_jobs):
+    """The candidates of :func:`fit_group` in joblib's workers, in group order
+    (sklearn's Parallel carries the caller's configuration to them).
+
+    A fit that kills its worker (a crash in compiled code) makes the pool
+    raise, which after the spend would be a release: the groups not yet
+    answered are then fitted each in a process of its own, where such a
+    crash fails that group alone."""
+    done = []
+    try:
+        for flat in Parallel(n_jobs=n_jobs, return_as="generator")(
+            delayed(fit_group)(*group_args(g)) for g in range(k)
+        ):
+            done.append(flat)
+    except Exception:  # the pool's, never a fit's (fit_group catches those)
+        rest = len(done)
+        Y = isolated_candidates(fit_group, lambda g: group_args(rest + g), k - rest, p)
+        done.extend(Y)
+    return done
+
+
 #: Rows a block of the direct path holds at once (memory bounded whatever n).
 DIRECT_BLOCK_ROWS = 1 << 16
+#: LinearRegression passes ``tol`` to ``lstsq`` as ``cond`` on dense rows from
+#: scikit-learn 1.9 (1.6 has no ``tol``; 1.7-1.8 use ``max(X.shape) eps``):
+#: the least-squares path computes what fit does only there.
+DENSE_TOL_IS_COND = parse_version(sklearn.__version__).release[:2] >= (1, 9)
 
 
 def _direct_candidates(direct, X, y, order, k, s):
@@ -306,7 +332,8 @@ def direct_fit(estimator, statistic, X, y, classes):
     computes, in the same order, from that group's matrix alone:
 
     * ``LinearRegression`` (``positive=False``, a 1-D numeric target;
-      ``coef_``, ``intercept_``), group by group: the column means ``x_m``
+      ``coef_``, ``intercept_``; scikit-learn 1.9 or later, where fit passes
+      ``tol`` to ``lstsq`` as ``cond``), group by group: the column means ``x_m``
       and ``y_m`` (with ``fit_intercept``), the least-squares coefficients of
       the centred rows by ``scipy.linalg.lstsq(cond=tol)`` and ``intercept =
       y_m - x_m coef``; a group whose solve raises is a failed candidate;
@@ -342,7 +369,9 @@ def direct_fit(estimator, statistic, X, y, classes):
     if type(estimator) is not LinearRegression:
         return None
     if (
-        params["positive"]
+        not DENSE_TOL_IS_COND
+        or "tol" not in params
+        or params["positive"]
         or not set(names) <= {"coef_", "intercept_"}
         or not isinstance(y, np.ndarray)
         or y.ndim != 1
@@ -430,6 +459,7 @@ def fit_group(estimator, statistic, X, y, classes):
         # floating-point exceptions for the aggregation that follows
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            _finite_target(y)  # what assume_finite skips (X: before the spend)
             fitted = clone(estimator).fit(X, y)
             parts = read_statistic(statistic, fitted)
             if classes is not None and not np.array_equal(
@@ -447,6 +477,14 @@ def fit_group(estimator, statistic, X, y, classes):
         with np.errstate(all="ignore"):  # a finaliser's np.seterr is undone
             fitted = parts = None
     return flat
+
+
+def _finite_target(y):
+    """Raise ValueError on a float target that is not finite, as fit does
+    without ``assume_finite`` (SVR or a tree fit a NaN target otherwise)."""
+    target = np.asarray(0.0 if y is None else y)
+    if target.dtype.kind in "fc" and not np.all(np.isfinite(target)):
+        raise ValueError("the group's target is not finite")
 
 
 def assemble(estimator, statistic, value, d, shape, shapes, classes=None):

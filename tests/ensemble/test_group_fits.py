@@ -7,6 +7,7 @@ from sklearn.linear_model import LinearRegression, Ridge
 
 from dpgauss.ensemble import _group_fits
 from dpgauss.ensemble._group_fits import direct_fit, fit_group, group_candidates
+from dpgauss.ensemble._isolation import start_method
 
 
 class _MyLinearRegression(LinearRegression):
@@ -148,3 +149,86 @@ def test_n_jobs_gives_the_same_candidates():
     two, _ = group_candidates(*args, np.random.default_rng(5), (1, 3), n_jobs=2)
     np.testing.assert_array_equal(one, two)
     assert np.isfinite(one).all()
+
+
+def test_a_covariance_fit_ignores_targets_of_any_shape():
+    # EmpiricalCovariance.fit ignores y; the stacked path reshaped it to one
+    # target per row and raised (after the spend) on a 2-D y.
+    X, _ = _rows(4, 10, 2, 6)
+    y = np.random.default_rng(0).standard_normal((60, 2))
+    est, stat = EmpiricalCovariance(), ("location_", "covariance_")
+    with_y, _ = group_candidates(est, stat, X, y, 6, np.random.default_rng(1), (6,))
+    without, _ = group_candidates(est, stat, X, None, 6, np.random.default_rng(1), (6,))
+    np.testing.assert_array_equal(with_y, without)
+    assert np.isfinite(without).all()
+
+
+def test_least_squares_path_needs_tol_as_the_dense_cond(monkeypatch):
+    # scikit-learn 1.6 has no tol, and 1.7-1.8 ignore it on dense rows (cond
+    # max(X.shape) eps): the path reads tol as cond only where fit does
+    # (1.9+); elsewhere the estimator's own fit runs, and nothing raises
+    # after the spend (a KeyError on 1.6).
+    X, y = _rows(0, 10, 2, 4)
+    params = LinearRegression.get_params
+
+    def without_tol(self, deep=True):
+        out = params(self, deep)
+        out.pop("tol")
+        return out
+
+    monkeypatch.setattr(LinearRegression, "get_params", without_tol)
+    assert direct_fit(LinearRegression(), "coef_", X, y, None) is None
+    monkeypatch.setattr(LinearRegression, "get_params", params)
+    assert direct_fit(LinearRegression(), "coef_", X, y, None) is not None
+    monkeypatch.setattr(_group_fits, "DENSE_TOL_IS_COND", False)
+    assert direct_fit(LinearRegression(), "coef_", X, y, None) is None
+
+
+@pytest.mark.skipif(start_method() != "fork", reason="a local class cannot be spawned")
+def test_a_worker_that_dies_fails_its_group_alone():
+    # A fit that kills its joblib worker (a crash in compiled code, say)
+    # made the fit raise TerminatedWorkerError after the spend: one row
+    # decided between a release and an exception. Now the groups still
+    # unanswered are fitted each in a process of its own, where the crash
+    # fails that group only, as with isolation="process".
+    from sklearn.base import BaseEstimator
+
+    class _DiesOnLowRows(BaseEstimator):
+        def fit(self, X, y=None):
+            if X[0, 0] < -0.8:
+                import os
+
+                os._exit(3)
+            self.location_ = X.mean(axis=0)
+            return self
+
+    X = np.random.default_rng(2).normal(size=(120, 2))
+    args = (_DiesOnLowRows(), "location_", X, None, 12)
+    isolated, _ = group_candidates(
+        *args, np.random.default_rng(5), (2,), None, "process"
+    )
+    pooled, _ = group_candidates(*args, np.random.default_rng(5), (2,), n_jobs=2)
+    failed = np.isnan(isolated).any(axis=1)
+    assert failed.sum() == 2  # the groups whose first row is below -0.8
+    np.testing.assert_array_equal(pooled, isolated)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_a_non_finite_target_fails_its_group_as_the_fit_would(bad):
+    # The group fits skip scikit-learn's finiteness checks (assume_finite):
+    # SVR and a tree then fit a NaN or infinite target and return a finite
+    # statistic, where their own fit raises "Input y contains NaN". The
+    # group fails, as it did with the checks.
+    from sklearn.svm import SVR
+    from sklearn.tree import DecisionTreeRegressor
+
+    X, y = _rows(1, 10, 2, 5)
+    y[13] = bad
+    for est, stat, shape in [
+        (SVR(kernel="linear"), "coef_", (1, 2)),
+        (DecisionTreeRegressor(), "feature_importances_", (2,)),
+    ]:
+        with pytest.raises(ValueError):
+            est.fit(X, y)
+        Y, _ = group_candidates(est, stat, X, y, 5, np.random.default_rng(0), shape)
+        assert np.isnan(Y).any(axis=1).sum() == 1
