@@ -11,7 +11,8 @@ returns a statistic of the wrong size or not finite, gives a *failed*
 candidate, a fixed placeholder (a NaN row), never an exception: after the spend
 an exception that one row could provoke would be a release. Warnings of the
 group fits are swallowed for the same reason, and each fit runs with
-floating-point errors ignored. Nothing here is private on its own: the
+floating-point errors ignored. Two estimators' groups are computed without
+calling their fit (:mod:`dpgauss.ensemble._direct_fits`), the same candidates. Nothing here is private on its own: the
 aggregators that follow are private for any k candidates of which one changes.
 
 :func:`probe_shape` reads the statistic's shape from a fit on public probe
@@ -22,17 +23,14 @@ clone (post-processing).
 import warnings
 
 import numpy as np
-import sklearn
-from scipy import linalg
 from sklearn import config_context
 from sklearn.base import clone, is_classifier
-from sklearn.covariance import EmpiricalCovariance
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LinearRegression
-from sklearn.utils.fixes import parse_version
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted
 
+from dpgauss.ensemble._direct_fits import direct_candidates, direct_fit, take_rows
 from dpgauss.ensemble._isolation import isolated_candidates, start_method
 from dpgauss.releases._winsorized import MIN_GROUPS
 
@@ -42,7 +40,6 @@ __all__ = [
     "astray_to_center",
     "attribute_names",
     "auto_groups",
-    "direct_fit",
     "fit_group",
     "group_candidates",
     "min_group_rows",
@@ -238,13 +235,13 @@ def group_candidates(
             estimator,
             statistic,
             X[idx],
-            None if y is None else _take(y, idx),
+            None if y is None else take_rows(y, idx),
             classes,
         )
 
     if isolation:
         return isolated_candidates(fit_group, group_args, k, p), s
-    direct = direct_fit(estimator, statistic, X, y, classes)
+    direct = direct_fit(estimator, attribute_names(statistic), X, y, classes)
     Y = np.full((k, p), np.nan)
     # Public configuration for the group fits: X was validated finite before
     # the spend and the estimator's parameters by the probe fit, so sklearn's
@@ -254,7 +251,7 @@ def group_candidates(
         if direct is not None:
             # EmpiricalCovariance ignores y (of any shape): not read at all
             target = y if type(estimator) is LinearRegression else None
-            flats = _direct_candidates(direct, X, target, order, k, s)
+            flats = direct_candidates(direct, X, target, order, k, s)
         elif n_jobs is None or n_jobs == 1:
             flats = (fit_group(*group_args(g)) for g in range(k))
         else:
@@ -284,166 +281,6 @@ def _pooled_candidates(group_args, k, p, n_jobs):
         Y = isolated_candidates(fit_group, lambda g: group_args(rest + g), k - rest, p)
         done.extend(Y)
     return done
-
-
-#: Rows a block of the direct path holds at once (memory bounded whatever n).
-DIRECT_BLOCK_ROWS = 1 << 16
-#: LinearRegression passes ``tol`` to ``lstsq`` as ``cond`` on dense rows from
-#: scikit-learn 1.9 (1.6 has no ``tol``; 1.7-1.8 use ``max(X.shape) eps``):
-#: the least-squares path computes what fit does only there.
-DENSE_TOL_IS_COND = parse_version(sklearn.__version__).release[:2] >= (1, 9)
-
-
-def _direct_candidates(direct, X, y, order, k, s):
-    """The candidates of ``direct`` (:func:`direct_fit`), in group order.
-
-    The groups' rows are gathered a block of groups at a time (at most
-    :data:`DIRECT_BLOCK_ROWS` rows, the permutation's order) as an array of
-    shape (groups, s, d); ``direct`` computes each group's candidate from its
-    own matrix of the stack. A block whose computation raises (never for
-    finite rows) is redone group by group, each on its own, so one group's
-    rows can only fail that group's candidate.
-    """
-    step = max(1, DIRECT_BLOCK_ROWS // max(s, 1))
-    for start in range(0, k, step):
-        stop = min(k, start + step)
-        idx = order[start * s : stop * s]
-        rows = np.asarray(X[idx]).reshape(stop - start, s, -1)
-        target = None if y is None else np.asarray(_take(y, idx))
-        target = None if target is None else target.reshape(stop - start, s)
-        block = direct(rows, target)
-        if block is None:
-            for g in range(stop - start):
-                one = direct(
-                    rows[g : g + 1], None if target is None else target[g : g + 1]
-                )
-                yield None if one is None else one[0]
-            continue
-        yield from block
-
-
-def direct_fit(estimator, statistic, X, y, classes):
-    """A vectorised group fit without scikit-learn's per-call overhead, or None.
-
-    For two wrapped estimators (exactly those classes), on dense float64 rows
-    and a statistic naming only the attributes below, the function ``(rows,
-    targets) -> candidates`` that takes a stack of groups (shape ``(b, s,
-    d)``; targets ``(b, s)``) and computes for each what its ``fit``
-    computes, in the same order, from that group's matrix alone:
-
-    * ``LinearRegression`` (``positive=False``, a 1-D numeric target;
-      ``coef_``, ``intercept_``; scikit-learn 1.9 or later, where fit passes
-      ``tol`` to ``lstsq`` as ``cond``), group by group: the column means ``x_m``
-      and ``y_m`` (with ``fit_intercept``), the least-squares coefficients of
-      the centred rows by ``scipy.linalg.lstsq(cond=tol)`` and ``intercept =
-      y_m - x_m coef``; a group whose solve raises is a failed candidate;
-    * ``EmpiricalCovariance`` (``location_``, ``covariance_``), for the stack
-      at once: the means along each group's rows (zeros with
-      ``assume_centered``) and ``C^T C / s`` of the centred rows
-      (``np.matmul`` on the stack, times ``1 / s`` as ``np.cov`` does).
-
-    Candidates equal the estimators' own fits bit for bit on the library's
-    tests (random groups, rank-deficient ones included). A fit's validation
-    and ``clone`` cost 10-100 times the arithmetic on groups of 25 rows (n =
-    1e5, d = 5, 4,000 groups: LinearRegression 2.0 s, 160 times one fit on
-    all rows; EmpiricalCovariance's location 1.3 s, 130 times).
-
-    Privacy: the choice reads only the public estimator, statistic and the
-    inputs' types; each candidate is computed from its own group's matrix
-    (the stacked operations act on each matrix separately), and a failure
-    fails that group alone (:func:`_direct_candidates`).
-    """
-    names = attribute_names(statistic)
-    if (
-        classes is not None
-        or names is None
-        or type(X) not in (np.ndarray, np.memmap)
-        or X.dtype != np.float64
-    ):
-        return None
-    params = estimator.get_params()
-    if type(estimator) is EmpiricalCovariance:
-        if not set(names) <= {"location_", "covariance_"}:
-            return None
-        return _stacked(_moments(bool(params["assume_centered"])), names)
-    if type(estimator) is not LinearRegression:
-        return None
-    if (
-        not DENSE_TOL_IS_COND
-        or "tol" not in params
-        or params["positive"]
-        or not set(names) <= {"coef_", "intercept_"}
-        or not isinstance(y, np.ndarray)
-        or y.ndim != 1
-        or y.dtype.kind not in "biuf"
-    ):
-        return None
-    fit = _least_squares(bool(params["fit_intercept"]), params["tol"])
-    return _group_by_group(fit, names)
-
-
-def _least_squares(intercept, cond):
-    def fit(Xg, yg):
-        yg = np.asarray(yg, dtype=np.float64)
-        if intercept:
-            x_m, y_m = np.average(Xg, axis=0), np.average(yg, axis=0)
-            Xg, yg = Xg - x_m, yg - y_m
-        coef = linalg.lstsq(Xg, yg, cond=cond, check_finite=False)[0]
-        b = y_m - x_m @ coef if intercept else 0.0
-        return {"coef_": coef, "intercept_": np.float64(b)}
-
-    return fit
-
-
-def _moments(centred):
-    def fit(G, _):
-        b, s, d = G.shape
-        if centred:
-            location, C = np.zeros((b, d)), G
-            second = np.matmul(G.transpose(0, 2, 1), G) / s
-        else:
-            location = G.mean(axis=1)
-            C = G - location[:, None, :]
-            second = np.matmul(C.transpose(0, 2, 1), C) * np.true_divide(1, s)
-        return {"location_": location, "covariance_": second}
-
-    return fit
-
-
-def _flatten(parts, names, b):
-    return np.concatenate([np.reshape(parts[n], (b, -1)) for n in names], axis=1)
-
-
-def _stacked(fit, names):
-    """Candidates of a stack at once; None when the computation raises."""
-
-    def candidates(rows, targets):
-        try:
-            with np.errstate(all="ignore"), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                return _flatten(fit(rows, targets), names, rows.shape[0])
-        except Exception:
-            return None
-
-    return candidates
-
-
-def _group_by_group(fit, names):
-    """Candidates of a stack, one group at a time (a failed one is NaN)."""
-
-    def candidates(rows, targets):
-        out = []
-        for g in range(rows.shape[0]):
-            try:
-                with np.errstate(all="ignore"), warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    parts = fit(rows[g], targets[g])
-                    out.append(_flatten(parts, names, 1)[0])
-            except Exception:
-                out.append(None)
-        return out
-
-    return candidates
 
 
 def fit_group(estimator, statistic, X, y, classes):
@@ -522,12 +359,6 @@ def _assemble(estimator, statistic, value, d, shape, shapes):
     except AttributeError:  # a read-only attribute (a property): no estimator_
         return None
     return est
-
-
-def _take(y, idx):
-    if hasattr(y, "iloc"):
-        return y.iloc[idx]
-    return np.asarray(y)[idx]
 
 
 def call_released(owner, method, X):

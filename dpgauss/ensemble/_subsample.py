@@ -165,14 +165,11 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         into another's. For estimators you do not trust; the same release as
         None for one without state; 10-50 ms more per group. See Notes.
     n_jobs : int or None, default=None
-        Group fits run at once in joblib's worker processes (None: one, in
-        this process; -1: every core). The candidates, hence the release, do
-        not depend on it for an estimator whose fit is a function of its rows
-        and parameters; a worker fits many groups in turn, so state kept
-        across fits is no more isolated than in this process (use
-        ``isolation="process"``, which takes precedence). A wrapped
-        ``LinearRegression`` is solved per group in this process, without
-        its per-fit overhead, whatever ``n_jobs``.
+        Group fits run at once in joblib's workers (None: in this process;
+        -1: every core); the same candidates and release. A worker fits many
+        groups in turn, so state is not isolated (``isolation="process"``
+        takes precedence). Wrapped ``LinearRegression`` and
+        ``EmpiricalCovariance`` groups are computed directly, whatever n_jobs.
 
     Attributes
     ----------
@@ -475,18 +472,8 @@ class SubsampleAggregate(PrivateEstimatorMixin, BaseEstimator):
         k = self._groups(data, plan.total)
         classes = public_classes(self.estimator, self.classes)
         isolated = self._isolated()
-        Y, s = group_candidates(
-            self.estimator,
-            self.statistic,
-            X,
-            data.y,
-            k,
-            rng,
-            shape,
-            classes,
-            isolated,
-            n_jobs=self.n_jobs,
-        )
+        split = (self.estimator, self.statistic, X, data.y, k, rng, shape)
+        Y, s = group_candidates(*split, classes, isolated, n_jobs=self.n_jobs)
         # The releases run with float errors ignored (their outputs are clamped
         # where it matters) and without the cycle collector: a group fit's
         # object in a reference cycle could otherwise be finalised here and
