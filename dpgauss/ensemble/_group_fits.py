@@ -12,8 +12,9 @@ candidate, a fixed placeholder (a NaN row), never an exception: after the spend
 an exception that one row could provoke would be a release. Warnings of the
 group fits are swallowed for the same reason, and each fit runs with
 floating-point errors ignored. Two estimators' groups are computed without
-calling their fit (:mod:`dpgauss.ensemble._direct_fits`), the same candidates. Nothing here is private on its own: the
-aggregators that follow are private for any k candidates of which one changes.
+calling their fit (:mod:`dpgauss.ensemble._direct_fits`), the same
+candidates. Nothing here is private on its own: the aggregators that follow
+are private for any k candidates of which one changes.
 
 :func:`probe_shape` reads the statistic's shape from a fit on public probe
 rows (data-independent), and :func:`assemble` sets released values on a fresh
