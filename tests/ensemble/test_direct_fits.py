@@ -14,15 +14,6 @@ def direct_fit(estimator, statistic, X, y, classes):
     return _direct_fits.direct_fit(estimator, names, X, y, classes)
 
 
-def _rows(seed, s, d, k, degenerate=False):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((k * s, d)) * rng.choice([1e-3, 1.0, 1e3], size=d)
-    if degenerate and d > 1:
-        X[:, 1] = X[:, 0]  # every group rank-deficient: the minimum-norm fit
-    y = X @ rng.standard_normal(d) + rng.standard_normal(k * s)
-    return X, y
-
-
 class _MyLinearRegression(LinearRegression):
     pass
 
@@ -31,14 +22,14 @@ class _MyLinearRegression(LinearRegression):
 @pytest.mark.parametrize("fit_intercept", [True, False])
 @pytest.mark.parametrize("statistic", ["coef_", ("coef_", "intercept_"), "intercept_"])
 def test_the_least_squares_path_gives_the_fits_bit_for_bit(
-    seed, fit_intercept, statistic
+    seed, fit_intercept, statistic, group_rows
 ):
     # Groups of 3 to 40 rows on 1 to 7 features (fewer rows than features
     # included), columns in units 1e-3 to 1e3, every other seed with a
     # duplicated column: each candidate equals LinearRegression's own fit.
     rng = np.random.default_rng(100 + seed)
     s, d, k = int(rng.integers(3, 40)), int(rng.integers(1, 8)), 12
-    X, y = _rows(seed, s, d, k, degenerate=seed % 2 == 1)
+    X, y = group_rows(seed, s, d, k, degenerate=seed % 2 == 1)
     est = LinearRegression(fit_intercept=fit_intercept)
     fast = direct_fit(est, statistic, X, y, None)
     assert fast is not None
@@ -51,10 +42,12 @@ def test_the_least_squares_path_gives_the_fits_bit_for_bit(
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("assume_centered", [False, True])
 @pytest.mark.parametrize("statistic", ["location_", ("location_", "covariance_")])
-def test_the_moments_path_gives_the_fits_bit_for_bit(seed, assume_centered, statistic):
+def test_the_moments_path_gives_the_fits_bit_for_bit(
+    seed, assume_centered, statistic, group_rows
+):
     rng = np.random.default_rng(200 + seed)
     s, d, k = int(rng.integers(2, 40)), int(rng.integers(1, 8)), 8
-    X, _ = _rows(seed, s, d, k, degenerate=seed % 2 == 1)
+    X, _ = group_rows(seed, s, d, k, degenerate=seed % 2 == 1)
     est = EmpiricalCovariance(assume_centered=assume_centered)
     fast = direct_fit(est, statistic, X, None, None)
     assert fast is not None
@@ -69,10 +62,10 @@ def test_the_moments_path_gives_the_fits_bit_for_bit(seed, assume_centered, stat
         np.testing.assert_array_equal(stack[g], want)
 
 
-def test_a_block_that_raises_is_redone_group_by_group(monkeypatch):
+def test_a_block_that_raises_is_redone_group_by_group(monkeypatch, group_rows):
     # A stacked computation that raises on one group's rows fails that
     # group alone.
-    X, _ = _rows(2, 10, 3, 6)
+    X, _ = group_rows(2, 10, 3, 6)
     X[0, 0] = 7.0  # the marked row
     calls = []
 
@@ -109,12 +102,12 @@ def test_other_fits_keep_the_estimators_own_fit(estimator, statistic, y_shape, c
     assert direct_fit(estimator, statistic, X, y, classes) is None
 
 
-def test_least_squares_path_needs_tol_as_the_dense_cond(monkeypatch):
+def test_least_squares_path_needs_tol_as_the_dense_cond(monkeypatch, group_rows):
     # scikit-learn 1.6 has no tol, and 1.7-1.8 ignore it on dense rows (cond
     # max(X.shape) eps): the path reads tol as cond only where fit does
     # (1.9+); elsewhere the estimator's own fit runs, and nothing raises
     # after the spend (a KeyError on 1.6).
-    X, y = _rows(0, 10, 2, 4)
+    X, y = group_rows(0, 10, 2, 4)
     params = LinearRegression.get_params
 
     def without_tol(self, deep=True):

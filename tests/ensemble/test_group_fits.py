@@ -10,15 +10,6 @@ from dpgauss.ensemble._group_fits import group_candidates
 from dpgauss.ensemble._isolation import start_method
 
 
-def _rows(seed, s, d, k, degenerate=False):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((k * s, d)) * rng.choice([1e-3, 1.0, 1e3], size=d)
-    if degenerate and d > 1:
-        X[:, 1] = X[:, 0]  # every group rank-deficient: the minimum-norm fit
-    y = X @ rng.standard_normal(d) + rng.standard_normal(k * s)
-    return X, y
-
-
 @pytest.mark.parametrize(
     ("est", "stat", "shape", "target"),
     [
@@ -27,11 +18,11 @@ def _rows(seed, s, d, k, degenerate=False):
     ],
 )
 def test_group_candidates_take_it_and_match_the_generic_loop(
-    est, stat, shape, target, monkeypatch
+    est, stat, shape, target, monkeypatch, group_rows
 ):
     # Blocks of 3 groups (the remainder block too): the same candidates as
     # the estimator's own fits, group by group.
-    X, y = _rows(0, 25, 5, 40)
+    X, y = group_rows(0, 25, 5, 40)
     y = y if target else None
     monkeypatch.setattr(_direct_fits, "DIRECT_BLOCK_ROWS", 75)
     fast, s = group_candidates(est, stat, X, y, 40, np.random.default_rng(1), shape)
@@ -41,10 +32,10 @@ def test_group_candidates_take_it_and_match_the_generic_loop(
     np.testing.assert_array_equal(fast, slow)
 
 
-def test_a_group_with_a_nan_target_fails_alone():
+def test_a_group_with_a_nan_target_fails_alone(group_rows):
     # A failed candidate is a NaN row, as a raising fit gives; the others
     # stand.
-    X, y = _rows(1, 10, 2, 5)
+    X, y = group_rows(1, 10, 2, 5)
     y[13] = np.nan  # in one group only, whatever the permutation
     Y, _ = group_candidates(
         LinearRegression(), "coef_", X, y, 5, np.random.default_rng(0), (2,)
@@ -65,10 +56,10 @@ def test_n_jobs_gives_the_same_candidates():
     assert np.isfinite(one).all()
 
 
-def test_a_covariance_fit_ignores_targets_of_any_shape():
+def test_a_covariance_fit_ignores_targets_of_any_shape(group_rows):
     # EmpiricalCovariance.fit ignores y; the stacked path reshaped it to one
     # target per row and raised (after the spend) on a 2-D y.
-    X, _ = _rows(4, 10, 2, 6)
+    X, _ = group_rows(4, 10, 2, 6)
     y = np.random.default_rng(0).standard_normal((60, 2))
     est, stat = EmpiricalCovariance(), ("location_", "covariance_")
     with_y, _ = group_candidates(est, stat, X, y, 6, np.random.default_rng(1), (6,))
@@ -107,7 +98,7 @@ def test_a_worker_that_dies_fails_its_group_alone():
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf])
-def test_a_non_finite_target_fails_its_group_as_the_fit_would(bad):
+def test_a_non_finite_target_fails_its_group_as_the_fit_would(bad, group_rows):
     # The group fits skip scikit-learn's finiteness checks (assume_finite):
     # SVR and a tree then fit a NaN or infinite target and return a finite
     # statistic, where their own fit raises "Input y contains NaN". The
@@ -115,7 +106,7 @@ def test_a_non_finite_target_fails_its_group_as_the_fit_would(bad):
     from sklearn.svm import SVR
     from sklearn.tree import DecisionTreeRegressor
 
-    X, y = _rows(1, 10, 2, 5)
+    X, y = group_rows(1, 10, 2, 5)
     y[13] = bad
     for est, stat, shape in [
         (SVR(kernel="linear"), "coef_", (1, 2)),
@@ -127,12 +118,12 @@ def test_a_non_finite_target_fails_its_group_as_the_fit_would(bad):
         assert np.isnan(Y).any(axis=1).sum() == 1
 
 
-def test_a_sparse_target_is_split_by_rows():
+def test_a_sparse_target_is_split_by_rows(group_rows):
     # A scipy sparse y (shape public) used to raise IndexError after the
     # spend (np.asarray of a sparse matrix is a 0-d object array).
     from scipy import sparse
 
-    X, y = _rows(4, 20, 2, 5)
+    X, y = group_rows(4, 20, 2, 5)
     Y, _ = group_candidates(
         MinCovDet(random_state=0),
         "location_",
