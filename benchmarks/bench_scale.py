@@ -3,7 +3,7 @@
 (``exact``: the fit with exact lattice noise against float noise, target <= 1.5x.)
 
 Run: ``.venv/bin/python benchmarks/bench_scale.py
-[speed|gaussian|exact|eigen|memmap|dask|aggregate|all]``.
+[speed|gaussian|exact|eigen|memmap|dask|aggregate|ratios|all]``.
 
 * speed: fitting n = 1,000,000 x d = 100 against ``numpy.cov`` on the same array
   (target: at most 3x), best of 3 each, for every method;
@@ -15,7 +15,9 @@ Run: ``.venv/bin/python benchmarks/bench_scale.py
 * dask: the same estimate from a Dask array as from numpy, same random_state;
 * aggregate: ``SubsampleAggregate`` wrapping LinearRegression,
   LogisticRegression and EmpiricalCovariance at n = 1e5 and 1e6, d = 5,
-  against one fit of the wrapped estimator on all rows (target: at most 20x).
+  against one fit of the wrapped estimator on all rows (target: at most 20x);
+* ratios: every estimator's CPU time over its scikit-learn counterpart's (one
+  BLAS thread) at n = 1e5 and 1e6, d = 10 and 50, with growth exponents.
 
 Writes ``results/bench_scale.md``.
 """
@@ -329,6 +331,146 @@ def aggregate(ns=(100_000, 1_000_000), d=5):
     return lines
 
 
+def _counterparts(d):
+    """(name, dpgauss estimator, scikit-learn counterpart, needs y) at rho 1,
+    each with the box [-6, 6]^d (rows are standard normal) where it takes
+    one, so that no fit refuses and the work timed is the library's."""
+    from sklearn.covariance import EllipticEnvelope, EmpiricalCovariance
+    from sklearn.decomposition import PCA
+    from sklearn.discriminant_analysis import (
+        LinearDiscriminantAnalysis,
+        QuadraticDiscriminantAnalysis,
+    )
+    from sklearn.linear_model import LinearRegression
+    from sklearn.preprocessing import StandardScaler
+
+    import dpgauss
+
+    box = (-6.0 * np.ones(d), 6.0 * np.ones(d))
+    kw = {"rho": 1.0, "random_state": 0}
+    return [
+        (
+            "PrivateCovariance(bounds)",
+            dpgauss.PrivateCovariance(bounds=box, **kw),
+            EmpiricalCovariance(),
+            False,
+        ),
+        (
+            "TailSensitiveCovariance(bounds)",
+            dpgauss.TailSensitiveCovariance(bounds=box, **kw),
+            EmpiricalCovariance(),
+            False,
+        ),
+        (
+            "PrivateGaussianEstimator()",
+            PrivateGaussianEstimator(**kw),
+            EmpiricalCovariance(),
+            False,
+        ),
+        ("PrivateMean()", PrivateMean(**kw), StandardScaler(with_std=False), False),
+        (
+            "PrivateStandardScaler(bounds)",
+            dpgauss.PrivateStandardScaler(bounds=box, **kw),
+            StandardScaler(),
+            False,
+        ),
+        (
+            "PrivatePCA(bounds)",
+            dpgauss.PrivatePCA(n_components=2, bounds=box, **kw),
+            PCA(n_components=2),
+            False,
+        ),
+        (
+            "PrivateEllipticEnvelope(bounds)",
+            dpgauss.PrivateEllipticEnvelope(bounds=box, **kw),
+            EllipticEnvelope(support_fraction=1.0),
+            False,
+        ),
+        (
+            "PrivateLinearDiscriminantAnalysis(bounds)",
+            dpgauss.PrivateLinearDiscriminantAnalysis(classes=[0, 1], bounds=box, **kw),
+            LinearDiscriminantAnalysis(),
+            True,
+        ),
+        (
+            "PrivateQuadraticDiscriminantAnalysis(bounds)",
+            dpgauss.PrivateQuadraticDiscriminantAnalysis(
+                classes=[0, 1], bounds=box, **kw
+            ),
+            QuadraticDiscriminantAnalysis(),
+            True,
+        ),
+        (
+            "SubsampleAggregate(LinearRegression)",
+            dpgauss.SubsampleAggregate(
+                LinearRegression(), epsilon=1.0, delta=1e-6, random_state=0
+            ),
+            LinearRegression(),
+            True,
+        ),
+    ]
+
+
+def ratios(ns=(100_000, 1_000_000), ds=(10, 50)):
+    """Every estimator's fit time over its scikit-learn counterpart's, one BLAS
+    thread, each fit timed once in the same run, and the growth exponents of
+    the library's time in n (between the two n, at the larger d) and in d
+    (between the two d, at the larger n)."""
+    import warnings
+
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(0)
+    times = {}
+    with threadpool_limits(limits=1), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for d in ds:
+            for n in ns:
+                X = rng.standard_normal((n, d))
+                y = (X[:, 0] + rng.standard_normal(n) > 0).astype(int)
+                for name, ours, theirs, needs_y in _counterparts(d):
+                    target = y if needs_y else None
+                    if name.startswith("SubsampleAggregate"):
+                        target = X @ np.ones(d) + rng.standard_normal(n)
+                    start = time.process_time()
+                    theirs.fit(X, target)
+                    base = time.process_time() - start
+                    start = time.process_time()
+                    try:
+                        ours.fit(X, target)
+                        took, failed = time.process_time() - start, None
+                    except Exception as exc:  # reported, never fatal
+                        took, failed = float("nan"), type(exc).__name__
+                    times[name, n, d] = (took, base, failed)
+    lines = [
+        "CPU time (`time.process_time`), one BLAS thread (threadpoolctl), rho 1 "
+        "(SubsampleAggregate: epsilon 1, delta 1e-6), rows standard normal, "
+        "the box [-6, 6]^d where the estimator takes one; each fit once.",
+        "",
+        "| estimator | counterpart | "
+        + " | ".join(f"n={n:.0e}, d={d}" for d in ds for n in ns)
+        + " | exponent in n | exponent in d |",
+        "|---|---|" + "---|" * (len(ns) * len(ds) + 2),
+    ]
+    for name, _, theirs, _ in _counterparts(ds[-1]):
+        cells = []
+        for d in ds:
+            for n in ns:
+                took, base, failed = times[name, n, d]
+                cells.append(failed or f"{took:.2f} s, {took / base:.1f}x")
+        big_d, big_n = ds[-1], ns[-1]
+        t_n = [times[name, n, big_d][0] for n in ns]
+        t_d = [times[name, big_n, d][0] for d in ds]
+        e_n = np.log(t_n[-1] / t_n[0]) / np.log(ns[-1] / ns[0])
+        e_d = np.log(t_d[-1] / t_d[0]) / np.log(ds[-1] / ds[0])
+        lines.append(
+            f"| {name} | {type(theirs).__name__} | "
+            + " | ".join(cells)
+            + f" | {e_n:.2f} | {e_d:.2f} |"
+        )
+    return lines
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument(
@@ -343,6 +485,7 @@ def main():
             "memmap",
             "dask",
             "aggregate",
+            "ratios",
             "all",
         ],
     )
@@ -361,6 +504,8 @@ def main():
         lines += ["## EMCov", "", *eigen(), ""]
     if args.what in ("dask", "all"):
         lines += ["## Dask", "", *dask_check(), ""]
+    if args.what in ("ratios", "all"):
+        lines += ["## Ratios to scikit-learn", "", *ratios(), ""]
     if args.what in ("aggregate", "all"):
         lines += ["## SubsampleAggregate", "", *aggregate(), ""]
     if args.what in ("memmap", "all"):
