@@ -528,8 +528,8 @@ class PrivateMean(
             return False
         if self.method == "coinpress" or self.covariance is not None:
             return True
-        ranged = share + float(self.range_share) * (len(names) - 1)
-        _, rest = split_cost(total, [ranged, 1.0 - ranged])
+        # The rest after the range searches as the plan splits it.
+        _, rest = self._range_costs(total, names, share)
         frame, _ = split_cost(rest, [self.frame_share, 1.0 - self.frame_share])
         return self._method_for(frame, data.n, data.d) == "coinpress"
 
