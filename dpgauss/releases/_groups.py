@@ -85,9 +85,7 @@ import numpy as np
 from dpgauss.mechanisms._factory import additive
 from dpgauss.utils._sums import (
     clip_rows,
-    is_dask_array,
-    iter_chunks,
-    over_labelled_blocks,
+    over_chunks,
     summation_error,
 )
 
@@ -140,9 +138,10 @@ def labelled_statistics(X, codes, n_groups, location, radius, outer):
 
     Notes
     -----
-    Each block adds its chunk sums (at most CHUNK_ROWS rows each) and the
-    blocks' sums are then added: ``n_partial_sums(X)`` partial sums in all,
-    the count the mechanisms' rounding term is calibrated for.
+    Each canonical chunk's sums (at most CHUNK_ROWS rows) are added along
+    the canonical tree (:func:`~dpgauss.utils._sums.over_chunks`, the same
+    bits on every engine): ``n_partial_sums(X)`` partial sums in all, the
+    count the mechanisms' rounding term is calibrated for.
 
     Examples
     --------
@@ -158,54 +157,31 @@ def labelled_statistics(X, codes, n_groups, location, radius, outer):
     codes = np.asarray(codes)
     counts = np.bincount(codes[codes >= 0], minlength=n_groups).astype(np.int64)
     args = (n_groups, location, radius, outer)
-    if is_dask_array(X):
-        parts = over_labelled_blocks(X, codes, _block_labelled_statistics, *args)
-    else:
-        parts = [_block_labelled_statistics(X, codes, *args)]
-    with np.errstate(all="ignore"):
-        sums = np.sum([p[0] for p in parts], axis=0)
-        moments = None
-        if outer is not None:
-            moments = np.sum([p[1] for p in parts], axis=0)
-            if outer in ("pooled", "per_class"):
-                moments = 0.5 * (moments + np.swapaxes(moments, -1, -2))
+    sums, moments = over_chunks(X, _chunk_labelled_statistics, *args, labels=codes)
+    if outer in ("pooled", "per_class"):
+        with np.errstate(all="ignore"):
+            moments = 0.5 * (moments + np.swapaxes(moments, -1, -2))
     return counts, sums, moments
 
 
-def _block_labelled_statistics(X, codes, n_groups, location, radius, outer):
-    """The group sums (and moments) of one block of rows, chunk by chunk.
-
-    Everything under errstate, in a Dask worker too (outside the fit's):
-    no floating-point warning may depend on the rows.
-    """
-    d = X.shape[1]
+def _chunk_labelled_statistics(chunk, labels, n_groups, location, radius, outer):
+    """The group sums (and moments) of one chunk of rows (a Dask worker's
+    too, under :func:`~dpgauss.utils._canonical.chunk_result`'s errstate)."""
+    d = chunk.shape[1]
     sums = np.zeros((n_groups, d))
+    moments = np.zeros((n_groups, d, d)) if outer == "per_class" else None
+    y = clip_rows(chunk, location, radius)
+    y[labels < 0] = 0.0
+    for k in range(n_groups):
+        rows = y[labels == k]
+        if rows.shape[0]:
+            sums[k] += rows.sum(axis=0)
+            if outer == "per_class":
+                moments[k] += rows.T @ rows
     if outer == "pooled":
-        moments = np.zeros((d, d))
-    elif outer == "per_class":
-        moments = np.zeros((n_groups, d, d))
+        moments = y.T @ y
     elif outer == "pooled_squares":
-        moments = np.zeros(d)
-    else:
-        moments = None
-    start = 0
-    with np.errstate(all="ignore"):
-        for chunk in iter_chunks(X):
-            stop = start + chunk.shape[0]
-            labels = codes[start:stop]
-            y = clip_rows(chunk, location, radius)
-            y[labels < 0] = 0.0
-            for k in range(n_groups):
-                rows = y[labels == k]
-                if rows.shape[0]:
-                    sums[k] += rows.sum(axis=0)
-                    if outer == "per_class":
-                        moments[k] += rows.T @ rows
-            if outer == "pooled":
-                moments += y.T @ y
-            elif outer == "pooled_squares":
-                moments += (y * y).sum(axis=0)
-            start = stop
+        moments = (y * y).sum(axis=0)
     return sums, moments
 
 
@@ -214,7 +190,7 @@ def weighted_statistics(X, weigh, centers, transforms, radius):
 
     Parameters
     ----------
-    X : ndarray or numpy.memmap of shape (n_samples, n_features)
+    X : ndarray, numpy.memmap or dask array of shape (n_samples, n_features)
         The rows (read in chunks; not modified).
     weigh : callable
         ``weigh(block)`` returns the block's weights, shape (rows, K): each
@@ -235,7 +211,9 @@ def weighted_statistics(X, weigh, centers, transforms, radius):
     moments : ndarray of shape (K, d, d)
         The sums over rows of ``r_ij``, ``r_ij y_ij`` and ``r_ij y_ij
         y_ij^T`` (the last as ``z^T z`` with ``z = sqrt(r_ij) y_ij``), each
-        chunk's added in turn.
+        chunk's added along the canonical tree (the same bits on every
+        engine; a Dask array's chunks are computed in its workers, which
+        receive ``weigh``).
 
     Examples
     --------
@@ -249,21 +227,24 @@ def weighted_statistics(X, weigh, centers, transforms, radius):
     >>> counts.tolist(), sums[0].tolist()
     ([1.0, 1.0], [0.5, 0.25])
     """
+    return over_chunks(
+        X, _chunk_weighted_statistics, weigh, centers, transforms, radius
+    )
+
+
+def _chunk_weighted_statistics(chunk, weigh, centers, transforms, radius):
+    """One chunk's weighted counts, sums and moments (module docstring)."""
     k, d = centers.shape
-    counts = np.zeros(k)
+    block = np.asarray(chunk, dtype=np.float64)
+    r = weigh(block)
     sums = np.zeros((k, d))
     moments = np.zeros((k, d, d))
-    with np.errstate(all="ignore"):
-        for block in iter_chunks(X):
-            block = np.asarray(block, dtype=np.float64)
-            r = weigh(block)
-            counts += r.sum(axis=0)
-            for j in range(k):
-                y = clip_rows(block, centers[j], radius, transform=transforms[j])
-                sums[j] += (r[:, j, None] * y).sum(axis=0)
-                z = np.sqrt(r[:, j, None]) * y
-                moments[j] += z.T @ z
-    return counts, sums, moments
+    for j in range(k):
+        y = clip_rows(block, centers[j], radius, transform=transforms[j])
+        sums[j] += (r[:, j, None] * y).sum(axis=0)
+        z = np.sqrt(r[:, j, None]) * y
+        moments[j] += z.T @ z
+    return r.sum(axis=0), sums, moments
 
 
 # -- the labelled releases --------------------------------------------------------

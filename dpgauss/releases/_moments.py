@@ -87,7 +87,7 @@ from dpgauss.accounting import ZCDP
 from dpgauss.mechanisms._additive import GaussianMechanism
 from dpgauss.mechanisms._factory import additive
 from dpgauss.releases._box import box_offsets
-from dpgauss.utils._sums import _over_blocks, iter_chunks, summation_error
+from dpgauss.utils._sums import over_chunks, summation_error
 
 __all__ = [
     "MOMENTS_L1",
@@ -169,16 +169,10 @@ MOMENTS_L2 = moments_l2(SECOND_WEIGHT)
 MOMENTS_L1 = moments_l1(SECOND_WEIGHT)
 
 
-def _block_moments(block, center, half_width, second):
-    d = block.shape[1]
-    first, squares = np.zeros(d), np.zeros(d) if second else None
-    for chunk in iter_chunks(block):
-        z = box_offsets(chunk, center, half_width)
-        first += z.sum(axis=0)
-        if second:
-            # fl(fl(z^2) - 1/2) is in [-1/2, 1/2] exactly (module docstring).
-            squares += (z * z - 0.5).sum(axis=0)
-    return first, squares
+def _chunk_moments(chunk, center, half_width, second):
+    z = box_offsets(chunk, center, half_width)
+    # fl(fl(z^2) - 1/2) is in [-1/2, 1/2] exactly (module docstring).
+    return z.sum(axis=0), (z * z - 0.5).sum(axis=0) if second else None
 
 
 def box_moments(X, center, half_width, second=True):
@@ -209,11 +203,9 @@ def box_moments(X, center, half_width, second=True):
     (array([0.33333333]), array([0.]))
     """
     n = X.shape[0]
+    first, squares = over_chunks(X, _chunk_moments, center, half_width, second)
     with np.errstate(all="ignore"):
-        parts = _over_blocks(X, _block_moments, center, half_width, second)
-        first = np.sum([p[0] for p in parts], axis=0) / n
-        squares = np.sum([p[1] for p in parts], axis=0) / n if second else None
-    return first, squares
+        return first / n, squares / n if second else None
 
 
 def variance_noise_variance(var, weight, mean=0.0):

@@ -24,7 +24,9 @@ the center). Three rules make that true:
    sum of N terms in any order (BLAS blocking and FMA included) has error at most
    ``gamma_N sum |terms|`` with ``gamma_N = N u / (1 - N u)`` (Higham 2002,
    Theorem 3.1). Rows are summed in chunks of at most ``CHUNK_ROWS`` and the
-   ``m`` chunk sums are then added, so the computed mean of clipped rows is within
+   ``m = ceil(n / CHUNK_ROWS)`` chunk sums are then added (along a fixed tree,
+   :func:`over_chunks`: ``ceil(log2 m)`` additions deep, which the bound for
+   any order covers), so the computed mean of clipped rows is within
    ``(gamma_{C+1} + gamma_m)(1 + gamma_{C+1}) r + 2 u r`` (l2) of the exact mean of
    the same clipped rows, and the computed second moment within the same factor
    times ``r^2`` (Frobenius; ``sum_i ||y_i||^2 <= n r^2``). Two neighbouring
@@ -32,6 +34,15 @@ the center). Three rules make that true:
    and the mechanisms are calibrated for the sum (see
    :mod:`dpgauss.mechanisms._releases`). For n = 10^6 this adds a relative 1e-5
    to the mean's sensitivity; for n = 10^9, 1%.
+
+**One release whatever the engine.** The chunks are canonical (chunk j is
+rows ``[j C, (j + 1) C)`` of the whole input, whatever a Dask array's
+blocks), each chunk's sums come from the same numpy code on the same
+C-contiguous rows, and the chunk sums are added along one tree fixed by
+``m`` alone (:mod:`dpgauss.utils._canonical`). A numpy array, a memory-mapped
+file, a Dask array under any scheduler or chunking and a ``dask.distributed``
+cluster therefore give the same bits for every sum here, and the same
+``m`` for the rounding term above: the same seed gives the same release.
 
 Queries whose sensitivity is a count (how many rows lie beyond a radius, how
 much clipping at tau would remove) are computed exactly in integer fixed point
@@ -43,6 +54,8 @@ import mmap
 
 import numpy as np
 
+from dpgauss.utils._canonical import chunk_result, dask_tree_reduce, tree_reduce
+
 __all__ = [
     "CHUNK_ROWS",
     "all_finite",
@@ -53,6 +66,7 @@ __all__ = [
     "is_dask_array",
     "iter_chunks",
     "n_partial_sums",
+    "over_chunks",
     "row_norms",
     "summation_error",
 ]
@@ -135,9 +149,11 @@ def file_backed(X):
 
 
 def n_partial_sums(X):
-    """How many chunk sums a pass over ``X`` adds up (public: from the shape only)."""
-    if is_dask_array(X):
-        return sum(max(1, -(-int(rows) // CHUNK_ROWS)) for rows in X.chunks[0])
+    """How many chunk sums a pass over ``X`` adds up (public: from the shape only).
+
+    ``ceil(n / CHUNK_ROWS)`` on every engine: the chunks are canonical
+    (:func:`over_chunks`), whatever a Dask array's blocks.
+    """
     return max(1, -(-int(X.shape[0]) // CHUNK_ROWS))
 
 
@@ -188,19 +204,46 @@ def _over_blocks(X, func, *args):
     return dask.compute(*[dask.delayed(func)(b, *args) for b in blocks])
 
 
-def _block_sums(block, center, radius, with_outer, trace_bits, transform):
-    d = block.shape[1] if transform is None else transform.shape[0]
-    sum_y, sum_yy = np.zeros(d), np.zeros((d, d)) if with_outer else None
+def over_chunks(X, func, *args, labels=None):
+    """The sum of ``func``'s results over the canonical chunks of ``X``, the
+    same bits on every engine (:mod:`dpgauss.utils._canonical`).
+
+    Parameters
+    ----------
+    X : ndarray, numpy.memmap or dask array of shape (n_samples, n_features)
+        The rows: chunk j is rows ``[j C, (j + 1) C)``, C = CHUNK_ROWS.
+    func : callable
+        ``func(chunk, [labels,] *args)``: a chunk's partial result (arrays,
+        ints or None, or a tuple of them), from its rows and public values;
+        a module-level function (Dask workers receive it).
+    *args
+        Passed on to ``func``.
+    labels : ndarray of shape (n_samples,), default=None
+        One value per row, passed with each chunk's rows.
+
+    Returns
+    -------
+    object
+        The results added entry by entry along the canonical tree.
+    """
+    if is_dask_array(X):
+        return dask_tree_reduce(X, CHUNK_ROWS, func, args, labels)
+    chunks = iter_chunks(X)
+
+    def leaf(j):
+        rows = () if labels is None else (labels[j * CHUNK_ROWS :][:CHUNK_ROWS],)
+        return chunk_result(func, next(chunks), rows, args)
+
+    return tree_reduce(n_partial_sums(X), leaf)
+
+
+def _chunk_sums(chunk, center, radius, with_outer, trace_bits, transform):
+    y = clip_rows(chunk, center, radius, transform)
     units = 0
-    for chunk in iter_chunks(block):
-        y = clip_rows(chunk, center, radius, transform)
-        sum_y += y.sum(axis=0)
-        if with_outer:
-            sum_yy += y.T @ y
-        if trace_bits is not None:
-            squared = np.einsum("ij,ij->i", y, y) / (radius * radius)
-            units += int(fixed_point_sums(squared, np.zeros(1), trace_bits)[0])
-    return sum_y, sum_yy, units
+    if trace_bits is not None:
+        squared = np.einsum("ij,ij->i", y, y) / (radius * radius)
+        units = int(fixed_point_sums(squared, np.zeros(1), trace_bits)[0])
+    return y.sum(axis=0), (y.T @ y if with_outer else None), units
 
 
 def clipped_sums(X, center, radius, with_outer=True, trace_bits=None, transform=None):
@@ -240,18 +283,15 @@ def clipped_sums(X, center, radius, with_outer=True, trace_bits=None, transform=
         Only with ``trace_bits``: the exact integer sum, each row adding an
         integer in ``[0, 2^trace_bits]``.
     """
-    with np.errstate(all="ignore"):
-        parts = _over_blocks(
-            X, _block_sums, center, radius, with_outer, trace_bits, transform
-        )
-        sum_y = np.sum([p[0] for p in parts], axis=0)
-        sum_yy = None
-        if with_outer:
-            sum_yy = np.sum([p[1] for p in parts], axis=0)
+    sum_y, sum_yy, units = over_chunks(
+        X, _chunk_sums, center, radius, with_outer, trace_bits, transform
+    )
+    if with_outer:
+        with np.errstate(all="ignore"):
             sum_yy = 0.5 * (sum_yy + sum_yy.T)
     if trace_bits is None:
         return sum_y, sum_yy
-    return sum_y, sum_yy, sum(int(p[2]) for p in parts)
+    return sum_y, sum_yy, units
 
 
 def _block_norms(block, center, far):
@@ -496,38 +536,6 @@ def frame_sums(X, center, radius, frame, with_outer=True):
     return clipped_sums(X, center, radius, with_outer=with_outer, transform=frame)
 
 
-def over_labelled_blocks(X, labels, func, *args):
-    """``func(block, labels_of_its_rows, *args)`` on each row block of a Dask
-    array, computed in its workers; the list of results, in block order.
-
-    Parameters
-    ----------
-    X : dask array of shape (n_samples, n_features)
-        The rows.
-    labels : ndarray of shape (n_samples,)
-        One public (or already validated) value per row, sliced with the rows.
-    func : callable
-        Applied to each block (a numpy array) and its labels.
-    *args
-        Passed on to ``func``.
-
-    Returns
-    -------
-    tuple
-        One result per block.
-    """
-    import dask
-
-    blocks = X.rechunk({1: -1}).to_delayed().ravel()
-    starts = np.cumsum([0, *X.chunks[0]])
-    return dask.compute(
-        *[
-            dask.delayed(func)(b, labels[a:z], *args)
-            for b, a, z in zip(blocks, starts[:-1], starts[1:], strict=True)
-        ]
-    )
-
-
 def _block_group_sums(block, labels, k):
     # Everything under errstate, the conversion included (it runs in a Dask
     # worker, outside the fit's errstate): a longdouble row beyond float64's
@@ -562,13 +570,6 @@ def group_means(X, labels, k):
         candidate for :func:`~dpgauss.releases._winsorized.winsorized_mean`).
     """
     size = int(np.count_nonzero(labels == 0))
-    if is_dask_array(X):
-        parts = over_labelled_blocks(X, labels, _block_group_sums, k)
-    else:
-        parts, start = [], 0
-        for block in iter_chunks(X):
-            stop = start + block.shape[0]
-            parts.append(_block_group_sums(block, labels[start:stop], k))
-            start = stop
+    sums = over_chunks(X, _block_group_sums, k, labels=np.asarray(labels))
     with np.errstate(all="ignore"):
-        return np.sum(parts, axis=0) / max(size, 1)
+        return sums / max(size, 1)
