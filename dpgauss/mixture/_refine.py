@@ -33,6 +33,7 @@ plus its rounding slack. Every release is in the step's plan entries; the
 steps compose.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -203,7 +204,11 @@ def step_statistics(X, weights, means, uppers, radius):
     n = X.shape[0]
     counts, sums, moments = weighted_statistics(
         X,
-        lambda block: responsibilities(block, weights, means, uppers),
+        # A partial of a module function, not a lambda: it is sent to the
+        # Dask workers that compute the chunks (plain pickle suffices).
+        functools.partial(
+            responsibilities, weights=weights, means=means, uppers=uppers
+        ),
         means,
         [U.T for U in uppers],  # the whitening A_j = L_j^-1 = U_j^T
         radius,
