@@ -65,7 +65,8 @@ def _chunkings(n):
     c = sums.CHUNK_ROWS
     cuts = sorted({0, n, *(v for v in (1, c - 1, 2 * c + 5) if v < n)})
     uneven = tuple(int(v) for v in np.diff(cuts))
-    rows = [c, 3 * c, 100, 333, c // 3, n, uneven]
+    empty = (0, n // 2, 0, n - n // 2, 0)  # blocks of no rows
+    rows = [c, 3 * c, 100, 333, c // 3, n, uneven, empty]
     return [(r, -1) for r in rows] + [(250, 2)]
 
 
@@ -112,6 +113,21 @@ def test_dask_sums_are_numpy_s_bit_for_bit(small_chunks, n):
 def _half(block):
     # Each row's weight split between two groups (a public rule).
     return np.full((block.shape[0], 2), 0.5 - 2.0**-30)
+
+
+def test_workers_raise_no_floating_point_warning_whatever_the_rows(small_chunks):
+    # A Dask worker runs outside the fit's errstate: each chunk's computation
+    # sets its own (with warnings as errors here, one would fail the pass).
+    big = np.finfo(np.float64).max
+    X = np.array([[big, -big, 1.0], [-big, big, 5e-324], [np.nan, 0.0, np.inf]] * 50)
+    rows = da.from_array(X, chunks=(37, 2))
+    expected = sums.clipped_sums(X, np.array([-big, big, 0.0]), 1e140)
+    with dask.config.set(scheduler="threads"):
+        got = sums.clipped_sums(rows, np.array([-big, big, 0.0]), 1e140)
+        box_moments(rows, np.zeros(3), np.full(3, 1e-300))
+        sums.group_means(rows, np.arange(150) % 3, 3)
+    for a, b in zip(expected, got, strict=True):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_partial_sums_are_counted_the_same_on_every_engine(small_chunks):
