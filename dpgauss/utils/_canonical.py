@@ -52,12 +52,18 @@ __all__ = [
 
 
 def add_parts(a, b):
-    """Add two partial results entry by entry (tuples of arrays, ints or None)."""
+    """Add two partial results entry by entry (tuples of arrays, ints or None).
+
+    No floating-point warning, in the client or a worker: partial sums of
+    rows may overflow (a group's mean of rows near the largest float: inf
+    plus -inf), and a warning would depend on the rows.
+    """
     if isinstance(a, tuple):
         return tuple(add_parts(x, y) for x, y in zip(a, b, strict=True))
     if a is None:
         return None
-    return a + b
+    with np.errstate(all="ignore"):
+        return a + b
 
 
 def dyadic_cover(start, stop):

@@ -125,7 +125,11 @@ def test_workers_raise_no_floating_point_warning_whatever_the_rows(small_chunks)
     with dask.config.set(scheduler="threads"):
         got = sums.clipped_sums(rows, np.array([-big, big, 0.0]), 1e140)
         box_moments(rows, np.zeros(3), np.full(3, 1e-300))
-        sums.group_means(rows, np.arange(150) % 3, 3)
+    # One group whose first chunk sums to +inf and second to -inf: their sum
+    # is NaN (a failed candidate), silently, in a worker and in the client.
+    signs = np.repeat([1.0, -1.0, 0.0], [64, 64, 22])[:, None]
+    for A in (big * signs, da.from_array(big * signs, chunks=(50, -1))):
+        assert np.isnan(sums.group_means(A, np.zeros(150, dtype=int), 1)).all()
     for a, b in zip(expected, got, strict=True):
         np.testing.assert_array_equal(a, b)
 
