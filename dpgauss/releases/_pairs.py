@@ -339,33 +339,40 @@ class _Reader:
         with np.errstate(all="ignore"):
             for t, lo, hi in self.pairing.segments(start, stop):
                 if self.file is None:  # one gather of the rows needed
-                    out[at : at + hi - lo] = self.X[self.pairing.group_rows(t)[lo:hi]]
+                    index = self._cached(("rows", t), self.pairing.group_rows)[lo:hi]
+                    if self.X.dtype == np.float64:
+                        np.take(self.X, index, axis=0, out=out[at : at + hi - lo])
+                    else:  # converted to float64 a chunk at a time
+                        out[at : at + hi - lo] = self.X[index]
                 else:
                     out[at : at + hi - lo] = self._group(t)[lo:hi]
                 at += hi - lo
         return out
 
-    def _group(self, t):
-        """Group t's rows in its permuted order (read block by block)."""
-        if t not in self.cache:
-            p, X, d = self.pairing, self.X, self.X.shape[1]
-            blocks = p.group_blocks(t)
-            if blocks is None:
-                blocks, size = [0], self.X.shape[0]
-            else:
-                size = PAIR_BLOCK
-            parts = []
-            for b in blocks:
-                start = b * size
-                stop = min(start + size, X.shape[0])
-                self.file.seek(X.offset + start * d * X.dtype.itemsize)
-                part = np.fromfile(self.file, dtype=X.dtype, count=(stop - start) * d)
-                parts.append(part.reshape(stop - start, d))
-            group = np.concatenate(parts)[p.group_order(t)]
+    def _cached(self, key, make):
+        """``make(key[1])``, kept for the last four keys."""
+        if key not in self.cache:
             if len(self.cache) >= 4:
                 self.cache.pop(next(iter(self.cache)))
-            self.cache[t] = group
-        return self.cache[t]
+            self.cache[key] = make(key[1])
+        return self.cache[key]
+
+    def _group(self, t):
+        """Group t's rows in its permuted order (read block by block)."""
+        return self._cached(("group", t), self._read)
+
+    def _read(self, t):
+        """Read group t's blocks from the file, in its permuted order."""
+        p, X, d = self.pairing, self.X, self.X.shape[1]
+        ranges = [(0, p.n)] if p.whole is not None else None
+        if ranges is None:
+            ranges = _block_ranges(p.n, p.group_blocks(t))
+        parts = []
+        for start, stop in ranges:
+            self.file.seek(X.offset + start * d * X.dtype.itemsize)
+            part = np.fromfile(self.file, dtype=X.dtype, count=(stop - start) * d)
+            parts.append(part.reshape(stop - start, d))
+        return np.concatenate(parts)[p.group_order(t)]
 
     def __del__(self):
         if getattr(self, "file", None) is not None:
