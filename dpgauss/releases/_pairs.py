@@ -239,15 +239,16 @@ class PairDifferences:
             if t not in groups:
                 whole = p.whole is not None
                 ranges = [(0, p.n)] if whole else _block_ranges(p.n, p.group_blocks(t))
-                pieces = _split(ranges, bounds)
+                # Per Dask block: rows [a, z) of it go to ``dest`` (int64).
+                pieces = [
+                    (c, np.array([(a, z, at) for (a, z), at in where]))
+                    for c, where in _split(ranges, bounds)
+                ]
                 order = p.whole if whole else (p.key, t)
                 groups[t] = dask.delayed(_assemble)(
                     order,
-                    [where for _, where in pieces],
-                    *[
-                        dask.delayed(_take)(blocks[c], [r for r, _ in spans])
-                        for c, spans in ((c, w) for c, w in pieces)
-                    ],
+                    [spans for _, spans in pieces],
+                    *[dask.delayed(_take)(blocks[c], spans) for c, spans in pieces],
                 )
             return groups[t]
 
@@ -287,9 +288,10 @@ def _split(ranges, bounds):
 
 
 def _take(block, spans):
-    """In a worker: the rows ``spans`` of one Dask block, concatenated."""
+    """In a worker: the rows ``a:z`` (``spans`` rows ``(a, z, destination)``)
+    of one Dask block, concatenated."""
     block = np.asarray(block)
-    return np.concatenate([block[a:z] for a, z in spans])
+    return np.concatenate([block[a:z] for a, z, _ in spans.tolist()])
 
 
 def _assemble(order, wheres, *pieces):
@@ -300,7 +302,7 @@ def _assemble(order, wheres, *pieces):
     with np.errstate(all="ignore"):
         for piece, where in zip(pieces, wheres, strict=True):
             at = 0
-            for (a, z), dest in where:
+            for a, z, dest in where.tolist():
                 rows[dest : dest + z - a] = piece[at : at + z - a]
                 at += z - a
     if isinstance(order, tuple):  # (key, t): Pairing.group_order

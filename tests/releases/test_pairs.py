@@ -138,3 +138,30 @@ def test_sorted_rows_are_mixed_as_by_the_uniform_pairing():
     # Measured (bench_memory.py --mixing): the uniform pairing's largest
     # relative error over 20 pairings 0.009; plain 1,024-row blocks 0.12.
     assert max(errors) < 0.02
+
+
+def test_a_dask_graph_of_pairs_carries_nothing_n_long(monkeypatch):
+    # The graph holds slices of the array's blocks and each group's few
+    # numbers (its blocks' ranges, a seed), not an index per row: pickled,
+    # well under one byte per row (an n-length index array is eight).
+    import pickle
+
+    dask = pytest.importorskip("dask")
+    da = pytest.importorskip("dask.array")
+    n = 200_000
+    X = da.random.default_rng(0).standard_normal((n, 3), chunks=(10_000, 3))
+    captured = {}
+
+    def capture(*tasks, **kwargs):
+        graph = {}
+        for task in tasks:
+            graph.update(dict(task.__dask_graph__()))
+        captured["graph"] = graph
+        return tuple(task.compute() for task in tasks)
+
+    monkeypatch.setattr(dask, "compute", capture)
+    counts = PairDifferences(X, Pairing(n, np.random.default_rng(0))).norm_statistics(
+        scan_counts, 10.0
+    )
+    assert counts[-1] == n // 2  # every pair's norm above the smallest radius
+    assert len(pickle.dumps(captured["graph"])) < n
