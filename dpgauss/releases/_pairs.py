@@ -331,7 +331,8 @@ class _Reader:
 
     def __init__(self, X, pairing):
         self.pairing, self.cache = pairing, {}
-        self.file = open(X.filename, "rb") if file_backed(X) else None
+        backed = file_backed(X)
+        self.file = open(X.filename, "rb", buffering=0) if backed else None
         self.X = X if self.file is not None else np.asarray(X)
 
     def rows(self, start, stop):
@@ -369,12 +370,23 @@ class _Reader:
         ranges = [(0, p.n)] if p.whole is not None else None
         if ranges is None:
             ranges = _block_ranges(p.n, p.group_blocks(t))
-        parts = []
-        for start, stop in ranges:
-            self.file.seek(X.offset + start * d * X.dtype.itemsize)
-            part = np.fromfile(self.file, dtype=X.dtype, count=(stop - start) * d)
-            parts.append(part.reshape(stop - start, d))
-        return np.concatenate(parts)[p.group_order(t)]
+        rows = np.empty((sum(z - a for a, z in ranges), d), dtype=X.dtype)
+        raw, width, at = (
+            memoryview(rows.reshape(-1).view(np.uint8)),
+            d * X.dtype.itemsize,
+            0,
+        )
+        for start, stop in ranges:  # straight into place, unbuffered
+            self.file.seek(X.offset + start * width)
+            want = (stop - start) * width
+            got = self.file.readinto(raw[at : at + want])
+            while got < want:  # a short read: read the rest
+                more = self.file.readinto(raw[at + got : at + want])
+                if not more:
+                    raise OSError(f"{X.filename}: the file ended early")
+                got += more
+            at += want
+        return rows[p.group_order(t)]
 
     def __del__(self):
         if getattr(self, "file", None) is not None:
