@@ -38,7 +38,14 @@ spectrum and the factor 2 of the pairs. With the pairs, a release on the m
 rows z is private with respect to the rows of X (see
 :mod:`dpgauss.releases._pairs`). Every pass over the data works on offsets
 from the center (rows may lie far outside the ball); both searches' queries
-are exact integer sums in fixed point.
+and the trace are exact integer sums (counts, fixed point), computed chunk
+by chunk (:func:`~dpgauss.utils._norm_stats.norm_statistics`; the pairs'
+through :class:`~dpgauss.releases._pairs.PairDifferences`): no n-length
+array, and the same integers whatever the chunking or the engine, so each
+release's sensitivity is exactly the one proved for the whole norm vector.
+The pairs' final sums are one chunk sum per
+:data:`~dpgauss.releases._pairs.PAIR_CHUNK` pairs, the
+number of partial sums the release's rounding slack is calibrated for.
 
 Fixes the authors' code: the final choice is evaluated at the chosen tau (not
 tau/2), and the noise proxies are explicit expected-value formulas (see
