@@ -127,6 +127,34 @@ class FitData:
         return replace(self, public=MappingProxyType({**self.public, **values}))
 
 
+#: The estimators whose every pass over a memory-mapped file converts each
+#: chunk it reads to float64 before any arithmetic (clipped sums, norms, box
+#: offsets, pairs, framed rows), so that a float16 / float32 / integer file is
+#: not converted whole before the fit: their releases on such a file equal
+#: those on its float64 copy bit for bit (tests/test_base.py). Other
+#: estimators (and subclasses, by name) convert the whole file as before.
+CHUNKED_DTYPES = frozenset(
+    {
+        "PrivateCovariance",
+        "TailSensitiveCovariance",
+        "PrivateGaussianEstimator",
+        "PrivateMean",
+        "PrivatePCA",
+        "PrivateStandardScaler",
+    }
+)
+
+
+def _converted_in_chunks(estimator, dtype):
+    """Whether ``estimator`` reads a file of ``dtype`` chunk by chunk, each
+    converted to float64 exactly as a whole conversion would (integers and
+    floats of at most 64 bits; their finiteness is the same after it)."""
+    kind_ok = np.issubdtype(dtype, np.integer) or (
+        np.issubdtype(dtype, np.floating) and dtype.itemsize <= 8
+    )
+    return kind_ok and type(estimator).__name__ in CHUNKED_DTYPES
+
+
 class PrivateEstimatorMixin:
     """Privacy parameters, validation, charging and per-fit noise for estimators.
 
@@ -318,10 +346,19 @@ class PrivateEstimatorMixin:
 
         No floating-point warning escapes (one that depends on the values of the
         rows, such as an overflow while checking finiteness, would be a release).
-        A Dask array is checked lazily, without loading it into memory.
+        A Dask array is checked lazily, without loading it into memory (its
+        blocks are cast to float64 in the workers). A memory-mapped file of
+        float64, or of float16 / float32 / integers for the estimators of
+        :data:`CHUNKED_DTYPES`, is checked chunk by chunk and kept as it is:
+        their passes convert each chunk to float64 as they read it (exactly
+        the values a whole conversion gives, so the same release; tested), in
+        memory independent of n. Anything else is converted whole here.
+        Nothing is modified, and every check is made before any spend.
         """
         with np.errstate(all="ignore"):
-            if file_backed(X) and X.dtype == np.float64:
+            if file_backed(X) and (
+                X.dtype == np.float64 or _converted_in_chunks(self, X.dtype)
+            ):
                 validate_data(self, X, ensure_min_samples=2, ensure_all_finite=False)
                 if not all_finite(X):
                     raise ValueError("Input X contains NaN or infinity.")

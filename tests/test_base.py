@@ -401,3 +401,70 @@ def test_too_few_rows_or_no_features_name_the_problem_with_a_budget(shape):
     with pytest.raises(ValueError, match="Found array with"):
         PrivateMean(rho=0.5, budget=budget).fit(np.empty(shape))
     assert budget.ledger() == []
+
+
+def _chunked_dtype_estimators(d):
+    import dpgauss
+
+    box = (-10.0 * np.ones(d), 10.0 * np.ones(d))
+    kw = {"rho": 0.5, "random_state": 0, "on_useless": "warn"}
+    return [
+        dpgauss.PrivateCovariance(data_norm=30.0, **kw),
+        # A far location: the pairs path (n beyond one group of the pairing).
+        dpgauss.TailSensitiveCovariance(
+            data_norm=3e4, location=[-1e4] * d, **{**kw, "rho": 0.01}
+        ),
+        dpgauss.PrivateGaussianEstimator(**kw),
+        dpgauss.PrivateMean(bounds=box, **kw),
+        dpgauss.PrivatePCA(n_components=2, method="tail", data_norm=30.0, **kw),
+        dpgauss.PrivateStandardScaler(bounds=box, **kw),
+    ]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int16])
+def test_a_narrow_memmap_is_read_in_chunks_and_released_as_its_float64_copy(
+    tmp_path, dtype
+):
+    # A float32 or integer file is not converted whole before the fit: each
+    # pass converts the chunks it reads, exactly as a whole conversion would,
+    # so the release equals the one on the float64 copy bit for bit.
+    from dpgauss.base import CHUNKED_DTYPES
+
+    rng = np.random.default_rng(0)
+    n, d = 20_000, 4
+    X = rng.standard_normal((n, d)) * [1.0, 2.0, 3.0, 0.5] * 10
+    np.save(tmp_path / "narrow.npy", X.astype(dtype))
+    np.save(tmp_path / "wide.npy", X.astype(dtype).astype(np.float64))
+    narrow = np.load(tmp_path / "narrow.npy", mmap_mode="r")
+    wide = np.load(tmp_path / "wide.npy", mmap_mode="r")
+    for est in _chunked_dtype_estimators(d):
+        assert type(est).__name__ in CHUNKED_DTYPES
+        assert est._validate_rows(narrow) is narrow  # kept, not converted
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            a, b = clone(est).fit(narrow), clone(est).fit(wide)
+        fitted = [k for k in vars(a) if k.endswith("_") and not k.startswith("_")]
+        for key in fitted:
+            want, got = getattr(b, key), getattr(a, key)
+            if isinstance(want, np.ndarray):
+                np.testing.assert_array_equal(got, want, err_msg=key)
+            else:
+                assert repr(got) == repr(want), key
+    assert narrow.dtype == dtype  # the caller's file is untouched
+    np.testing.assert_array_equal(narrow, X.astype(dtype))
+
+
+def test_a_narrow_memmap_with_a_non_finite_value_is_refused_before_the_spend(
+    tmp_path,
+):
+    import dpgauss
+    from dpgauss.accounting import PrivacyBudget
+
+    X = np.random.default_rng(0).standard_normal((9_000, 3)).astype(np.float32)
+    X[8_500, 1] = np.inf
+    np.save(tmp_path / "x.npy", X)
+    budget = PrivacyBudget(rho=1.0)
+    est = dpgauss.PrivateCovariance(budget=budget, rho=0.5, data_norm=10.0)
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        est.fit(np.load(tmp_path / "x.npy", mmap_mode="r"))
+    assert budget.spent().rho == 0.0

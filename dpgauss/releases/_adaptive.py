@@ -38,7 +38,14 @@ spectrum and the factor 2 of the pairs. With the pairs, a release on the m
 rows z is private with respect to the rows of X (see
 :mod:`dpgauss.releases._pairs`). Every pass over the data works on offsets
 from the center (rows may lie far outside the ball); both searches' queries
-are exact integer sums in fixed point.
+and the trace are exact integer sums (counts, fixed point), computed chunk
+by chunk (:func:`~dpgauss.utils._norm_stats.norm_statistics`; the pairs'
+through :class:`~dpgauss.releases._pairs.PairDifferences`): no n-length
+array, and the same integers whatever the chunking or the engine, so each
+release's sensitivity is exactly the one proved for the whole norm vector.
+The pairs' final sums are one chunk sum per
+:data:`~dpgauss.releases._pairs.PAIR_CHUNK` pairs, the
+number of partial sums the release's rounding slack is calibrated for.
 
 Fixes the authors' code: the final choice is evaluated at the chosen tau (not
 tau/2), and the noise proxies are explicit expected-value formulas (see
@@ -58,19 +65,20 @@ from dpgauss.releases._covariance import (
     choose_method,
     release_covariance,
 )
-from dpgauss.releases._pairs import PairDifferences, pair_indices
-from dpgauss.releases._radius import private_radius
+from dpgauss.releases._pairs import PairDifferences, Pairing
+from dpgauss.releases._radius import radius_from_counts, scan_counts
 from dpgauss.releases._threshold_search import (
+    clipped_levels,
     predicted_noise,
-    search_threshold,
+    search_levels,
+    search_threshold_sums,
     tau_grid,
 )
+from dpgauss.utils._norm_stats import norm_statistics
 from dpgauss.utils._sums import (
     clipped_sums,
     fixed_point_bits,
-    fixed_point_sums,
     n_partial_sums,
-    row_norms,
 )
 
 __all__ = ["AdaptiveRelease", "release_adaptive"]
@@ -175,23 +183,32 @@ def release_adaptive(X, location, data_norm, center, plan, rng):
     if center:
         path = _center_or_pair(X, location, data_norm, plan, rng)
     else:
-        norms = row_norms(X, location)
-        radius = _scan(plan, "radius", norms, data_norm, rng)
-        clipped, *released = _trace(norms, radius, plan, rng)
-        path = _Path(X, location, location, n, radius, clipped, *released)
+        radius = _scan(plan, "radius", X, location, data_norm, rng)
+        sums, *released = _trace(X, location, radius, n, plan, rng)
+        path = _Path(X, location, location, n, radius, sums, *released)
     m, radius = path.m, path.radius
     noise = [predicted_noise(plan, m, d, t, path.trace) for t in tau_grid(radius)]
 
     def make_svt(sensitivity):
         return plan.calibrate("clip_radius", sensitivity=sensitivity)
 
-    tau = search_threshold(
-        path.clipped, radius, noise, m, make_svt, rng, trace=path.lower
+    bits = fixed_point_bits(m)
+    sums = path.sums
+    if sums is None:  # one pass over the rows about the released center
+        sums = _statistic(path.rows, path.local, clipped_levels, radius,
+                          search_levels(radius), bits)  # fmt: skip
+    tau = search_threshold_sums(
+        sums, bits, radius, noise, m, make_svt, rng, trace=path.lower
     )
     method = choose_method(plan, m, d, tau, min(path.trace, tau * tau))
     plan.choose("covariance", method)
-    M = clipped_sums(path.rows, path.local, tau)[1] / m
-    case = {"rows": m, "radius": tau, "n_partials": n_partial_sums(path.rows)}
+    if isinstance(path.rows, PairDifferences):
+        M = path.rows.clipped_sums(tau)[1] / m
+        partials = path.rows.n_partials
+    else:
+        M = clipped_sums(path.rows, path.local, tau)[1] / m
+        partials = n_partial_sums(path.rows)
+    case = {"rows": m, "radius": tau, "n_partials": partials}
     cap = min(path.upper, tau * tau)
     # The released trace is of the rows clipped at the radius: it is the
     # trace of M only when tau is the radius (otherwise it enters the cap).
@@ -218,46 +235,54 @@ def release_adaptive(X, location, data_norm, center, plan, rng):
     )
 
 
-def _scan(plan, name, norms, data_norm, rng):
-    """The radius scan ``name`` of the plan on ``norms`` (of the rows its
-    factory was planned for)."""
+def _statistic(rows, center, stat, *args):
+    """``stat`` of the norms of ``rows`` about ``center`` (of the pairs z
+    about 0), summed chunk by chunk: exact integers, no n-length array."""
+    if isinstance(rows, PairDifferences):
+        return rows.norm_statistics(stat, *args)
+    return norm_statistics(rows, center, stat, *args)
+
+
+def _scan(plan, name, rows, center, data_norm, rng):
+    """The radius scan ``name`` of the plan on the norms of ``rows`` (those its
+    factory was planned for): its counts at the public grid, one pass."""
+    counts = _statistic(rows, center, scan_counts, data_norm)
     svt = plan.calibrate(name)
-    return private_radius(norms, data_norm, svt, rng)
+    return radius_from_counts(counts, data_norm, svt, rng)
 
 
-def _trace(norms, radius, plan, rng):
-    """Release the trace of the rows of ``norms`` clipped at ``radius``.
+def _trace(rows, center, radius, m, plan, rng):
+    """Release the trace of the m ``rows`` clipped at ``radius``.
 
-    Returns the clipped norms, the estimate, the upper bound and the public
-    variance of the estimate (see
-    :func:`~dpgauss.releases._center.release_trace`).
+    One pass computes the trace's exact fixed-point sum (level 0) and the
+    threshold search's sums at this radius (levels known once the radius is
+    released; the search on these rows uses them). Returns the search's
+    sums, the estimate, the upper bound and the public variance of the
+    estimate (see :func:`~dpgauss.releases._center.release_trace`).
     """
-    m = norms.shape[0]
-    clipped = np.minimum(norms, radius)
     bits = fixed_point_bits(m)
-    units = fixed_point_sums(clipped**2 / radius**2, np.zeros(1), bits)[0]
-    return clipped, *release_trace(units, bits, m, radius, plan, rng)
+    levels = np.concatenate([[0.0], search_levels(radius)])
+    sums = _statistic(rows, center, clipped_levels, radius, levels, bits)
+    return sums[1:], *release_trace(sums[0], bits, m, radius, plan, rng)
 
 
 def _center_or_pair(X, location, data_norm, plan, rng):
     """Scans, the mean, the pairs' trace, then around the mean or from pairs."""
     n, d = X.shape
-    first, second = pair_indices(n, rng)
-    pairs = PairDifferences(X, first, second)
-    m = first.size
-    pair_norms = pairs.norms()
+    pairs = PairDifferences(X, Pairing(n, rng))
+    m = pairs.shape[0]
     both = two_scans(plan, n)
     if both:
         plan.choose("scans", "both")
-        radius = _scan(plan, "radius", row_norms(X, location), data_norm, rng)
-        spread = _scan(plan, "spread_radius", pair_norms, data_norm, rng)
+        radius = _scan(plan, "radius", X, location, data_norm, rng)
+        spread = _scan(plan, "spread_radius", pairs, None, data_norm, rng)
     else:
         plan.choose("scans", "pairs")
         radius = data_norm
-        spread = _scan(plan, "pair_radius", pair_norms, data_norm, rng)
+        spread = _scan(plan, "pair_radius", pairs, None, data_norm, rng)
     raw, variance, offset, error = release_mean(X, location, radius, plan, rng)
     center = location + offset
-    clipped, t_z, upper_z, var_z = _trace(pair_norms, spread, plan, rng)
+    sums_z, t_z, upper_z, var_z = _trace(pairs, None, spread, m, plan, rng)
     # Post-processing of released values from here. The mean's error is a
     # rank-one term of Frobenius norm ``error`` (its squared norm, estimated
     # by Stein's unbiased risk estimate) that no denoising removes,
@@ -318,7 +343,7 @@ def _center_or_pair(X, location, data_norm, plan, rng):
         trusted = both or not saturated or judged > scale
     if trusted and math.hypot(around, judged) > paired:
         return _Path(
-            pairs.rows(), np.zeros(d), center, m, spread, clipped, t_z,
+            pairs, np.zeros(d), center, m, spread, sums_z, t_z,
             upper_z, var_z, scale=2.0, centering="pairs",
             center_sd=math.sqrt(variance),
         )  # fmt: skip
@@ -348,8 +373,7 @@ def _center_or_pair(X, location, data_norm, plan, rng):
     radius = min(radius, reach + math.sqrt(delta_max))
     r2 = radius * radius
     return _Path(
-        X, center, center, n, radius,
-        np.minimum(row_norms(X, center), radius),
+        X, center, center, n, radius, None,
         min(trace_c + error, r2), min(2.0 * upper_z + delta_max, r2), 4.0 * var_z,
         shift=error / d, centering="mean", center_sd=math.sqrt(variance),
     )  # fmt: skip
@@ -359,12 +383,12 @@ def _center_or_pair(X, location, data_norm, plan, rng):
 class _Path:
     """The rows the trace, threshold search and final release run on."""
 
-    rows: object
+    rows: object  # an array, or the PairDifferences (streamed)
     local: np.ndarray  # the center the rows are clipped around
     center: np.ndarray  # the fitted location_
     m: int
     radius: float
-    clipped: np.ndarray
+    sums: np.ndarray | None  # the search's fixed-point sums (None: to compute)
     trace: float
     upper: float
     variance: float  # the variance of ``trace`` (a function of released values)

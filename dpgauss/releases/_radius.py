@@ -35,8 +35,10 @@ __all__ = [
     "STEP_BACK",
     "full_threshold",
     "private_radius",
+    "radius_from_counts",
     "radius_grid",
     "radius_mechanism",
+    "scan_counts",
     "scan_factory",
     "scan_threshold",
     "smallest_radius",
@@ -130,13 +132,31 @@ def private_radius(norms, data_norm, svt, rng):
     float
         The radius.
     """
+    return radius_from_counts(scan_counts(norms, data_norm), data_norm, svt, rng)
+
+
+def scan_counts(norms, data_norm):
+    """The scan's queries on ``norms``: ``count(min(norm, data_norm) > r)`` at
+    every radius r of :func:`radius_grid` (int64).
+
+    A sum over rows of per-row indicators, so the counts of a chunked pass
+    (:func:`~dpgauss.utils._sums.norm_statistics`) add up to exactly the
+    counts of the whole norm vector.
+    """
     radii = radius_grid(data_norm)
-    ordered = np.sort(np.minimum(norms, data_norm))
-    counts = ordered.size - np.searchsorted(ordered, radii, side="right")
+    ordered = np.sort(np.minimum(np.asarray(norms, dtype=np.float64), data_norm))
+    return (ordered.size - np.searchsorted(ordered, radii, side="right")).astype(
+        np.int64
+    )
+
+
+def radius_from_counts(counts, data_norm, svt, rng):
+    """:func:`private_radius` from the scan's counts (:func:`scan_counts`)."""
+    radii = radius_grid(data_norm)
     # The first radius is data_norm, which no clipped norm exceeds (its count
     # is 0), and firing there or at the next radius returns the same value:
     # it is not asked, so noise alone cannot stop the scan there.
-    index = svt.first_above(counts[1:].astype(float), rng)
+    index = svt.first_above(np.asarray(counts)[1:].astype(float), rng)
     if index is None:  # never judged above T: no evidence against the bound
         return float(data_norm)
     return float(radii[max(index + 1 - STEP_BACK, 0)])

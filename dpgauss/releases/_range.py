@@ -17,7 +17,7 @@ from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.mechanisms._checks import build_key
 from dpgauss.mechanisms._range import NONZERO_MEASURED, QuantileSearch, range_failure
-from dpgauss.releases._pairs import PairDifferences, pair_indices
+from dpgauss.releases._pairs import PairDifferences, Pairing
 from dpgauss.utils._sums import row_norms
 
 __all__ = [
@@ -82,15 +82,15 @@ def frame_count(n):
 def frame_pairs(X, rng):
     """``x/2 - x'/2`` over at most :data:`FRAME_PAIRS` disjoint random pairs.
 
-    The pairing is drawn from the fit's generator, independently of the data,
-    and each row is in at most one pair: replacing one row changes at most one
+    The pairing (the first of the blockwise pairs of
+    :class:`~dpgauss.releases._pairs.Pairing`, read in blocks) is drawn from
+    the fit's generator, independently of the data, and each row is in at
+    most one pair: replacing one row changes at most one
     pair, so a release on the m pairs with sensitivities for m rows is private
     with respect to X. Their covariance is C / 2 whatever the mean.
     """
-    first, second = pair_indices(X.shape[0], rng)
-    count = frame_count(X.shape[0])
-    first, second = first[:count], second[:count]
-    return PairDifferences(X, first, second).rows()
+    pairing = Pairing(X.shape[0], rng, count=frame_count(X.shape[0]))
+    return PairDifferences(X, pairing).rows()
 
 
 def range_subset(count, rng):

@@ -41,11 +41,15 @@ from dpgauss.utils._sums import fixed_point_bits, fixed_point_sums
 __all__ = [
     "TAU_GRID",
     "WORST_SENSITIVITY",
+    "clipped_levels",
     "predicted_noise",
+    "queries_from_sums",
     "query_sensitivity",
     "search_factory",
     "search_floor",
+    "search_levels",
     "search_threshold",
+    "search_threshold_sums",
     "tau_grid",
     "threshold_queries",
 ]
@@ -100,14 +104,33 @@ def threshold_queries(norms, radius, noise, n):
     sensitivity : float
         Their sensitivity.
     """
-    r2 = radius * radius
-    taus = tau_grid(radius)
     bits = fixed_point_bits(n)
-    sums = fixed_point_sums(
-        np.minimum(norms, radius) ** 2 / r2, (taus / radius) ** 2, bits
-    )
+    sums = clipped_levels(norms, radius, search_levels(radius), bits)
+    return queries_from_sums(sums, bits, radius, noise, n)
+
+
+def search_levels(radius):
+    """The levels ``(tau_l / r)^2`` of the search's fixed-point sums."""
+    return (tau_grid(radius) / radius) ** 2
+
+
+def clipped_levels(norms, radius, levels, bits):
+    """``fixed_point_sums(min(norm, r)^2 / r^2, levels, bits)`` (int64).
+
+    Sums over rows of per-row integers, so a chunked pass
+    (:func:`~dpgauss.utils._sums.norm_statistics`) gives exactly the sums of
+    the whole norm vector. With ``levels`` 0 the sum is the trace's.
+    """
+    r2 = radius * radius
+    clipped = np.minimum(np.asarray(norms, dtype=np.float64), radius)
+    return fixed_point_sums(clipped**2 / r2, levels, bits)
+
+
+def queries_from_sums(sums, bits, radius, noise, n):
+    """:func:`threshold_queries` from the exact sums at :func:`search_levels`."""
+    r2 = radius * radius
     offsets = n * np.asarray(noise, dtype=np.float64) / r2
-    values = sums.astype(np.float64) * 2.0**-bits - offsets
+    values = np.asarray(sums).astype(np.float64) * 2.0**-bits - offsets
     sensitivity = query_sensitivity(n, float(np.max(np.abs(offsets))))
     return values, sensitivity
 
@@ -160,9 +183,18 @@ def search_threshold(norms, radius, noise, n, make_svt, rng, trace=None):
         The tau one grid step above the first query that fired (the last tau
         where bias < noise), or above the floor if none fired before it.
     """
+    bits = fixed_point_bits(n)
+    sums = clipped_levels(norms, radius, search_levels(radius), bits)
+    return search_threshold_sums(sums, bits, radius, noise, n, make_svt, rng, trace)
+
+
+def search_threshold_sums(sums, bits, radius, noise, n, make_svt, rng, trace=None):
+    """:func:`search_threshold` from the exact fixed-point sums at
+    :func:`search_levels` (``bits`` is ``fixed_point_bits(n)``), which a
+    chunked pass computes without the norms."""
     taus = tau_grid(radius)
     floor = TAU_GRID - 1 if trace is None else search_floor(radius, noise, trace)
-    values, sensitivity = threshold_queries(norms, radius, noise, n)
+    values, sensitivity = queries_from_sums(sums, bits, radius, noise, n)
     # Query 0 (tau = r: no clipping bias, gamma = 0) is never truly positive,
     # and firing there returns r, as firing at query 1 does: it is not asked,
     # so noise alone cannot keep the radius there (at n = 150 it did in about

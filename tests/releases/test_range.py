@@ -9,7 +9,7 @@ from dpgauss.accounting import ZCDP, PureDP
 from dpgauss.accounting._plan import PlanError, Release, ReleasePlan
 from dpgauss.mechanisms._checks import check_plan, check_release
 from dpgauss.mechanisms._range import QuantileSearch
-from dpgauss.releases._pairs import pair_indices
+from dpgauss.releases._pairs import Pairing
 from dpgauss.releases._range import (
     FRAME_PAIRS,
     HALF_PAIR_MEDIAN,
@@ -176,7 +176,7 @@ def test_frame_count_and_range_subset_are_public_and_capped():
 def test_frame_pairs_are_disjoint_half_differences():
     # The pairing is drawn from the generator alone, each row in one pair.
     X = np.random.default_rng(2).normal(size=(21, 2))
-    first, second = pair_indices(21, np.random.default_rng(3))
+    first, second = Pairing(21, np.random.default_rng(3)).indices()
     pairs = frame_pairs(X, np.random.default_rng(3))
     assert pairs.shape == (10, 2)
     used = np.r_[first[:10], second[:10]]
