@@ -45,6 +45,9 @@ NONZERO_MARGIN = 4.0
 #: sds: below it the target sits within the noise of the zeros' count and
 #: the search may end anywhere between 0 and the smallest nonzero value.
 NONZERO_MEASURED = 3.0 * NONZERO_MARGIN
+#: Passes over a column's kept keys before they are sorted (see
+#: :class:`_Interval`): a Gaussian column leaves few keys after as many.
+PASSES_BEFORE_SORT = 16
 _SIGN = np.int64(-(2**63))
 _MAGNITUDE = np.int64(2**63 - 1)
 
@@ -223,33 +226,26 @@ class QuantileSearch:
         zeros = np.zeros(self.n_features)
         if self.nonzero:
             zeros = (1.0 - self.quantile) * np.count_nonzero(keys == 0, axis=1)
-        # The kept keys' range: a midpoint outside it counts without a pass
-        # (ties, where every step would otherwise compare all n keys).
-        kept, ends = list(keys), [_ends(column) for column in keys]
+        kept = []
         below = np.zeros(self.n_features, dtype=np.int64)
-        for j in columns:  # keys beyond the finite floats' (inf, NaN)
-            if ends[j] is not None and (ends[j][0] < -MAX_KEY or ends[j][1] > MAX_KEY):
-                below[j] = np.count_nonzero(kept[j] < -MAX_KEY)
-                kept[j] = kept[j][(kept[j] >= -MAX_KEY) & (kept[j] <= MAX_KEY)]
-                ends[j] = _ends(kept[j])
+        for j, column in enumerate(keys):
+            finite = (column >= -MAX_KEY) & (column <= MAX_KEY)
+            if not finite.all():  # inf, NaN: beyond the finite floats' keys
+                below[j] = np.count_nonzero(column < -MAX_KEY)
+                column = column[finite]
+            kept.append(_Interval(column))
         first = None
         for _ in range(STEPS):
             # floor((lo + hi) / 2) without overflow.
             mid = lo // 2 + hi // 2 + ((lo % 2) + (hi % 2)) // 2
-            at_or_below = [_at_or_below(kept[j], ends[j], mid[j]) for j in columns]
-            within = np.array([_count(m, kept[j]) for j, m in enumerate(at_or_below)])
+            within = np.array([kept[j].count(mid[j]) for j in columns])
             counts = (below + within).astype(np.float64)
             noisy = self.step.randomise(counts - zeros, rng)
             if first is None:
                 first = noisy  # at mid = 0: q c0 plus noise (nonzero search)
             above = noisy >= target
             for j in columns:
-                mask = at_or_below[j]
-                if isinstance(mask, np.ndarray):  # else every kept key stays
-                    kept[j] = kept[j][mask if above[j] else ~mask]
-                    ends[j] = _ends(kept[j])
-                elif mask != bool(above[j]):  # all on the side left behind
-                    kept[j], ends[j] = kept[j][:0], None
+                kept[j].keep(bool(above[j]))
             below = np.where(above, below, below + within)
             hi = np.where(above, mid, hi)
             lo = np.where(above, lo, mid + 1)
@@ -267,25 +263,59 @@ class QuantileSearch:
         )
 
 
-def _ends(keys):
-    """The smallest and largest of ``keys``, or None when there are none."""
-    return (keys.min(), keys.max()) if keys.size else None
+class _Interval:
+    """One column's keys still inside a search's interval ``[lo, hi]``.
 
+    :meth:`count` counts those at or below a midpoint, :meth:`keep` keeps the
+    half the search goes on in. A midpoint outside the keys' range counts
+    with no pass (ties); after :data:`PASSES_BEFORE_SORT` passes the keys left
+    are sorted and then counted by bisection, so no input makes the search
+    cost more than that many passes and one sort.
+    """
 
-def _at_or_below(keys, ends, mid):
-    """Which ``keys`` are at most ``mid``: a mask, or one bool for them all."""
-    if ends is None or mid >= ends[1]:
-        return True
-    if mid < ends[0]:
-        return False
-    return keys <= mid
+    def __init__(self, keys):
+        self.keys, self.sorted, self.passes = keys, False, 0
+        self.cut, self.mask = 0, None
+        self._ends()
 
+    def _ends(self):
+        keys = self.keys
+        if not keys.size:
+            self.ends = None
+        elif self.sorted:
+            self.ends = (keys[0], keys[-1])
+        else:
+            self.ends = (keys.min(), keys.max())
 
-def _count(mask, keys):
-    """How many of ``keys`` :func:`_at_or_below` found at most the midpoint."""
-    if isinstance(mask, np.ndarray):
-        return int(np.count_nonzero(mask))
-    return keys.size if mask else 0
+    def count(self, mid):
+        """How many keys are at most ``mid`` (exact)."""
+        self.mask = None
+        if self.ends is None or mid >= self.ends[1]:
+            self.cut = self.keys.size
+        elif mid < self.ends[0]:
+            self.cut = 0
+        elif self.sorted:
+            self.cut = int(np.searchsorted(self.keys, mid, side="right"))
+        elif self.passes >= PASSES_BEFORE_SORT:
+            self.keys, self.sorted = np.sort(self.keys), True
+            return self.count(mid)
+        else:
+            self.mask = self.keys <= mid
+            self.cut = int(np.count_nonzero(self.mask))
+        return self.cut
+
+    def keep(self, at_or_below):
+        """Keep the keys at most the last midpoint, or those above it."""
+        if self.mask is None:  # sorted, or all on one side: a slice
+            cut, size = self.cut, self.keys.size
+            if (cut == size) == at_or_below and not self.sorted:
+                return  # every key stays, and so do their ends
+            self.keys = self.keys[:cut] if at_or_below else self.keys[cut:]
+        else:
+            self.keys = self.keys[self.mask if at_or_below else ~self.mask]
+            self.passes += 1
+        self.mask = None
+        self._ends()
 
 
 def range_failure(cost, n, d, capped=True):
