@@ -48,6 +48,9 @@ NONZERO_MEASURED = 3.0 * NONZERO_MARGIN
 #: Passes over a column's kept keys before they are sorted (see
 #: :class:`_Interval`): a Gaussian column leaves few keys after as many.
 PASSES_BEFORE_SORT = 16
+#: Kept keys this few are sorted at once: bisection and slices then cost
+#: less than a masked copy and its range.
+SORTED_BELOW = 4096
 _SIGN = np.int64(-(2**63))
 _MAGNITUDE = np.int64(2**63 - 1)
 
@@ -268,9 +271,10 @@ class _Interval:
 
     :meth:`count` counts those at or below a midpoint, :meth:`keep` keeps the
     half the search goes on in. A midpoint outside the keys' range counts
-    with no pass (ties); after :data:`PASSES_BEFORE_SORT` passes the keys left
-    are sorted and then counted by bisection, so no input makes the search
-    cost more than that many passes and one sort.
+    with no pass (ties); after :data:`PASSES_BEFORE_SORT` passes, or once at
+    most :data:`SORTED_BELOW` are left, the keys are sorted and then counted
+    by bisection, so no input makes the search cost more than that many
+    passes and one sort.
     """
 
     def __init__(self, keys):
@@ -296,7 +300,7 @@ class _Interval:
             self.cut = 0
         elif self.sorted:
             self.cut = int(np.searchsorted(self.keys, mid, side="right"))
-        elif self.passes >= PASSES_BEFORE_SORT:
+        elif self.passes >= PASSES_BEFORE_SORT or self.keys.size <= SORTED_BELOW:
             self.keys, self.sorted = np.sort(self.keys), True
             return self.count(mid)
         else:
