@@ -17,9 +17,12 @@ Run: ``.venv/bin/python benchmarks/bench_scale.py
   LogisticRegression and EmpiricalCovariance at n = 1e5 and 1e6, d = 5,
   against one fit of the wrapped estimator on all rows (target: at most 20x);
 * ratios: every estimator's CPU time over its scikit-learn counterpart's (one
-  BLAS thread) at n = 1e5 and 1e6, d = 10 and 50, with growth exponents.
+  BLAS thread) at n = 1e5 and 1e6, d = 10 and 50, with growth exponents; then
+  the covariance family (PrivateCovariance, TailSensitiveCovariance, the
+  Gaussian) against ``numpy.cov`` at d = 10, 50, 200 and 500 (n chosen per d,
+  :data:`COVARIANCE_GRID`), with least-squares growth exponents in n and d.
 
-Writes ``results/bench_scale.md``.
+Writes ``results/bench_scale.md`` (``--out FILE``: that file instead).
 """
 
 import argparse
@@ -411,11 +414,134 @@ def _counterparts(d):
     ]
 
 
-def ratios(ns=(100_000, 1_000_000), ds=(10, 50)):
+def _fit_time(est, X, target=None):
+    """CPU time of one fit, or (nan, the exception's name) when it raises."""
+    start = time.process_time()
+    try:
+        est.fit(X, target)
+    except Exception as exc:  # reported, never fatal
+        return float("nan"), type(exc).__name__
+    return time.process_time() - start, None
+
+
+def _best_cpu(func, repeat=3):
+    """The least CPU time of ``repeat`` calls."""
+    times = []
+    for _ in range(repeat):
+        start = time.process_time()
+        func()
+        times.append(time.process_time() - start)
+    return min(times)
+
+
+def _exponents(cells):
+    """Least-squares growth exponents (in n, in d) of ``{(n, d): seconds}``:
+    ``log t = a + b log n + c log d`` over the cells that ran; nan where the
+    cells do not vary in n or d."""
+    rows = [(n, d, t) for (n, d), t in cells.items() if np.isfinite(t) and t > 0]
+    if len(rows) < 2:
+        return float("nan"), float("nan")
+    logs = np.log(np.array(rows, dtype=float))
+    design = np.column_stack([np.ones(len(rows)), logs[:, 0], logs[:, 1]])
+    keep = [0] + [k for k in (1, 2) if np.ptp(logs[:, k - 1]) > 0]
+    coef = np.linalg.lstsq(design[:, keep], logs[:, 2], rcond=None)[0]
+    found = dict(zip(keep, coef, strict=True))
+    return found.get(1, float("nan")), found.get(2, float("nan"))
+
+
+#: The covariance family's grid: (d, the n fitted at that d), n chosen per d
+#: so that the whole ``ratios`` mode stays under 10 minutes on one core.
+COVARIANCE_GRID = (
+    (10, (100_000, 1_000_000)),
+    (50, (100_000, 1_000_000)),
+    (200, (100_000, 500_000)),
+    (500, (50_000, 200_000)),
+)
+
+
+def _covariance_family(d):
+    """(name, estimator, what it is timed against) for the covariance family."""
+    box = (-6.0 * np.ones(d), 6.0 * np.ones(d))
+    kw = {"rho": 1.0, "random_state": 0}
+    return [
+        ("PrivateCovariance(bounds)", PrivateCovariance(bounds=box, **kw), "cov"),
+        (
+            "TailSensitiveCovariance(bounds)",
+            TailSensitiveCovariance(bounds=box, **kw),
+            "cov",
+        ),
+        ("PrivateGaussianEstimator()", PrivateGaussianEstimator(**kw), "mean+cov"),
+    ]
+
+
+def covariance_ratios(grid=COVARIANCE_GRID, known=None):
+    """The covariance family against ``numpy.cov`` (the Gaussian against the
+    mean plus ``numpy.cov``) and scikit-learn's ``EmpiricalCovariance``, one
+    BLAS thread, at d = 10 to 500, with growth exponents fitted over the grid.
+    ``known``: ``{(name, n, d): seconds}`` already measured (the ratios
+    table's cells), not fitted again."""
+    import warnings
+
+    from sklearn.covariance import EmpiricalCovariance
+    from threadpoolctl import threadpool_limits
+
+    known = known or {}
+    rng = np.random.default_rng(1)
+    times, bases = {}, {}
+    with threadpool_limits(limits=1), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for d, ns in grid:
+            for n in ns:
+                X = rng.standard_normal((n, d))
+                # The baselines best of 3 (a single numpy.cov moved 4x with
+                # the machine's load; they are cheap next to the fits).
+                cov = _best_cpu(lambda X=X: np.cov(X, rowvar=False))
+                mean = _best_cpu(lambda X=X: X.mean(axis=0))
+                emp = _best_cpu(lambda X=X: EmpiricalCovariance().fit(X))
+                bases[n, d] = {"cov": cov, "mean+cov": mean + cov, "emp": emp}
+                for name, est, _ in _covariance_family(d):
+                    if (name, n, d) in known:
+                        times[name, n, d] = (known[name, n, d], None)
+                    else:
+                        times[name, n, d] = _fit_time(est, X)
+    cells = [(n, d) for d, ns in grid for n in ns]
+    lines = [
+        "CPU time, one BLAS thread, rho 1, rows standard normal, the box "
+        "[-6, 6]^d where the estimator takes one; each fit once, the "
+        "baselines best of 3. Each cell: "
+        "the fit's time, its ratio to `numpy.cov` (the Gaussian: to the mean "
+        "plus `numpy.cov`; targets 1.5x for TailSensitiveCovariance and 2x "
+        "for the Gaussian at 1e6 x 50) and to `EmpiricalCovariance`. "
+        "Exponents: least squares of log time on log n and log d over the "
+        "grid.",
+        "",
+        "| estimator | "
+        + " | ".join(f"n={n:.0e}, d={d}" for n, d in cells)
+        + " | exponent in n | exponent in d |",
+        "|---|" + "---|" * (len(cells) + 2),
+    ]
+    base_cells = {cell: bases[cell]["cov"] for cell in cells}
+    for name, _, against in _covariance_family(grid[0][0]):
+        row = []
+        for n, d in cells:
+            took, failed = times[name, n, d]
+            ours = took / bases[n, d][against]
+            emp = took / bases[n, d]["emp"]
+            row.append(failed or f"{took:.2f} s, {ours:.1f}x / {emp:.1f}x")
+        e_n, e_d = _exponents({cell: times[(name, *cell)][0] for cell in cells})
+        lines.append(f"| {name} | " + " | ".join(row) + f" | {e_n:.2f} | {e_d:.2f} |")
+    e_n, e_d = _exponents(base_cells)
+    row = [f"{base_cells[cell]:.2f} s" for cell in cells]
+    lines.append("| numpy.cov | " + " | ".join(row) + f" | {e_n:.2f} | {e_d:.2f} |")
+    return lines
+
+
+def ratios(ns=(100_000, 1_000_000), ds=(10, 50), grid=COVARIANCE_GRID):
     """Every estimator's fit time over its scikit-learn counterpart's, one BLAS
     thread, each fit timed once in the same run, and the growth exponents of
     the library's time in n (between the two n, at the larger d) and in d
-    (between the two d, at the larger n)."""
+    (between the two d, at the larger n); then the covariance family on
+    ``grid`` (:func:`covariance_ratios`)."""
     import warnings
 
     from threadpoolctl import threadpool_limits
@@ -432,15 +558,8 @@ def ratios(ns=(100_000, 1_000_000), ds=(10, 50)):
                     target = y if needs_y else None
                     if name.startswith("SubsampleAggregate"):
                         target = X @ np.ones(d) + rng.standard_normal(n)
-                    start = time.process_time()
-                    theirs.fit(X, target)
-                    base = time.process_time() - start
-                    start = time.process_time()
-                    try:
-                        ours.fit(X, target)
-                        took, failed = time.process_time() - start, None
-                    except Exception as exc:  # reported, never fatal
-                        took, failed = float("nan"), type(exc).__name__
+                    base = _fit_time(theirs, X, target)[0]
+                    took, failed = _fit_time(ours, X, target)
                     times[name, n, d] = (took, base, failed)
     lines = [
         "CPU time (`time.process_time`), one BLAS thread (threadpoolctl), rho 1 "
@@ -468,7 +587,16 @@ def ratios(ns=(100_000, 1_000_000), ds=(10, 50)):
             + " | ".join(cells)
             + f" | {e_n:.2f} | {e_d:.2f} |"
         )
-    return lines
+    if not grid:
+        return lines
+    known = {key: value[0] for key, value in times.items() if value[2] is None}
+    return [
+        *lines,
+        "",
+        "### The covariance family, d = 10 to 500",
+        "",
+        *covariance_ratios(grid, known),
+    ]
 
 
 def main():
@@ -492,6 +620,11 @@ def main():
     parser.add_argument(
         "--dir", default=tempfile.gettempdir(), help="where the 8 GB file goes"
     )
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="the table's file (default: results/bench_scale[_MODE].md)",
+    )
     args = parser.parse_args()
     lines = []
     if args.what in ("speed", "all"):
@@ -512,6 +645,9 @@ def main():
         lines += ["## Memory-mapped input", "", *memmap(args.dir), ""]
     text = "\n".join(lines)
     print(text)
+    if args.out is not None:
+        Path(args.out).write_text(text + "\n")
+        return
     RESULTS.mkdir(exist_ok=True)
     name = "bench_scale.md" if args.what == "all" else f"bench_scale_{args.what}.md"
     (RESULTS / name).write_text(text + "\n")

@@ -495,7 +495,9 @@ class PrivateEstimatorMixin:
             n_public=0 if public is None else public.shape[0],
         )
         data = self._prepare_fit(data)
-        self.budget.check(self._build_plan(total, data).costs())
+        # The tally this handle last saw (a lower bound: no transaction); the
+        # spend checks the ledger itself inside its write transaction.
+        self.budget.check(self._build_plan(total, data).costs(), fresh=False)
         return data
 
     def _clear_fitted(self):

@@ -286,13 +286,22 @@ class PrivacyBudget:
         self._ledger = Ledger.reopen(self.path, self.total, state["owner"])
 
     # -- public API ---------------------------------------------------------------
-    def check(self, costs):
+    def check(self, costs, *, fresh=True):
         """Raise if ``costs`` would not fit in what remains; record nothing.
 
         Parameters
         ----------
         costs : cost or sequence of costs
             ZCDP, PureDP or ApproxDP values.
+        fresh : bool, default=True
+            Read the ledger's tally (one read transaction). False: check
+            against the tally this handle last read or committed in this
+            process (read when there is none), with no transaction. A ledger
+            only grows, so that tally is a lower bound of what is spent: what
+            it refuses the ledger refuses, but a spend another handle made
+            since is not seen. A fit's early check, before it reads any row,
+            uses it; its spend checks the ledger again inside its write
+            transaction, so a fit costs one transaction.
 
         Raises
         ------
@@ -305,8 +314,10 @@ class PrivacyBudget:
         """
         costs = _as_list(costs)
         added = Tally.of(costs)
-        with self._ledger.locked(write=False) as conn:
-            tally = self._ledger.read_tally(conn)
+        tally = None if fresh else self._ledger.seen
+        if tally is None:
+            with self._ledger.locked(write=False) as conn:
+                tally = self._ledger.read_tally(conn)
         self._require_fits(tally, added, costs)
 
     def spend(self, cost, *, estimator="", mechanism=""):
@@ -377,6 +388,7 @@ class PrivacyBudget:
                 tally=tally + added,
                 tag=self.tag,
             )
+        ledger.seen = tally + added  # committed
         return [
             LedgerEvent(now, estimator, m, c, pid, i, fit, self.tag)
             for (c, m), i in zip(items, ids, strict=True)

@@ -183,6 +183,10 @@ class Ledger:
         self.total = total
         self.owner = owner
         self._session = _Session()
+        #: The last tally this handle read or committed in this process (None:
+        #: none yet). A ledger only grows, so it is a lower bound of what is
+        #: spent: a cost it refuses is refused by the ledger too.
+        self.seen = None
 
     @classmethod
     def create(cls, total, path=None):
@@ -237,7 +241,7 @@ class Ledger:
             if existed:
                 self._check_meta(conn)
                 with _transaction(conn, "BEGIN"):
-                    self.verify(conn)
+                    self.verify(conn)  # reads the tally, kept in ``seen``
                 return
             with _transaction(conn, "BEGIN IMMEDIATE"):
                 for statement in _SCHEMA.split(";"):
@@ -253,6 +257,8 @@ class Ledger:
                         _tally_to_row(Tally()),
                     )
             self._check_meta(conn)  # a concurrent creator may have won
+            if self.seen is None:  # nothing spent: a lower bound whoever won
+                self.seen = Tally()
         except sqlite3.Error as exc:
             raise self._ledger_error(exc, creating=not existed) from exc
         finally:
@@ -500,11 +506,13 @@ class Ledger:
             f"SELECT {', '.join(_COUNTS + _SUMS)} FROM tally WHERE id = 1"
         ).fetchone()
         try:
-            return _tally_from_row(row)
+            tally = _tally_from_row(row)
         except (TypeError, ValueError) as exc:
             raise self.damaged(
                 f"its running tally is missing or invalid ({exc})"
             ) from exc
+        self.seen = tally  # read inside a transaction: spent at that moment
+        return tally
 
     def verify(self, conn):
         """Check the tally and the fit ids against the events; return their number."""

@@ -70,10 +70,7 @@ from dpgauss.releases._private_box import (
 from dpgauss.releases._range import frame_pairs
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
-from dpgauss.utils._sums import (
-    FramedRows,
-    n_partial_sums,
-)
+from dpgauss.utils._sums import n_partial_sums
 
 __all__ = ["PrivateGaussianEstimator"]
 
@@ -543,9 +540,8 @@ class PrivateGaussianEstimator(
         else:
             steps = int(self.mean_steps)
         stages = plan.calibrate("mean", steps=steps, n_partials=partials)
-        rows = FramedRows(X, frame, coarse)  # one product for the passes below
         mean, variance, error = coinpress_mean(
-            rows, frame, coarse, radius, stages.plan, steps, rng, partials
+            X, frame, coarse, radius, stages.plan, steps, rng, partials
         )
         stages.finish()
         final = min(gamma + error, MAX_FRAME_RADIUS)
@@ -554,7 +550,7 @@ class PrivateGaussianEstimator(
         # the rows' units, which then stay.
         units = frame_units(frame) if bounds is None else None
         values, vectors, sd, cap, units = release_in_frame(
-            rows, mean, frame, final, plan, rng, partials, True, variance, units
+            X, mean, frame, final, plan, rng, partials, True, variance, units
         )
         if bounds is not None:
             values = np.clip(values, bounds[0], bounds[1])

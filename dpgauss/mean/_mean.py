@@ -78,10 +78,7 @@ from dpgauss.releases._range import (
 )
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
-from dpgauss.utils._sums import (
-    FramedRows,
-    n_partial_sums,
-)
+from dpgauss.utils._sums import n_partial_sums
 
 __all__ = [
     "FRAME_STEPS",
@@ -617,9 +614,8 @@ class PrivateMean(
         start = min(radius, MAX_MEAN_RADIUS)
         steps = mean_steps_for(plan.cost("mean"), n, d, start, partials, gamma)
         stages = plan.calibrate("mean", steps=steps, n_partials=partials)
-        rows = FramedRows(X, frame, coarse) if steps > 1 else X
         mean, variance, _ = coinpress_mean(
-            rows, frame, coarse, radius, stages.plan, steps, rng, partials, spectrum
+            X, frame, coarse, radius, stages.plan, steps, rng, partials, spectrum
         )
         stages.finish()
         if spectrum is not None and self.covariance is None:

@@ -45,6 +45,12 @@ NONZERO_MARGIN = 4.0
 #: sds: below it the target sits within the noise of the zeros' count and
 #: the search may end anywhere between 0 and the smallest nonzero value.
 NONZERO_MEASURED = 3.0 * NONZERO_MARGIN
+#: Passes over a column's kept keys before they are sorted (see
+#: :class:`_Interval`): a Gaussian column leaves few keys after as many.
+PASSES_BEFORE_SORT = 16
+#: Kept keys this few are sorted at once: bisection and slices then cost
+#: less than a masked copy and its range.
+SORTED_BELOW = 4096
 _SIGN = np.int64(-(2**63))
 _MAGNITUDE = np.int64(2**63 - 1)
 
@@ -62,8 +68,18 @@ def float_keys(values):
     >>> bool((keys[:-1] <= keys[1:]).all()), keys[1] == keys[2]
     (True, np.True_)
     """
-    bits = np.ascontiguousarray(values, dtype=np.float64).view(np.int64)
-    return np.where(bits < 0, -(bits & _MAGNITUDE), bits)
+    return _to_keys(np.array(values, dtype=np.float64, order="C").view(np.int64))
+
+
+def _to_keys(bits):
+    """:func:`float_keys` in place on the bit patterns ``bits`` (int64): a
+    negative pattern ``s | m`` becomes ``(m ^ -1) + 1 = -m``, a non-negative one
+    stays."""
+    sign = bits >> 63  # -1 where the sign bit is set, else 0
+    bits &= _MAGNITUDE
+    bits ^= sign
+    bits -= sign
+    return bits
 
 
 def keys_to_floats(keys):
@@ -192,9 +208,15 @@ class QuantileSearch:
             # (a zero replaced by a negative value below a negative mid would
             # move the query by 2 - q); |v| is a function of one value.
             values = np.abs(values)
-        # One contiguous row per column: sorting along rows is several times
-        # faster than along the columns of a C-ordered array.
-        keys = np.sort(np.ascontiguousarray(float_keys(values).T), axis=1)
+        # One contiguous row per column. Each step's count is exact integer
+        # arithmetic on the keys: column j keeps the keys in [lo_j, hi_j] and
+        # the number below lo_j, and each step counts the kept keys at or
+        # below the midpoint and keeps the half the search goes on in. The
+        # counts equal those of a search over the sorted keys (the same
+        # releases), and a step reads only what is still in the interval: a
+        # 50,000 x 50 search took 0.15 s with a sort, 0.08 s without (most of
+        # it now the 64 x 50 exact noise draws).
+        keys = _to_keys(np.array(values.T, order="C").view(np.int64))
         n = keys.shape[1]
         target = self.quantile * n
         if self.nonzero:
@@ -206,26 +228,28 @@ class QuantileSearch:
         # counts target the nonzero values (see the class docstring).
         zeros = np.zeros(self.n_features)
         if self.nonzero:
-            zeros = (1.0 - self.quantile) * np.array(
-                [
-                    np.searchsorted(keys[j], 0, side="right")
-                    - np.searchsorted(keys[j], 0, side="left")
-                    for j in columns
-                ],
-                dtype=np.float64,
-            )
+            zeros = (1.0 - self.quantile) * np.count_nonzero(keys == 0, axis=1)
+        kept = []
+        below = np.zeros(self.n_features, dtype=np.int64)
+        for j, column in enumerate(keys):
+            finite = (column >= -MAX_KEY) & (column <= MAX_KEY)
+            if not finite.all():  # inf, NaN: beyond the finite floats' keys
+                below[j] = np.count_nonzero(column < -MAX_KEY)
+                column = column[finite]
+            kept.append(_Interval(column))
         first = None
         for _ in range(STEPS):
             # floor((lo + hi) / 2) without overflow.
             mid = lo // 2 + hi // 2 + ((lo % 2) + (hi % 2)) // 2
-            counts = np.array(
-                [np.searchsorted(keys[j], mid[j], side="right") for j in columns],
-                dtype=np.float64,
-            )
+            within = np.array([kept[j].count(mid[j]) for j in columns])
+            counts = (below + within).astype(np.float64)
             noisy = self.step.randomise(counts - zeros, rng)
             if first is None:
                 first = noisy  # at mid = 0: q c0 plus noise (nonzero search)
             above = noisy >= target
+            for j in columns:
+                kept[j].keep(bool(above[j]))
+            below = np.where(above, below, below + within)
             hi = np.where(above, mid, hi)
             lo = np.where(above, lo, mid + 1)
         self.draws += 1
@@ -240,6 +264,62 @@ class QuantileSearch:
             f"QuantileSearch(cost={self.cost}, n_features={self.n_features}, "
             f"quantile={self.quantile}" + (", nonzero=True)" if self.nonzero else ")")
         )
+
+
+class _Interval:
+    """One column's keys still inside a search's interval ``[lo, hi]``.
+
+    :meth:`count` counts those at or below a midpoint, :meth:`keep` keeps the
+    half the search goes on in. A midpoint outside the keys' range counts
+    with no pass (ties); after :data:`PASSES_BEFORE_SORT` passes, or once at
+    most :data:`SORTED_BELOW` are left, the keys are sorted and then counted
+    by bisection, so no input makes the search cost more than that many
+    passes and one sort.
+    """
+
+    def __init__(self, keys):
+        self.keys, self.sorted, self.passes = keys, False, 0
+        self.cut, self.mask = 0, None
+        self._ends()
+
+    def _ends(self):
+        keys = self.keys
+        if not keys.size:
+            self.ends = None
+        elif self.sorted:
+            self.ends = (keys[0], keys[-1])
+        else:
+            self.ends = (keys.min(), keys.max())
+
+    def count(self, mid):
+        """How many keys are at most ``mid`` (exact)."""
+        self.mask = None
+        if self.ends is None or mid >= self.ends[1]:
+            self.cut = self.keys.size
+        elif mid < self.ends[0]:
+            self.cut = 0
+        elif self.sorted:
+            self.cut = int(np.searchsorted(self.keys, mid, side="right"))
+        elif self.passes >= PASSES_BEFORE_SORT or self.keys.size <= SORTED_BELOW:
+            self.keys, self.sorted = np.sort(self.keys), True
+            return self.count(mid)
+        else:
+            self.mask = self.keys <= mid
+            self.cut = int(np.count_nonzero(self.mask))
+        return self.cut
+
+    def keep(self, at_or_below):
+        """Keep the keys at most the last midpoint, or those above it."""
+        if self.mask is None:  # sorted, or all on one side: a slice
+            cut, size = self.cut, self.keys.size
+            if (cut == size) == at_or_below and not self.sorted:
+                return  # every key stays, and so do their ends
+            self.keys = self.keys[:cut] if at_or_below else self.keys[cut:]
+        else:
+            self.keys = self.keys[self.mask if at_or_below else ~self.mask]
+            self.passes += 1
+        self.mask = None
+        self._ends()
 
 
 def range_failure(cost, n, d, capped=True):
