@@ -60,11 +60,6 @@ BOXED = _gauss(2) + np.array([10.0, -5.0])
 BOX = ([0.0, -10.0], [20.0, 0.0])
 LABELS = np.repeat([0, 1], N // 2)
 P = {"rho": 0.5, "random_state": 0}
-FRAMED = pytest.mark.xfail(
-    strict=False,
-    reason="FramedRows keeps A (x - origin) for numpy input only: fixed's 191062a",
-)
-PAIRS = pytest.mark.xfail(strict=False, reason="pair gather: issue 30 part 1")
 
 # name: (estimator factory, rows, fit keywords, marks)
 CASES = {
@@ -110,8 +105,6 @@ CASES = {
             mean_bound=60.0, cov_bounds=(0.5, 5.0), on_useless="warn", **P
         ),
         FAR,
-        {},
-        FRAMED,
     ),
     "PrivateGaussianEstimator-bounds": (
         lambda: PrivateGaussianEstimator(bounds=BOX, on_useless="warn", **P),
@@ -122,21 +115,15 @@ CASES = {
             initial_center="subsample", on_useless="warn", **P
         ),
         FAR,
-        {},
-        FRAMED,
     ),
     "PrivateMean-auto": (lambda: PrivateMean(on_useless="warn", **P), FAR),
     "PrivateMean-coinpress": (
         lambda: PrivateMean(method="coinpress", on_useless="warn", **P),
         FAR,
-        {},
-        FRAMED,
     ),
     "PrivateMean-plan": (
         lambda: PrivateMean(method="plan", on_useless="warn", **P),
         FAR,
-        {},
-        PAIRS,
     ),
     "PrivateMean-tukey": (
         lambda: PrivateMean(
@@ -153,8 +140,6 @@ CASES = {
             mean_bound=60.0, cov_bounds=(0.5, 5.0), on_useless="warn", **P
         ),
         FAR,
-        {},
-        FRAMED,
     ),
     "PrivateLinearDiscriminantAnalysis": (
         lambda: PrivateLinearDiscriminantAnalysis(classes=[0, 1], data_norm=5.0, **P),
