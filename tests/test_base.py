@@ -421,11 +421,11 @@ def _chunked_dtype_estimators(d):
     ]
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.int16])
+@pytest.mark.parametrize("dtype", [np.float32, np.int16, np.float16, ">f4"])
 def test_a_narrow_memmap_is_read_in_chunks_and_released_as_its_float64_copy(
     tmp_path, dtype
 ):
-    # A float32 or integer file is not converted whole before the fit: each
+    # A float32, float16, big-endian or integer file is not converted whole: each
     # pass converts the chunks it reads, exactly as a whole conversion would,
     # so the release equals the one on the float64 copy bit for bit.
     from dpgauss.base import CHUNKED_DTYPES

@@ -152,3 +152,53 @@ def test_narrowed_counts_equal_the_sorted_keys_counts(nonzero):
             want = _sorted_search(search, values, 7)
             got = search.release(values, random_state=7)
             np.testing.assert_array_equal(got.view(np.int64), want.view(np.int64))
+
+
+def _recorded(step, asked):
+    """``step.randomise`` recording the counts it is given in ``asked``."""
+    randomise = step.randomise
+
+    def record(counts, rng):
+        asked.append(np.array(counts))
+        return randomise(counts, rng)
+
+    return record
+
+
+@pytest.mark.parametrize("nonzero", [False, True])
+def test_long_columns_count_as_the_sorted_keys_through_the_mask_passes(nonzero):
+    # Columns longer than SORTED_BELOW take the mask passes, and outliers at
+    # the search's halving points around a cluster of near-ties keep more
+    # than SORTED_BELOW keys for PASSES_BEFORE_SORT passes (then the sort).
+    # Plus NaN of both signs (a negative NaN is below every finite key),
+    # infinities, zeros of both signs and the smallest subnormal.
+    from dpgauss.mechanisms._range import PASSES_BEFORE_SORT, SORTED_BELOW, _Interval
+
+    rng = np.random.default_rng(5)
+    n = 3 * SORTED_BELOW
+    column = 1.0 + rng.integers(0, 3, size=n) * 2.0**-52
+    one = float_keys(np.array([1.0]))[0]
+    offsets = np.array([2**j for j in range(3, 62)], dtype=np.int64)
+    planted = keys_to_floats(np.concatenate([one - offsets, one + offsets]))
+    column[: planted.size] = planted
+    odd = [np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 5e-324]
+    column[planted.size : planted.size + 1400] = np.repeat(odd, 200)
+    values = np.stack([rng.permutation(column), -column, column], axis=1)
+    passes = []
+    keep = _Interval.keep
+
+    def counted(self, at_or_below):
+        passes.append(self.mask is not None and self.passes + 1)
+        return keep(self, at_or_below)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_Interval, "keep", counted)
+        for cost in (ZCDP(0.5), PureDP(1.0)):
+            search = QuantileSearch(cost, 3, quantile=0.75, nonzero=nonzero)
+            asked = []  # every step's counts, not only the release
+            patch.setattr(search.step, "randomise", _recorded(search.step, asked))
+            want = _sorted_search(search, values, 11)
+            got = search.release(values, random_state=11)
+            np.testing.assert_array_equal(got.view(np.int64), want.view(np.int64))
+            np.testing.assert_array_equal(asked[STEPS:], asked[:STEPS])
+    assert max(passes) >= PASSES_BEFORE_SORT  # the sort after the passes ran

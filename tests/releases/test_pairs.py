@@ -165,3 +165,35 @@ def test_a_dask_graph_of_pairs_carries_nothing_n_long(monkeypatch):
     )
     assert counts[-1] == n // 2  # every pair's norm above the smallest radius
     assert len(pickle.dumps(captured["graph"])) < n
+
+
+@pytest.mark.parametrize(
+    "dtype", [np.float64, ">f8", np.float16, np.uint64, ">i4", np.int8]
+)
+def test_pairs_read_from_a_file_at_any_offset_and_byte_order(tmp_path, dtype):
+    # The file reads (readinto at offset + row * width) give the rows a gather
+    # from memory gives: a raw file with an odd header of 13 bytes, a .npy file,
+    # big-endian and narrow dtypes, n odd over three groups with a short last
+    # block, all pairs and the first few (the coarse range's count).
+    from dpgauss.utils._sums import file_backed
+
+    n, d = 2 * GROUP_ROWS + PAIR_BLOCK + 7, 3
+    rng = np.random.default_rng(4)
+    X = (rng.standard_normal((n, d)) * 40).astype(dtype)
+    X[0] = np.iinfo(X.dtype).max if X.dtype.kind in "iu" else np.finfo(X.dtype).max
+    raw = tmp_path / "rows.bin"
+    raw.write_bytes(b"x" * 13 + X.tobytes())
+    np.save(tmp_path / "rows.npy", X)
+    files = {
+        "raw": np.memmap(raw, dtype=X.dtype, mode="r", offset=13, shape=(n, d)),
+        "npy": np.load(tmp_path / "rows.npy", mmap_mode="r"),
+    }
+    wide = X.astype(np.float64)
+    for count in (None, 1_000):
+        pairing = Pairing(n, np.random.default_rng(9), count=count)
+        first, second = pairing.indices()
+        want = wide[first] / 2 - wide[second] / 2
+        for name, rows in files.items():
+            assert file_backed(rows), name
+            got = PairDifferences(rows, pairing).rows()
+            np.testing.assert_array_equal(got, want, err_msg=f"{name} {count}")
