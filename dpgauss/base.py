@@ -42,7 +42,7 @@ from dpgauss.utils._random import (
     fit_generator,
 )
 from dpgauss.utils._sums import all_finite, file_backed, is_dask_array, n_partial_sums
-from dpgauss.utils.validation import validate_dask_rows
+from dpgauss.utils.validation import check_known_shape, validate_dask_rows
 
 __all__ = ["FitData", "PrivateEstimatorMixin"]
 
@@ -383,6 +383,7 @@ class PrivateEstimatorMixin:
         try:
             self._validate_all_params()
             total = self._privacy_total()
+            check_known_shape(X, type(self).__name__)  # the plans read n
             public = self._validate_public(X_public, X)
             early = self._refuse_early(total, X, y, public)
             X = self._validate_rows(X)

@@ -74,6 +74,7 @@ def validate_dask_rows(X, owner):
     """
     if X.ndim != 2:
         raise ValueError(f"Expected 2D array, got a {X.ndim}D dask array.")
+    check_known_shape(X, owner)
     if not np.issubdtype(X.dtype, np.number) or np.issubdtype(
         X.dtype, np.complexfloating
     ):
@@ -88,6 +89,23 @@ def validate_dask_rows(X, owner):
     if not bool(np.isfinite(X).all().compute()):
         raise ValueError("Input X contains NaN or infinity.")
     return X
+
+
+def check_known_shape(X, owner):
+    """Refuse a Dask array whose shape is not known (before any spend).
+
+    A boolean mask or a filter leaves the blocks' row counts unknown (NaN).
+    The number of rows is public in dpgauss (every plan reads it), so the
+    caller makes it known, knowingly, with ``X.compute_chunk_sizes()``.
+    """
+    shape = getattr(X, "shape", ())
+    if any(isinstance(size, float) and math.isnan(size) for size in shape):
+        raise ValueError(
+            f"{owner}: the dask array's shape {shape} has unknown sizes (its "
+            "blocks' row counts are not known, as after boolean indexing); call "
+            "X.compute_chunk_sizes() first. The number of rows is treated as "
+            "public."
+        )
 
 
 def _as_float64(block):

@@ -45,6 +45,17 @@ def test_dask_input_is_validated_lazily_and_before_spending():
     assert budget.ledger() == []
 
 
+def test_dask_rows_of_unknown_count_are_refused_with_the_remedy():
+    budget = PrivacyBudget(rho=1.0)
+    X = da.from_array(np.random.default_rng(0).normal(size=(100, 3)), chunks=(30, 3))
+    filtered = X[X[:, 0] > 0]  # boolean indexing: the row counts are unknown
+    with pytest.raises(ValueError, match="compute_chunk_sizes"):
+        PrivateCovariance(rho=0.5, data_norm=5.0, budget=budget).fit(filtered)
+    assert budget.ledger() == []
+    filtered.compute_chunk_sizes()
+    PrivateCovariance(rho=0.5, data_norm=5.0, budget=budget).fit(filtered)
+
+
 def test_memory_mapped_input_for_every_estimator(tmp_path):
     path = tmp_path / "X.npy"
     X = np.random.default_rng(1).normal(size=(5000, 4))
