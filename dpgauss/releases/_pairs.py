@@ -52,9 +52,22 @@ read, and in which order, depends on the pairing alone, never on the values.
 import numpy as np
 
 from dpgauss.utils._norm_stats import norm_statistics
-from dpgauss.utils._sums import CHUNK_ROWS, clipped_sums, file_backed, is_dask_array
+from dpgauss.utils._sums import (
+    CHUNK_ROWS,
+    clipped_sums,
+    file_backed,
+    is_dask_array,
+    row_norms,
+)
 
-__all__ = ["PAIR_BLOCK", "PAIR_CHUNK", "PAIR_GROUP", "PairDifferences", "Pairing"]
+__all__ = [
+    "NORM_CACHE_PAIRS",
+    "PAIR_BLOCK",
+    "PAIR_CHUNK",
+    "PAIR_GROUP",
+    "PairDifferences",
+    "Pairing",
+]
 
 #: Rows per block of the pairing (public): the unit of a read.
 PAIR_BLOCK = 1 << 6
@@ -64,6 +77,14 @@ PAIR_GROUP = 1 << 8
 #: Pairs per chunk: every engine forms the rows z in chunks of this many pairs,
 #: in the pairing's order (so that sums over them agree bit for bit).
 PAIR_CHUNK = CHUNK_ROWS
+#: Up to this many pairs (numpy and memory-mapped rows), the pairs' norms are
+#: kept after the first pass that needs them (8 bytes a pair: 64 MiB at most,
+#: memory still bounded whatever n), so the later norm statistics (the trace
+#: and the threshold search's sums after the radius scan) read them instead
+#: of gathering the pairs again (at 10^6 x 50 a gather and its norms cost
+#: 0.2-0.3 s a pass). The statistics are exact integer sums of the same
+#: per-pair norms, so they are the same integers either way.
+NORM_CACHE_PAIRS = 1 << 23
 
 
 class Pairing:
@@ -171,6 +192,7 @@ class PairDifferences:
     def __init__(self, X, pairing):
         self.X, self.pairing = X, pairing
         self.shape = (pairing.count, X.shape[1])
+        self._norms = None  # the pairs' norms per chunk, once computed
 
     @property
     def n_partials(self):
@@ -196,10 +218,29 @@ class PairDifferences:
 
     def norm_statistics(self, stat, *args):
         """:func:`~dpgauss.utils._norm_stats.norm_statistics` of the norms of z
-        (about 0), chunk by chunk: the same integers on every engine."""
+        (about 0), chunk by chunk: the same integers on every engine.
+
+        Up to :data:`NORM_CACHE_PAIRS` pairs of numpy or memory-mapped rows,
+        the first call keeps each chunk's norms (as the chunked pass computes
+        them, :func:`~dpgauss.utils._sums.row_norms` of the chunk of z about
+        0) and later calls sum ``stat`` over the kept chunks: the same
+        per-pair norms, hence the same integer sums, with no second gather.
+        Dask rows are always reduced in the workers.
+        """
         zero = np.zeros(self.shape[1])
-        parts = self.map(norm_statistics, zero, stat, *args)
-        return np.sum([np.asarray(stat(np.zeros(0), *args)), *parts], axis=0)
+        empty = np.asarray(stat(np.zeros(0), *args))
+        if (
+            self._norms is None
+            and not is_dask_array(self.X)
+            and self.shape[0] <= NORM_CACHE_PAIRS
+        ):
+            self._norms = self.map(_chunk_norms, zero)
+        if self._norms is None:
+            parts = self.map(norm_statistics, zero, stat, *args)
+        else:
+            with np.errstate(all="ignore"):
+                parts = [np.asarray(stat(norms, *args)) for norms in self._norms]
+        return np.sum([empty, *parts], axis=0)
 
     def clipped_sums(self, radius):
         """The sums of z and z z^T for z clipped to ``radius`` about 0.
@@ -312,6 +353,13 @@ def _assemble(order, wheres, *pieces):
 
 def _identity(z):
     return z
+
+
+def _chunk_norms(z, center):
+    """The norms of a chunk of z about ``center`` (0), as
+    :func:`~dpgauss.utils._norm_stats.norm_statistics` computes them."""
+    with np.errstate(all="ignore"):
+        return row_norms(np.asarray(z, dtype=np.float64), center)
 
 
 def _apply(half, spans, func, args, *groups):

@@ -165,3 +165,39 @@ def test_a_dask_graph_of_pairs_carries_nothing_n_long(monkeypatch):
     )
     assert counts[-1] == n // 2  # every pair's norm above the smallest radius
     assert len(pickle.dumps(captured["graph"])) < n
+
+
+@pytest.mark.parametrize("cache", [True, False])
+def test_kept_pair_norms_give_the_statistics_of_a_new_gather(
+    tmp_path, monkeypatch, cache
+):
+    # The pairs' norms kept after the first statistic (numpy, memmap) give
+    # every later statistic the integers a fresh gather gives (the second
+    # call is the one served from the kept norms), with rows at 0, 1e+-300
+    # and ties; with the cache off (NORM_CACHE_PAIRS = 0) nothing is kept.
+    import dpgauss.releases._pairs as pairs_module
+
+    if not cache:
+        monkeypatch.setattr(pairs_module, "NORM_CACHE_PAIRS", 0)
+    n = GROUP_ROWS + 2 * PAIR_BLOCK + 3
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((n, 3))
+    X[rng.choice(n, 40, replace=False)] = [1e300, -1e300, 1.0]
+    X[rng.choice(n, 40, replace=False)] = [1e-300, 0.0, 0.0]
+    X[rng.choice(n, 40, replace=False)] = 0.0
+    first, second = Pairing(n, np.random.default_rng(3)).indices()
+    norms = row_norms(X[first] / 2 - X[second] / 2, np.zeros(3))
+    bits, levels = fixed_point_bits(n // 2), np.concatenate([[0.0], search_levels(2.0)])
+    for name, rows in _engines(X, tmp_path).items():
+        pairs = PairDifferences(rows, Pairing(n, np.random.default_rng(3)))
+        for _ in range(2):
+            np.testing.assert_array_equal(
+                pairs.norm_statistics(scan_counts, 1e3), scan_counts(norms, 1e3)
+            )
+            np.testing.assert_array_equal(
+                pairs.norm_statistics(clipped_levels, 2.0, levels, bits),
+                clipped_levels(norms, 2.0, levels, bits),
+                err_msg=name,
+            )
+        kept = cache and name != "dask"
+        assert (pairs._norms is not None) == kept, name
