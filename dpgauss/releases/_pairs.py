@@ -53,6 +53,7 @@ import numpy as np
 
 from dpgauss.utils._norm_stats import norm_statistics
 from dpgauss.utils._sums import (
+    _TINY_NORM,
     CHUNK_ROWS,
     clipped_sums,
     file_backed,
@@ -199,22 +200,31 @@ class PairDifferences:
         """How many chunk sums a pass over the pairs adds (public)."""
         return max(1, len(self.pairing.chunks()))
 
-    def map(self, func, *args):
+    def map(self, func, *args, reuse=False):
         """``[func(z, *args) for each chunk z]``, in the pairing's order.
 
         Numpy and memory-mapped rows are read group by group in this process;
         for a Dask array each chunk is formed and ``func`` applied in the
         workers, from slices of the array's blocks (small results return).
+        With ``reuse`` (for a ``func`` that keeps no reference to z), the
+        chunks are formed in two buffers used again for every chunk: fresh
+        3 MiB arrays per chunk cost page faults (at 10^6 x 50 a pass of the
+        pairs' norms spent 0.2 of its 0.45 s in them). The values are the
+        same either way.
         """
         chunks = self.pairing.chunks()
         m = self.pairing.m
         if is_dask_array(self.X):
             return self._dask_map(chunks, func, args)
         reader = _Reader(self.X, self.pairing)
-        return [
-            func(_halves(reader.rows(s, e), reader.rows(s + m, e + m)), *args)
-            for s, e in chunks
-        ]
+        shape = (min(PAIR_CHUNK, self.pairing.count), self.shape[1])
+        buffers = (np.empty(shape), np.empty(shape)) if reuse else (None, None)
+
+        def form(s, e):
+            a, b = (None if buf is None else buf[: e - s] for buf in buffers)
+            return _halves(reader.rows(s, e, a), reader.rows(s + m, e + m, b))
+
+        return [func(form(s, e), *args) for s, e in chunks]
 
     def norm_statistics(self, stat, *args):
         """:func:`~dpgauss.utils._norm_stats.norm_statistics` of the norms of z
@@ -234,9 +244,9 @@ class PairDifferences:
             and not is_dask_array(self.X)
             and self.shape[0] <= NORM_CACHE_PAIRS
         ):
-            self._norms = self.map(_chunk_norms, zero)
+            self._norms = self.map(_chunk_norms, zero, reuse=True)
         if self._norms is None:
-            parts = self.map(norm_statistics, zero, stat, *args)
+            parts = self.map(norm_statistics, zero, stat, *args, reuse=True)
         else:
             with np.errstate(all="ignore"):
                 parts = [np.asarray(stat(norms, *args)) for norms in self._norms]
@@ -251,7 +261,7 @@ class PairDifferences:
         same chunks in the same order on every engine.
         """
         d = self.shape[1]
-        parts = self.map(clipped_sums, np.zeros(d), radius)
+        parts = self.map(clipped_sums, np.zeros(d), radius, reuse=True)
         sum_y, sum_yy = np.zeros(d), np.zeros((d, d))
         with np.errstate(all="ignore"):
             for y, yy in parts:
@@ -357,9 +367,20 @@ def _identity(z):
 
 def _chunk_norms(z, center):
     """The norms of a chunk of z about ``center`` (0), as
-    :func:`~dpgauss.utils._norm_stats.norm_statistics` computes them."""
+    :func:`~dpgauss.utils._norm_stats.norm_statistics` computes them
+    (:func:`~dpgauss.utils._sums.row_norms`), without its copy ``z - 0``:
+    ``z - 0`` is z bit for bit (``-0 - 0 = -0``, NaN and inf stay), and each
+    norm is a function of its row alone, so the rows whose one-pass norm is
+    not finite or tiny (row_norms' careful path) are handed to row_norms."""
     with np.errstate(all="ignore"):
-        return row_norms(np.asarray(z, dtype=np.float64), center)
+        z = np.asarray(z, dtype=np.float64)
+        if np.any(center):  # only 0 is copy-free
+            return row_norms(z, center)
+        norms = np.sqrt(np.einsum("ij,ij->i", z, z))
+        bad = np.flatnonzero(~np.isfinite(norms) | (norms < _TINY_NORM))
+        if bad.size:
+            norms[bad] = row_norms(z[bad], center)
+        return norms
 
 
 def _apply(half, spans, func, args, *groups):
@@ -383,9 +404,11 @@ class _Reader:
         self.file = open(X.filename, "rb", buffering=0) if backed else None
         self.X = X if self.file is not None else np.asarray(X)
 
-    def rows(self, start, stop):
-        """The rows at positions ``start:stop`` of the order, as float64."""
-        out = np.empty((stop - start, self.X.shape[1]))
+    def rows(self, start, stop, out=None):
+        """The rows at positions ``start:stop`` of the order, as float64 (in
+        ``out`` when given, of ``stop - start`` rows)."""
+        if out is None:
+            out = np.empty((stop - start, self.X.shape[1]))
         at = 0
         with np.errstate(all="ignore"):
             for t, lo, hi in self.pairing.segments(start, stop):

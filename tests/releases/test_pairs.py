@@ -7,7 +7,7 @@ from dpgauss.releases._pairs import PAIR_BLOCK, PAIR_GROUP, PairDifferences, Pai
 from dpgauss.releases._radius import scan_counts
 from dpgauss.releases._threshold_search import clipped_levels, search_levels
 from dpgauss.utils._norm_stats import norm_statistics
-from dpgauss.utils._sums import fixed_point_bits, row_norms
+from dpgauss.utils._sums import clipped_sums, fixed_point_bits, row_norms
 
 GROUP_ROWS = PAIR_BLOCK * PAIR_GROUP
 # Sizes with one group, several groups with a short last block, n odd.
@@ -201,3 +201,24 @@ def test_kept_pair_norms_give_the_statistics_of_a_new_gather(
             )
         kept = cache and name != "dask"
         assert (pairs._norms is not None) == kept, name
+
+
+def test_pair_sums_in_reused_buffers_equal_those_of_fresh_chunks(tmp_path):
+    # clipped_sums forms the chunks of z in two buffers used again for every
+    # chunk; the sums equal, bit for bit, those of fresh copies of the chunks
+    # (rows at 1e+-300 and 0 included), on every engine.
+    n = 2 * GROUP_ROWS + 7
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((n, 3))
+    X[rng.choice(n, 30, replace=False)] = [1e300, -1e300, 2.0]
+    X[rng.choice(n, 30, replace=False)] = 0.0
+    for name, rows in _engines(X, tmp_path).items():
+        pairs = PairDifferences(rows, Pairing(n, np.random.default_rng(4)))
+        fresh = pairs.map(clipped_sums, np.zeros(3), 2.0)  # new arrays per chunk
+        got = pairs.clipped_sums(2.0)
+        want = [np.zeros(3), np.zeros((3, 3))]
+        for y, yy in fresh:
+            want[0] += y
+            want[1] += yy
+        np.testing.assert_array_equal(got[0], want[0], err_msg=name)
+        np.testing.assert_array_equal(got[1], want[1], err_msg=name)
