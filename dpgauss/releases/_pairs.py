@@ -319,9 +319,11 @@ def _block_ranges(n, blocks):
 
 
 def _ranges(n, blocks):
-    """The rows of ``blocks``, concatenated in their order."""
-    parts = [np.arange(a, z) for a, z in _block_ranges(n, blocks)]
-    return np.concatenate([np.zeros(0, dtype=np.int64), *parts])
+    """The rows of ``blocks``, concatenated in their order (each block's rows
+    ascending; rows past n, of the short last block, left out)."""
+    blocks = np.asarray(blocks, dtype=np.int64).reshape(-1, 1)
+    rows = (blocks * PAIR_BLOCK + np.arange(PAIR_BLOCK, dtype=np.int64)).ravel()
+    return rows[rows < n]
 
 
 def _split(ranges, bounds):

@@ -222,3 +222,20 @@ def test_pair_sums_in_reused_buffers_equal_those_of_fresh_chunks(tmp_path):
             want[1] += yy
         np.testing.assert_array_equal(got[0], want[0], err_msg=name)
         np.testing.assert_array_equal(got[1], want[1], err_msg=name)
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_group_rows_are_the_blocks_ranges_in_order(n):
+    # The vectorised rows of a group's blocks equal the concatenated
+    # ranges (the short last block cut at n) they replaced.
+    from dpgauss.releases._pairs import _block_ranges, _ranges
+
+    pairing = Pairing(n, np.random.default_rng(n))
+    for t in range(pairing.groups):
+        blocks = pairing.group_blocks(t)
+        if blocks is None:
+            continue
+        want = np.concatenate([np.arange(a, z) for a, z in _block_ranges(n, blocks)])
+        got = _ranges(n, blocks)
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, want)
