@@ -40,8 +40,10 @@ rows z is private with respect to the rows of X (see
 from the center (rows may lie far outside the ball); both searches' queries
 and the trace are exact integer sums (counts, fixed point), computed chunk
 by chunk (:func:`~dpgauss.utils._norm_stats.norm_statistics`; the pairs'
-through :class:`~dpgauss.releases._pairs.PairDifferences`): no n-length
-array, and the same integers whatever the chunking or the engine, so each
+through :class:`~dpgauss.releases._pairs.PairDifferences`, which keeps the
+pairs' norms, at most 64 MiB, for the statistics after the scan): no
+n-length copy of the rows, and the same integers whatever the chunking, the
+engine or the cache, so each
 release's sensitivity is exactly the one proved for the whole norm vector.
 The pairs' final sums are one chunk sum per
 :data:`~dpgauss.releases._pairs.PAIR_CHUNK` pairs, the

@@ -140,14 +140,23 @@ def scan_counts(norms, data_norm):
     every radius r of :func:`radius_grid` (int64).
 
     A sum over rows of per-row indicators, so the counts of a chunked pass
-    (:func:`~dpgauss.utils._sums.norm_statistics`) add up to exactly the
-    counts of the whole norm vector.
+    (:func:`~dpgauss.utils._norm_stats.norm_statistics`) add up to exactly the
+    counts of the whole norm vector. No sort of the norms: each norm goes to
+    the bucket of the radii below it (a search among the 80 radii, sorted),
+    and the count above radius r is the number of norms in the buckets above
+    r's. Counts are integers, so this exact computation gives the very
+    counts a sort of the norms gave (the sensitivity 1 of each count is
+    a property of the indicators, not of how they are counted); a NaN norm
+    counts as above every radius in both, as NaN sorts last.
     """
     radii = radius_grid(data_norm)
-    ordered = np.sort(np.minimum(np.asarray(norms, dtype=np.float64), data_norm))
-    return (ordered.size - np.searchsorted(ordered, radii, side="right")).astype(
-        np.int64
-    )
+    clipped = np.minimum(np.asarray(norms, dtype=np.float64), data_norm)
+    ascending = np.sort(radii)
+    below = np.searchsorted(ascending, clipped, side="left")  # #{radii < norm}
+    hist = np.bincount(below, minlength=radii.size + 1)
+    above = np.cumsum(hist[::-1])[::-1]  # above[i]: norms with > i radii below
+    # norm > r iff more radii than those below r's first copy lie below it.
+    return above[np.searchsorted(ascending, radii, side="left") + 1].astype(np.int64)
 
 
 def radius_from_counts(counts, data_norm, svt, rng):

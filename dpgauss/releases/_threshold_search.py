@@ -118,7 +118,7 @@ def clipped_levels(norms, radius, levels, bits):
     """``fixed_point_sums(min(norm, r)^2 / r^2, levels, bits)`` (int64).
 
     Sums over rows of per-row integers, so a chunked pass
-    (:func:`~dpgauss.utils._sums.norm_statistics`) gives exactly the sums of
+    (:func:`~dpgauss.utils._norm_stats.norm_statistics`) gives exactly the sums of
     the whole norm vector. With ``levels`` 0 the sum is the trace's.
     """
     r2 = radius * radius

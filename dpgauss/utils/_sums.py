@@ -455,14 +455,59 @@ def fixed_point_sums(values, levels, bits):
     >>> fixed_point_sums(np.array([0.5, 1.0, 0.25]), np.array([0.0, 0.5]), 2)
     array([7, 2])
     """
-    scale = float(2**bits)
-    v = np.sort(np.clip(np.nan_to_num(values, nan=0.0), 0.0, 1.0))
-    levels = np.clip(np.asarray(levels, dtype=np.float64), 0.0, 1.0)
     # Values and levels are first floored onto the 2^-k grid (scaling by a power
     # of two is exact); each term is then q(v) - q(l) clamped at 0, an integer in
-    # [0, 2^k], and the sums are exact integer arithmetic.
-    qv = np.floor(v * scale).astype(np.int64)
-    ql = np.floor(levels * scale).astype(np.int64)
+    # [0, 2^k], and the sums are exact integer arithmetic. Which exact
+    # arithmetic computes them (below) cannot change an integer: the
+    # sensitivity (2^k per sum, one row one term per level) is a property of
+    # the terms, not of how they are added.
+    qv, ql = _fixed_point_terms(values, levels, bits)
+    if ql.size <= _DIRECT_LEVELS:
+        # A few levels (the trace's single level 0): an int64 sum per level
+        # (at most n 2^k <= 2^52 with k = fixed_point_bits(n): no overflow).
+        return np.array(
+            [np.maximum(qv - q, 0).sum(dtype=np.int64) for q in ql.tolist()],
+            dtype=np.int64,
+        ).reshape(ql.shape)
+    if qv.size * 2.0**bits > 2.0**53:  # bincount's float64 sums may round
+        return _sorted_level_sums(qv, ql)
+    # Many levels, no sort of the n values: each value goes to the bucket of
+    # the distinct levels below it (a search among the k levels); the count
+    # and the sum of the values in each bucket, then suffix sums over the
+    # buckets, give count(q(v) > q(l)) and the sum of those q(v) at every
+    # level. bincount adds in float64, exactly: every partial sum is an
+    # integer of at most n 2^k <= 2^53.
+    distinct = np.unique(ql)
+    bucket = np.searchsorted(distinct, qv, side="left")  # #{levels < q(v)}
+    size = distinct.size + 1
+    counts = np.bincount(bucket, minlength=size)
+    totals = np.bincount(bucket, weights=qv.astype(np.float64), minlength=size)
+    above_count = np.cumsum(counts[::-1])[::-1].astype(np.int64)
+    above_total = np.cumsum(totals[::-1])[::-1].astype(np.int64)
+    # q(v) > l = distinct[i] iff more than i levels lie below q(v).
+    at = np.searchsorted(distinct, ql, side="left") + 1
+    return above_total[at] - above_count[at] * ql
+
+
+#: Up to this many levels, :func:`fixed_point_sums` sums each level directly.
+_DIRECT_LEVELS = 4
+
+
+def _fixed_point_terms(values, levels, bits):
+    """The values and levels floored onto the 2^-bits grid (int64), values
+    first clamped to [0, 1] (NaN as 0)."""
+    scale = float(2**bits)
+    v = np.clip(np.nan_to_num(values, nan=0.0), 0.0, 1.0)
+    levels = np.clip(np.asarray(levels, dtype=np.float64), 0.0, 1.0)
+    return np.floor(v * scale).astype(np.int64), np.floor(levels * scale).astype(
+        np.int64
+    )
+
+
+def _sorted_level_sums(qv, ql):
+    """:func:`fixed_point_sums` of the floored terms by a sort (the reference
+    the fast paths are tested against)."""
+    qv = np.sort(qv)
     suffix = np.concatenate([np.cumsum(qv[::-1])[::-1], [0]])
     above = np.searchsorted(qv, ql, side="right")
     count = qv.size - above

@@ -7,7 +7,7 @@ from dpgauss.releases._pairs import PAIR_BLOCK, PAIR_GROUP, PairDifferences, Pai
 from dpgauss.releases._radius import scan_counts
 from dpgauss.releases._threshold_search import clipped_levels, search_levels
 from dpgauss.utils._norm_stats import norm_statistics
-from dpgauss.utils._sums import fixed_point_bits, row_norms
+from dpgauss.utils._sums import clipped_sums, fixed_point_bits, row_norms
 
 GROUP_ROWS = PAIR_BLOCK * PAIR_GROUP
 # Sizes with one group, several groups with a short last block, n odd.
@@ -197,3 +197,77 @@ def test_pairs_read_from_a_file_at_any_offset_and_byte_order(tmp_path, dtype):
             assert file_backed(rows), name
             got = PairDifferences(rows, pairing).rows()
             np.testing.assert_array_equal(got, want, err_msg=f"{name} {count}")
+
+
+@pytest.mark.parametrize("cache", [True, False])
+def test_kept_pair_norms_give_the_statistics_of_a_new_gather(
+    tmp_path, monkeypatch, cache
+):
+    # The pairs' norms kept after the first statistic (numpy, memmap) give
+    # every later statistic the integers a fresh gather gives (the second
+    # call is the one served from the kept norms), with rows at 0, 1e+-300
+    # and ties; with the cache off (NORM_CACHE_PAIRS = 0) nothing is kept.
+    import dpgauss.releases._pairs as pairs_module
+
+    if not cache:
+        monkeypatch.setattr(pairs_module, "NORM_CACHE_PAIRS", 0)
+    n = GROUP_ROWS + 2 * PAIR_BLOCK + 3
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((n, 3))
+    X[rng.choice(n, 40, replace=False)] = [1e300, -1e300, 1.0]
+    X[rng.choice(n, 40, replace=False)] = [1e-300, 0.0, 0.0]
+    X[rng.choice(n, 40, replace=False)] = 0.0
+    first, second = Pairing(n, np.random.default_rng(3)).indices()
+    norms = row_norms(X[first] / 2 - X[second] / 2, np.zeros(3))
+    bits, levels = fixed_point_bits(n // 2), np.concatenate([[0.0], search_levels(2.0)])
+    for name, rows in _engines(X, tmp_path).items():
+        pairs = PairDifferences(rows, Pairing(n, np.random.default_rng(3)))
+        for _ in range(2):
+            np.testing.assert_array_equal(
+                pairs.norm_statistics(scan_counts, 1e3), scan_counts(norms, 1e3)
+            )
+            np.testing.assert_array_equal(
+                pairs.norm_statistics(clipped_levels, 2.0, levels, bits),
+                clipped_levels(norms, 2.0, levels, bits),
+                err_msg=name,
+            )
+        kept = cache and name != "dask"
+        assert (pairs._norms is not None) == kept, name
+
+
+def test_pair_sums_in_reused_buffers_equal_those_of_fresh_chunks(tmp_path):
+    # clipped_sums forms the chunks of z in two buffers used again for every
+    # chunk; the sums equal, bit for bit, those of fresh copies of the chunks
+    # (rows at 1e+-300 and 0 included), on every engine.
+    n = 2 * GROUP_ROWS + 7
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((n, 3))
+    X[rng.choice(n, 30, replace=False)] = [1e300, -1e300, 2.0]
+    X[rng.choice(n, 30, replace=False)] = 0.0
+    for name, rows in _engines(X, tmp_path).items():
+        pairs = PairDifferences(rows, Pairing(n, np.random.default_rng(4)))
+        fresh = pairs.map(clipped_sums, np.zeros(3), 2.0)  # new arrays per chunk
+        got = pairs.clipped_sums(2.0)
+        want = [np.zeros(3), np.zeros((3, 3))]
+        for y, yy in fresh:
+            want[0] += y
+            want[1] += yy
+        np.testing.assert_array_equal(got[0], want[0], err_msg=name)
+        np.testing.assert_array_equal(got[1], want[1], err_msg=name)
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_group_rows_are_the_blocks_ranges_in_order(n):
+    # The vectorised rows of a group's blocks equal the concatenated
+    # ranges (the short last block cut at n) they replaced.
+    from dpgauss.releases._pairs import _block_ranges, _ranges
+
+    pairing = Pairing(n, np.random.default_rng(n))
+    for t in range(pairing.groups):
+        blocks = pairing.group_blocks(t)
+        if blocks is None:
+            continue
+        want = np.concatenate([np.arange(a, z) for a, z in _block_ranges(n, blocks)])
+        got = _ranges(n, blocks)
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, want)

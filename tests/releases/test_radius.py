@@ -14,6 +14,7 @@ from dpgauss.releases._radius import (
     private_radius,
     radius_grid,
     radius_mechanism,
+    scan_counts,
     scan_factory,
     scan_threshold,
     smallest_radius,
@@ -99,3 +100,34 @@ def test_scan_factory_builds_the_scan_the_fit_runs(rows):
     # check before the spend builds the factory, so this happens before it.
     with pytest.raises(ValueError, match="too small"):
         make(PureDP(1e-300))
+
+
+def _sorted_scan_counts(norms, data_norm):
+    # The sorted computation scan_counts used before its sort-free one,
+    # verbatim: the reference it must equal count for count.
+    radii = radius_grid(data_norm)
+    ordered = np.sort(np.minimum(np.asarray(norms, dtype=np.float64), data_norm))
+    return (ordered.size - np.searchsorted(ordered, radii, side="right")).astype(
+        np.int64
+    )
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("data_norm", [1.0, 60.0, 1e-140, 1e140, 3.0e7])
+def test_scan_counts_equal_the_sorted_counts_on_adversarial_norms(seed, data_norm):
+    # Norms on the grid's radii and an ulp either side, ties, 0, NaN, inf,
+    # 1e+-300, beyond data_norm: the bucketed counts are the sorted ones.
+    rng = np.random.default_rng(seed)
+    radii = radius_grid(data_norm)
+    on_grid = np.concatenate(
+        [radii, np.nextafter(radii, 0.0), np.nextafter(radii, np.inf)]
+    )
+    special = [0.0, -0.0, 1.0, np.nan, np.inf, 1e300, 1e-300, 5e-324]
+    special += [data_norm * 2, float(np.finfo(float).max)]
+    pool = np.concatenate([on_grid, special, data_norm * rng.random(40)])
+    for size in [0, 1, 7, 500]:
+        norms = rng.choice(pool, size=size)
+        got = scan_counts(norms, data_norm)
+        want = _sorted_scan_counts(norms, data_norm)
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, want)

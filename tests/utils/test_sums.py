@@ -110,3 +110,66 @@ def test_clipping_holds_for_tiny_radii_where_squares_underflow(radius, d):
     exact = sum(Fraction(float(v)) ** 2 for v in y[0])
     assert exact <= Fraction(radius) ** 2
     assert float(exact / Fraction(radius) ** 2) > 0.999
+
+
+def _sorted_fixed_point_sums(values, levels, bits):
+    # The sorted computation fixed_point_sums used before its sort-free
+    # paths, verbatim: the reference they must equal integer for integer.
+    scale = float(2**bits)
+    v = np.sort(np.clip(np.nan_to_num(values, nan=0.0), 0.0, 1.0))
+    levels = np.clip(np.asarray(levels, dtype=np.float64), 0.0, 1.0)
+    qv = np.floor(v * scale).astype(np.int64)
+    ql = np.floor(levels * scale).astype(np.int64)
+    suffix = np.concatenate([np.cumsum(qv[::-1])[::-1], [0]])
+    above = np.searchsorted(qv, ql, side="right")
+    count = qv.size - above
+    return suffix[above] - count * ql
+
+
+def _adversarial_values(rng, levels, bits):
+    # Ties, the ends 0 and 1, NaN, +-inf, values beyond [0, 1], 1e+-300,
+    # subnormals, the levels themselves, a grid step (2^-bits) and an ulp
+    # either side of them, and random values.
+    step = 2.0**-bits
+    special = [0.0, -0.0, 1.0, np.nan, np.inf, -np.inf, -1.0, 2.0, 1e300, -1e300]
+    special += [1e-300, -1e-300, 5e-324, 1.0 - 2.0**-53, step, step / 2]
+    near = np.concatenate([levels, levels + step, levels - step])
+    near = np.concatenate(
+        [near, np.nextafter(levels, 2.0), np.nextafter(levels, -1.0), levels]
+    )
+    pool = np.concatenate([special, near, rng.random(50)])
+    return rng.choice(pool, size=int(rng.integers(0, 400)))
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("n_levels", [0, 1, 3, 121])
+def test_fixed_point_sums_equal_the_sorted_sums_on_adversarial_values(seed, n_levels):
+    # The sort-free paths (a sum per level up to four levels, buckets beyond,
+    # the sort when a float64 bincount could round) give the integers of the
+    # sorted computation, bit for bit: the release's statistics are exact
+    # integers, so no release may change.
+    rng = np.random.default_rng(seed)
+    for bits in [1, 8, fixed_point_bits(400), fixed_point_bits(8192), 52]:
+        grid = 2.0 ** -np.arange(n_levels)  # the search's levels 2^-l
+        levels = np.concatenate([grid[: n_levels // 2], rng.random(n_levels)])
+        levels = rng.permutation(levels)[:n_levels]
+        if n_levels > 2:  # repeated levels, and levels 0, 1 and beyond
+            levels[:3] = [levels[-1], 0.0, 1.0 if seed % 2 else 1.5]
+        values = _adversarial_values(rng, levels, bits)
+        got = fixed_point_sums(values, levels, bits)
+        want = _sorted_fixed_point_sums(values, levels, bits)
+        assert got.dtype == np.int64
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got, want, err_msg=f"bits={bits}")
+
+
+def test_fixed_point_sums_at_the_largest_exact_totals():
+    # n 2^k = 2^52 with every value 1 (the largest total fixed_point_bits
+    # allows) and one past bincount's exact range (4 values at k = 52): the
+    # bucket path and its fallback to the sort, against the sorted sums.
+    levels = 2.0 ** -np.arange(121)
+    for n, bits in [(4095, fixed_point_bits(4095)), (4, 52), (2**14, 38)]:
+        for values in [np.ones(n), np.full(n, 1.0 - 2.0**-53), np.zeros(n)]:
+            got = fixed_point_sums(values, levels, bits)
+            want = _sorted_fixed_point_sums(values, levels, bits)
+            np.testing.assert_array_equal(got, want)
