@@ -41,7 +41,7 @@ from the center (rows may lie far outside the ball); both searches' queries
 and the trace are exact integer sums (counts, fixed point), computed chunk
 by chunk (:func:`~dpgauss.utils._norm_stats.norm_statistics`; the pairs'
 through :class:`~dpgauss.releases._pairs.PairDifferences`, which keeps the
-pairs' norms, at most 64 MiB, for the statistics after the scan): no
+pairs' norms, at most 32 MiB, for the statistics after the scan): no
 n-length copy of the rows, and the same integers whatever the chunking, the
 engine or the cache, so each
 release's sensitivity is exactly the one proved for the whole norm vector.

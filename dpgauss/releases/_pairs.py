@@ -79,13 +79,13 @@ PAIR_GROUP = 1 << 8
 #: in the pairing's order (so that sums over them agree bit for bit).
 PAIR_CHUNK = CHUNK_ROWS
 #: Up to this many pairs (numpy and memory-mapped rows), the pairs' norms are
-#: kept after the first pass that needs them (8 bytes a pair: 64 MiB at most,
+#: kept after the first pass that needs them (8 bytes a pair: 32 MiB at most,
 #: memory still bounded whatever n), so the later norm statistics (the trace
 #: and the threshold search's sums after the radius scan) read them instead
 #: of gathering the pairs again (at 10^6 x 50 a gather and its norms cost
 #: 0.2-0.3 s a pass). The statistics are exact integer sums of the same
 #: per-pair norms, so they are the same integers either way.
-NORM_CACHE_PAIRS = 1 << 23
+NORM_CACHE_PAIRS = 1 << 22
 
 
 class Pairing:

@@ -7,6 +7,7 @@ privacy invariant may rest on ``_parameter_constraints`` alone.
 
 import math
 import numbers
+import sys
 
 import numpy as np
 
@@ -84,6 +85,7 @@ def validate_dask_rows(X, owner):
             f"Found array with {X.shape[0]} sample(s) while a minimum of 2 is "
             f"required by {owner}."
         )
+    check_cluster_numpy(owner)
     if X.dtype != np.float64:  # cast in the workers, warning-free
         X = X.map_blocks(_as_float64, dtype=np.float64)
     if not bool(np.isfinite(X).all().compute()):
@@ -106,6 +108,48 @@ def check_known_shape(X, owner):
             "X.compute_chunk_sizes() first. The number of rows is treated as "
             "public."
         )
+
+
+def check_cluster_numpy(owner):
+    """Refuse, before any spend, a Dask cluster whose workers run another numpy.
+
+    The releases on pair differences draw each group's permutation of the
+    public pairing in the workers, from a seed the client sends
+    (:mod:`dpgauss.releases._pairs`); ``Generator.permutation`` is not
+    promised stable across numpy versions. On a cluster mixing versions, a
+    group recomputed by another worker (after a worker was lost) could then
+    be permuted differently within one pass, and a row could land in two
+    pairs: the sensitivity of those releases would double. Bit-identical
+    releases need the same numpy too. Checked only when ``distributed`` is
+    already imported and a client is active (a few milliseconds).
+    """
+    client = _active_client()
+    if client is None:  # the local schedulers share this process's numpy
+        return
+    versions = client.get_versions()
+    mine = np.__version__
+    others = {
+        str(info.get("packages", {}).get("numpy"))
+        for info in versions.get("workers", {}).values()
+    }
+    if others - {mine}:
+        raise ValueError(
+            f"{owner}: the Dask workers run numpy {sorted(others)} and this "
+            f"client numpy {mine}; dpgauss draws the public pairing's "
+            "permutations in the workers and needs one numpy version across the "
+            "cluster (for its privacy guarantee and for bit-identical releases)."
+        )
+
+
+def _active_client():
+    """The active ``distributed`` client, or None (never imports distributed)."""
+    distributed = sys.modules.get("distributed")
+    if distributed is None:
+        return None
+    try:
+        return distributed.get_client()
+    except ValueError:  # no client
+        return None
 
 
 def _as_float64(block):

@@ -2,6 +2,8 @@
 
 import math
 
+import dask
+import numpy as np
 import pytest
 
 from dpgauss.utils.validation import check_data_norm
@@ -13,3 +15,36 @@ def test_check_data_norm():
         check_data_norm(None)
     with pytest.raises(ValueError, match="finite number > 0"):
         check_data_norm(math.inf)
+
+
+class _Client:
+    def __init__(self, numpy_version):
+        self.numpy_version = numpy_version
+
+    def get_versions(self):
+        return {"workers": {"tcp://w": {"packages": {"numpy": self.numpy_version}}}}
+
+
+@pytest.mark.parametrize("same", [True, False])
+def test_a_cluster_of_another_numpy_is_refused_before_the_spend(monkeypatch, same):
+    # The pairing's group permutations are drawn in the workers: a worker on
+    # another numpy could permute a recomputed group differently, putting a
+    # row in two pairs. A fake distributed client stands in for a cluster.
+    import dask.array as da
+
+    from dpgauss import PrivacyBudget, TailSensitiveCovariance
+    from dpgauss.utils import validation
+
+    version = np.__version__ if same else "1.0.0"
+    monkeypatch.setattr(validation, "_active_client", lambda: _Client(version))
+    budget = PrivacyBudget(rho=1.0)
+    X = da.from_array(np.random.default_rng(0).normal(size=(200, 3)), chunks=(50, 3))
+    est = TailSensitiveCovariance(rho=0.5, data_norm=5.0, budget=budget)
+    with dask.config.set(scheduler="threads"):
+        if same:
+            est.fit(X)
+            assert budget.ledger()  # spent
+        else:
+            with pytest.raises(ValueError, match="numpy"):
+                est.fit(X)
+            assert budget.ledger() == []
