@@ -1,5 +1,6 @@
 """Chunked sums over clipped rows: float-safe clipping, exact fixed-point sums."""
 
+import contextvars
 import math
 
 import numpy as np
@@ -110,3 +111,26 @@ def test_clipping_holds_for_tiny_radii_where_squares_underflow(radius, d):
     exact = sum(Fraction(float(v)) ** 2 for v in y[0])
     assert exact <= Fraction(radius) ** 2
     assert float(exact / Fraction(radius) ** 2) > 0.999
+
+
+def _in_a_fresh_context(dsk, keys, **kwargs):
+    # A Dask scheduler whose tasks run with numpy's default errstate, as in a
+    # distributed worker or a process pool (the threaded scheduler copies the
+    # caller's context, its errstate included, and would hide a warning).
+    import dask
+
+    return contextvars.Context().run(dask.get, dsk, keys, **kwargs)
+
+
+def test_row_norms_raise_no_warning_in_a_dask_worker_whatever_the_rows():
+    # A row at the largest float against a center at its negative: the far
+    # search's offset overflowed outside any errstate, in the worker.
+    da = pytest.importorskip("dask.array")
+    dask = pytest.importorskip("dask")
+    big = np.finfo(np.float64).max
+    X = np.array([[big, 1.0], [-big, 2.0], [np.nan, 1.0]] * 4)
+    center = np.array([-big, 0.0])
+    for far in (False, True):
+        with dask.config.set(scheduler=_in_a_fresh_context):
+            got = row_norms(da.from_array(X, chunks=(5, -1)), center, far=far)
+        np.testing.assert_array_equal(got, row_norms(X, center, far=far))
