@@ -14,7 +14,7 @@ from dpgauss.mechanisms._releases import second_moment_mechanism, vector_mechani
 from dpgauss.releases._coinpress import STEP_BETA, tail_radius
 from dpgauss.releases._covariance import covariance_factory
 from dpgauss.releases._range import Stages, frame_count
-from dpgauss.utils._sums import CHUNK_ROWS, summation_error
+from dpgauss.utils._sums import CHUNK_ROWS, is_dask_array, summation_error
 
 #: Preconditioning releases of the coinpress frame.
 FRAME_STEPS = 3
@@ -98,6 +98,16 @@ def frame_noise(cost, n, d):
     return 2.0 * math.sqrt(d * off)
 
 
+def _windowed_logs(z, low):
+    """``log |z| - low`` clipped to ``[0, W]``, entry by entry, warning-free."""
+    with np.errstate(all="ignore"):
+        logs = np.log(np.abs(z))
+        logs = np.where(np.isnan(logs), low, logs)
+        # Shift, then clip: in [0, W] exactly as computed (clipping to
+        # [low, high] first let the rounded shift exceed W by an ulp).
+        return np.clip(logs - low, 0.0, LOG_WINDOW)  # -inf (ties) -> 0
+
+
 def log_scales(pairs, top, plan, rng):
     """Per-coordinate sds from the pairs' mean log sizes (``log_scales``).
 
@@ -120,12 +130,14 @@ def log_scales(pairs, top, plan, rng):
     low = high - LOG_WINDOW
     sums, chunks = np.zeros(d), 0
     for start in range(0, m, CHUNK_ROWS):
-        with np.errstate(all="ignore"):
-            logs = np.log(np.abs(pairs[start : start + CHUNK_ROWS]))
-            logs = np.where(np.isnan(logs), low, logs)
-            # Shift, then clip: in [0, W] exactly as computed (clipping to
-            # [low, high] first let the rounded shift exceed W by an ulp).
-            logs = np.clip(logs - low, 0.0, LOG_WINDOW)  # -inf (ties) -> 0
+        part = pairs[start : start + CHUNK_ROWS]
+        if is_dask_array(part):
+            # In the workers, under the function's own errstate: the
+            # client's does not apply there, and log(0) of a tied pair would
+            # warn (a warning that depends on the rows, after the spend).
+            logs = part.map_blocks(_windowed_logs, low, dtype=np.float64)
+        else:
+            logs = _windowed_logs(part, low)
         sums = sums + logs.sum(axis=0)
         chunks += 1
     means = sums / m

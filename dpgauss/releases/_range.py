@@ -298,7 +298,11 @@ def top_eigenvalue(pairs, plan, rng, name="range_scale", scales=None, frame=None
     utility argument: the privacy of the fit does not depend on it. Zero (all
     pairs tied) gives 1; the bound is kept within float64.
     """
-    some = pairs[range_subset(pairs.shape[0], rng)]
+    # In memory (at most RANGE_ROWS pairs), so that the rescaling runs here,
+    # under this errstate: on lazy Dask pairs it ran in the workers, where a
+    # pair beyond the released scales' range warned 'overflow' (a warning
+    # that depends on the rows, after the spend).
+    some = np.asarray(pairs[range_subset(pairs.shape[0], rng)])
     with np.errstate(all="ignore"):
         if scales is not None:
             some = some / scales

@@ -295,14 +295,18 @@ def clipped_sums(X, center, radius, with_outer=True, trace_bits=None, transform=
 
 
 def _block_norms(block, center, far):
+    # Everything under errstate: in a Dask worker the caller's errstate does
+    # not apply, and an offset that overflows (a row at the largest float
+    # against a center at its negative) may not warn there.
     norms = []
-    for chunk in iter_chunks(block):
-        norm = _offsets_and_norms(chunk, center)[1]
-        if far:
-            lost = ~np.isfinite(np.asarray(chunk, dtype=np.float64) - center)
-            norm[lost.any(axis=1)] = np.inf
-            norm = np.minimum(norm, _MAX_FLOAT)
-        norms.append(norm)
+    with np.errstate(all="ignore"):
+        for chunk in iter_chunks(block):
+            norm = _offsets_and_norms(chunk, center)[1]
+            if far:
+                lost = ~np.isfinite(np.asarray(chunk, dtype=np.float64) - center)
+                norm[lost.any(axis=1)] = np.inf
+                norm = np.minimum(norm, _MAX_FLOAT)
+            norms.append(norm)
     return np.concatenate(norms) if norms else np.zeros(0)
 
 

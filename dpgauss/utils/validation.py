@@ -55,7 +55,8 @@ def check_data_norm(data_norm, *, owner="estimator"):
 def validate_dask_rows(X, owner):
     """Check a Dask array of rows lazily and return it as float64 blocks.
 
-    As for numpy input: 2-D, real numbers, at least 2 rows, every value finite.
+    As for numpy input: 2-D, real numbers, at least 2 rows and 1 column (of
+    known sizes), every value finite.
     The rows are read as float64 (lazily, in the workers), so a wider dtype's
     value beyond float64's range becomes inf and is refused here, before the
     spend, instead of overflowing in a worker after it; every later pass then
@@ -76,6 +77,13 @@ def validate_dask_rows(X, owner):
     if X.ndim != 2:
         raise ValueError(f"Expected 2D array, got a {X.ndim}D dask array.")
     check_known_shape(X, owner)
+    if X.shape[1] < 1:
+        # As scikit-learn refuses numpy input: several plans would otherwise
+        # be built for d = 0 and the fit would fail after its spend.
+        raise ValueError(
+            f"Found array with 0 feature(s) (shape={X.shape}) while a minimum "
+            f"of 1 is required by {owner}."
+        )
     if not np.issubdtype(X.dtype, np.number) or np.issubdtype(
         X.dtype, np.complexfloating
     ):

@@ -1,5 +1,6 @@
 """The coarse range: its searches' factories, the nested release, the helpers."""
 
+import contextvars
 import math
 
 import numpy as np
@@ -286,3 +287,26 @@ def test_stages_parts_build_equal_sub_releases_once():
     parts = Stages(ZCDP(1.0), entries).parts()
     assert len(parts) == 1
     assert parts[0][0].cost == ZCDP(0.25)
+
+
+def test_rescaled_pairs_raise_no_warning_in_a_dask_worker():
+    # Lazy Dask pairs were rescaled by the released scales in the workers,
+    # outside any errstate: a pair beyond the scales' range warned 'overflow
+    # encountered in divide' there (a warning that depends on the rows, after
+    # the spend). The at most RANGE_ROWS pairs are now rescaled in memory.
+    da = pytest.importorskip("dask.array")
+    dask = pytest.importorskip("dask")
+    Z = np.random.default_rng(0).standard_normal((300, 3))
+    Z[7] = 1e300
+
+    def fresh_context(dsk, keys, **kwargs):  # numpy's default errstate
+        return contextvars.Context().run(dask.get, dsk, keys, **kwargs)
+
+    def top(rows):
+        plan = ReleasePlan(ZCDP(1e4), [range_release("range_scale", ZCDP(1e4), 3)])
+        rng = np.random.default_rng(1)
+        return top_eigenvalue(rows, plan, rng, scales=np.full(3, 1e-10))
+
+    with dask.config.set(scheduler=fresh_context):
+        got = top(da.from_array(Z, chunks=(100, -1)))
+    assert got == top(Z)

@@ -1,5 +1,6 @@
 """Chunked sums over clipped rows: float-safe clipping, exact fixed-point sums."""
 
+import contextvars
 import math
 
 import numpy as np
@@ -173,3 +174,26 @@ def test_fixed_point_sums_at_the_largest_exact_totals():
             got = fixed_point_sums(values, levels, bits)
             want = _sorted_fixed_point_sums(values, levels, bits)
             np.testing.assert_array_equal(got, want)
+
+
+def _in_a_fresh_context(dsk, keys, **kwargs):
+    # A Dask scheduler whose tasks run with numpy's default errstate, as in a
+    # distributed worker or a process pool (the threaded scheduler copies the
+    # caller's context, its errstate included, and would hide a warning).
+    import dask
+
+    return contextvars.Context().run(dask.get, dsk, keys, **kwargs)
+
+
+def test_row_norms_raise_no_warning_in_a_dask_worker_whatever_the_rows():
+    # A row at the largest float against a center at its negative: the far
+    # search's offset overflowed outside any errstate, in the worker.
+    da = pytest.importorskip("dask.array")
+    dask = pytest.importorskip("dask")
+    big = np.finfo(np.float64).max
+    X = np.array([[big, 1.0], [-big, 2.0], [np.nan, 1.0]] * 4)
+    center = np.array([-big, 0.0])
+    for far in (False, True):
+        with dask.config.set(scheduler=_in_a_fresh_context):
+            got = row_norms(da.from_array(X, chunks=(5, -1)), center, far=far)
+        np.testing.assert_array_equal(got, row_norms(X, center, far=far))

@@ -1,4 +1,4 @@
-"""Public-bound checks."""
+"""Public-bound checks, and the checks of Dask rows before the spend."""
 
 import math
 
@@ -6,6 +6,12 @@ import dask
 import numpy as np
 import pytest
 
+from dpgauss import (
+    PrivacyBudget,
+    PrivateCovariance,
+    PrivateLinearDiscriminantAnalysis,
+    PrivateMean,
+)
 from dpgauss.utils.validation import check_data_norm
 
 
@@ -48,3 +54,33 @@ def test_a_cluster_of_another_numpy_is_refused_before_the_spend(monkeypatch, sam
             with pytest.raises(ValueError, match="numpy"):
                 est.fit(X)
             assert budget.ledger() == []
+
+
+def test_dask_rows_of_no_column_are_refused_before_the_spend():
+    # PrivateCovariance(method="coinpress"), PrivateMean with hints and the
+    # discriminant analyses built their plans for d = 0, spent, and then
+    # failed in a pass: a spend without a release.
+    da = pytest.importorskip("dask.array")
+    budget = PrivacyBudget(rho=10.0)
+    P = {"rho": 0.5, "random_state": 0, "budget": budget}
+    for est, y in (
+        (PrivateCovariance(method="coinpress", data_norm=6.0, **P), None),
+        (PrivateMean(mean_bound=60.0, cov_bounds=(0.5, 5.0), **P), None),
+        (
+            PrivateLinearDiscriminantAnalysis(classes=[0, 1], data_norm=5.0, **P),
+            np.repeat([0, 1], 100),
+        ),
+    ):
+        with pytest.raises(ValueError, match="0 feature"):
+            est.fit(da.zeros((200, 0), chunks=(50, -1)), y)
+    assert budget.ledger() == []
+
+
+def test_dask_rows_of_unknown_sizes_are_refused_with_a_reason():
+    # They failed (before the spend) as "cannot convert float NaN to
+    # integer". (With a budget, the early price check in base.py still fails
+    # that way first.)
+    da = pytest.importorskip("dask.array")
+    A = da.from_array(np.random.default_rng(0).normal(size=(200, 3)), chunks=50)
+    with pytest.raises(ValueError, match="chunk sizes are unknown"):
+        PrivateCovariance(rho=0.5, data_norm=6.0).fit(A[A[:, 0] < 10.0])
