@@ -74,13 +74,3 @@ def test_dask_rows_of_no_column_are_refused_before_the_spend():
         with pytest.raises(ValueError, match="0 feature"):
             est.fit(da.zeros((200, 0), chunks=(50, -1)), y)
     assert budget.ledger() == []
-
-
-def test_dask_rows_of_unknown_sizes_are_refused_with_a_reason():
-    # They failed (before the spend) as "cannot convert float NaN to
-    # integer". (With a budget, the early price check in base.py still fails
-    # that way first.)
-    da = pytest.importorskip("dask.array")
-    A = da.from_array(np.random.default_rng(0).normal(size=(200, 3)), chunks=50)
-    with pytest.raises(ValueError, match="chunk sizes are unknown"):
-        PrivateCovariance(rho=0.5, data_norm=6.0).fit(A[A[:, 0] < 10.0])
