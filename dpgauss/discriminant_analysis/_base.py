@@ -31,7 +31,7 @@ from dpgauss.mechanisms._checks import (
     check_release,
 )
 from dpgauss.mechanisms._releases import mean_mechanism
-from dpgauss.releases._box import box_offsets, check_bounds, public_box
+from dpgauss.releases._box import boxed, check_bounds, public_box
 from dpgauss.releases._classes import (
     RADIUS_GRID,
     RADIUS_QUANTILE,
@@ -217,11 +217,12 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
     def _rows(self, data):
         """The rows the releases read: ``X``, or with a box its rows in box
         units (:func:`~dpgauss.releases._box.box_offsets`, each from its own
-        row and the public box)."""
+        row and the public box), mapped chunk by chunk as each pass reads them
+        (:func:`~dpgauss.releases._box.boxed`: no n-long copy)."""
         box = self._box(data.d)
         if box is None:
             return data.X
-        return box_offsets(np.asarray(data.X), *box)
+        return boxed(data.X, *box)
 
     def _location(self, d):
         owner = type(self).__name__
