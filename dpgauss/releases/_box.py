@@ -25,8 +25,9 @@ import numpy as np
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.mechanisms._checks import MAX_RADIUS, MIN_RADIUS
 from dpgauss.utils._leak import caller_stacklevel
+from dpgauss.utils._mapped import mapped_rows
 from dpgauss.utils._messages import shown_indices
-from dpgauss.utils._sums import CHUNK_ROWS, mapped_rows
+from dpgauss.utils._sums import CHUNK_ROWS
 
 __all__ = [
     "EDGE_REACH",

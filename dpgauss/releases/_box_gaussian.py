@@ -123,7 +123,8 @@ from dpgauss.releases._moments import (
     weighted_moments,
 )
 from dpgauss.releases._prediction import ASTRAY, Prediction
-from dpgauss.utils._sums import clipped_sums, mapped_rows, n_partial_sums
+from dpgauss.utils._mapped import mapped_rows
+from dpgauss.utils._sums import clipped_sums, n_partial_sums
 
 __all__ = [
     "MEAN_EXACT",

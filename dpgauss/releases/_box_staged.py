@@ -94,7 +94,8 @@ from dpgauss.releases._moments import (
     weighted_moments,
 )
 from dpgauss.utils._linalg import eigh_descending
-from dpgauss.utils._sums import clip_rows, clipped_sums, mapped_rows, n_partial_sums
+from dpgauss.utils._mapped import mapped_rows
+from dpgauss.utils._sums import clip_rows, clipped_sums, n_partial_sums
 
 __all__ = [
     "STAGED",
