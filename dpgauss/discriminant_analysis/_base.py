@@ -49,10 +49,7 @@ from dpgauss.releases._groups import (
 )
 from dpgauss.utils._leak import caller_stacklevel, warn_if_scored_in_search
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
-from dpgauss.utils._sums import (
-    clipped_sums,
-    row_norms,
-)
+from dpgauss.utils._sums import clipped_sums, over_chunks, row_norms
 from dpgauss.utils.validation import check_data_norm
 
 #: A released radius within this share of data_norm is reported (the rows'
@@ -65,6 +62,12 @@ EDGE_SHARE = 0.9
 ADAPTIVE_SHARE = 0.05
 
 __all__ = ["DiscriminantMixin"]
+
+
+def _radius_counts(chunk, center, candidates):
+    """A chunk's counts of rows within each candidate distance (exact integers)."""
+    norms = np.sort(row_norms(chunk, center))
+    return np.searchsorted(norms, candidates, side="right").astype(np.int64)
 
 
 class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin):
@@ -216,13 +219,10 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
 
     def _rows(self, data):
         """The rows the releases read: ``X``, or with a box its rows in box
-        units (:func:`~dpgauss.releases._box.box_offsets`, each from its own
-        row and the public box), mapped chunk by chunk as each pass reads them
-        (:func:`~dpgauss.releases._box.boxed`: no n-long copy)."""
+        units, each from its own row and the public box, mapped as each pass
+        reads them (:func:`~dpgauss.releases._box.boxed`: no n-long copy)."""
         box = self._box(data.d)
-        if box is None:
-            return data.X
-        return boxed(data.X, *box)
+        return data.X if box is None else boxed(data.X, *box)
 
     def _location(self, d):
         owner = type(self).__name__
@@ -390,9 +390,9 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
         mech = plan.calibrate("center")
         offset = project_ball(mech.randomise(total / n, rng)[None, :], data_norm)[0]
         center = location + offset
-        norms = row_norms(X, center)
         mech = plan.calibrate("radius")
-        radius = float(mech.release(norms, rng))
+        counts = over_chunks(X, _radius_counts, center, mech.candidates)
+        radius = float(mech.release_counts(counts, n, rng))
         if radius >= (1.0 - AT_BOUND) * data_norm:  # a released value: warning is free
             warnings.warn(
                 f"{type(self).__name__}: the released {RADIUS_QUANTILE:.0%} radius "
