@@ -53,7 +53,7 @@ def _estimators(d):
         ("PrivatePCA(tail)", "PrivatePCA", f"{pca}, {norm}", False),
         ("PrivatePCA(gauss)", "PrivatePCA", f"{pca}, method='gauss', {norm}", False),
         ("PrivatePCA(bounds)", "PrivatePCA", f"{pca}, {box}", False),
-        ("PrivatePCA(gauss, bounds)", "PrivatePCA", f"{pca}, {gauss}, {box}", False),
+        ("PrivatePCA(bounds; gauss)", "PrivatePCA", f"{pca}, {gauss}, {box}", False),
         ("PrivateStandardScaler", "PrivateStandardScaler", box, False),
         ("PrivateLDA", f"Private{lda}", f"classes=[0, 1], {box}", True),
         ("PrivateQDA", f"Private{qda}", f"classes=[0, 1], {box}", True),
