@@ -133,17 +133,17 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
         if y.dtype.kind in "fc":
             _assert_all_finite(y, input_name="y")
         classes = check_classes(self.classes, owner)
-        codes = encode_labels(y, classes)
-        # Labels are read only against the public classes: every label set
-        # within them is accepted alike (a refusal that depended on which
-        # valid labels occur would tell something about a row). Only labels
-        # outside the classes, an input error, are described further.
-        if np.any(codes < 0) and type_of_target(y) == "continuous":
+        codes = encode_labels(y, classes)  # one byte a row up to 127 classes
+        unknown = bool(codes.min(initial=0) < 0)
+        # Labels are read only against the public classes: any label set in
+        # them is accepted alike (a refusal depending on which valid labels
+        # occur would tell about a row); only other labels are described.
+        if unknown and type_of_target(y) == "continuous":
             raise ValueError(
                 f"Unknown label type: continuous. {owner} is a classifier: y must "
                 "hold class labels (from classes)."
             )
-        if np.any(codes < 0):
+        if unknown:
             raise ValueError(
                 f"{owner}: y contains labels that are not in classes "
                 f"({classes.size} public labels); every label must be one of them."
