@@ -215,8 +215,8 @@ def test_boxed_rows_are_the_whole_box_map_chunk_by_chunk():
 # read from the file, its boxed rows, their clipped offsets or squares), at
 # most 8 of CHUNK_ROWS x d x 8 bytes = 1.25 MiB here, 10 MiB; the whole boxed
 # copy the box routes made before was the file's 30.5 MiB (3 times the bound;
-# 33-66 MiB traced), and the n-long vectors that remain (LDA/QDA's row norms
-# for the radius search, 1.5 MiB) fit inside it.
+# 33-66 MiB traced), and the one n-long array that remains (LDA/QDA's label
+# codes, one byte a row: 0.2 MiB) fits inside it.
 @pytest.mark.parametrize(
     "name",
     [
