@@ -39,7 +39,7 @@ def _estimators(d):
     """(name, factory source, needs y): fitted in the child, public settings only."""
     box = f"bounds=(-9.0 * np.ones({d}), 9.0 * np.ones({d}))"
     norm = f"data_norm={3.0 * np.sqrt(d) + 30.0}"
-    pca = "n_components=2"
+    pca, gauss = "n_components=2", "method='gauss'"
     lda, qda = "LinearDiscriminantAnalysis", "QuadraticDiscriminantAnalysis"
     table = [
         ("PrivateCovariance", "PrivateCovariance", norm, False),
@@ -47,10 +47,13 @@ def _estimators(d):
         ("TailSensitiveCovariance", "TailSensitiveCovariance", norm, False),
         ("TailSensitiveCovariance(bounds)", "TailSensitiveCovariance", box, False),
         ("PrivateGaussianEstimator", "PrivateGaussianEstimator", "", False),
+        ("PrivateGaussianEstimator(bounds)", "PrivateGaussianEstimator", box, False),
         ("PrivateMean", "PrivateMean", "", False),
         ("PrivateMean(bounds)", "PrivateMean", box, False),
         ("PrivatePCA(tail)", "PrivatePCA", f"{pca}, {norm}", False),
         ("PrivatePCA(gauss)", "PrivatePCA", f"{pca}, method='gauss', {norm}", False),
+        ("PrivatePCA(bounds)", "PrivatePCA", f"{pca}, {box}", False),
+        ("PrivatePCA(bounds; gauss)", "PrivatePCA", f"{pca}, {gauss}, {box}", False),
         ("PrivateStandardScaler", "PrivateStandardScaler", box, False),
         ("PrivateLDA", f"Private{lda}", f"classes=[0, 1], {box}", True),
         ("PrivateQDA", f"Private{qda}", f"classes=[0, 1], {box}", True),

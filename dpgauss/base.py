@@ -141,6 +141,8 @@ CHUNKED_DTYPES = frozenset(
         "PrivateMean",
         "PrivatePCA",
         "PrivateStandardScaler",
+        "PrivateLinearDiscriminantAnalysis",
+        "PrivateQuadraticDiscriminantAnalysis",
     }
 )
 

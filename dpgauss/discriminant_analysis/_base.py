@@ -31,7 +31,7 @@ from dpgauss.mechanisms._checks import (
     check_release,
 )
 from dpgauss.mechanisms._releases import mean_mechanism
-from dpgauss.releases._box import box_offsets, check_bounds, public_box
+from dpgauss.releases._box import boxed, check_bounds, public_box
 from dpgauss.releases._classes import (
     RADIUS_GRID,
     RADIUS_QUANTILE,
@@ -49,10 +49,7 @@ from dpgauss.releases._groups import (
 )
 from dpgauss.utils._leak import caller_stacklevel, warn_if_scored_in_search
 from dpgauss.utils._sklearn_compat import Interval, StrOptions, _fit_context
-from dpgauss.utils._sums import (
-    clipped_sums,
-    row_norms,
-)
+from dpgauss.utils._sums import clipped_sums, over_chunks, row_norms
 from dpgauss.utils.validation import check_data_norm
 
 #: A released radius within this share of data_norm is reported (the rows'
@@ -65,6 +62,12 @@ EDGE_SHARE = 0.9
 ADAPTIVE_SHARE = 0.05
 
 __all__ = ["DiscriminantMixin"]
+
+
+def _radius_counts(chunk, center, candidates):
+    """A chunk's counts of rows within each candidate distance (exact integers)."""
+    norms = np.sort(row_norms(chunk, center))
+    return np.searchsorted(norms, candidates, side="right").astype(np.int64)
 
 
 class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin):
@@ -130,17 +133,17 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
         if y.dtype.kind in "fc":
             _assert_all_finite(y, input_name="y")
         classes = check_classes(self.classes, owner)
-        codes = encode_labels(y, classes)
-        # Labels are read only against the public classes: every label set
-        # within them is accepted alike (a refusal that depended on which
-        # valid labels occur would tell something about a row). Only labels
-        # outside the classes, an input error, are described further.
-        if np.any(codes < 0) and type_of_target(y) == "continuous":
+        codes = encode_labels(y, classes)  # one byte a row up to 127 classes
+        unknown = bool(codes.min(initial=0) < 0)
+        # Labels are read only against the public classes: any label set in
+        # them is accepted alike (a refusal depending on which valid labels
+        # occur would tell about a row); only other labels are described.
+        if unknown and type_of_target(y) == "continuous":
             raise ValueError(
                 f"Unknown label type: continuous. {owner} is a classifier: y must "
                 "hold class labels (from classes)."
             )
-        if np.any(codes < 0):
+        if unknown:
             raise ValueError(
                 f"{owner}: y contains labels that are not in classes "
                 f"({classes.size} public labels); every label must be one of them."
@@ -216,12 +219,10 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
 
     def _rows(self, data):
         """The rows the releases read: ``X``, or with a box its rows in box
-        units (:func:`~dpgauss.releases._box.box_offsets`, each from its own
-        row and the public box)."""
+        units, each from its own row and the public box, mapped as each pass
+        reads them (:func:`~dpgauss.releases._box.boxed`: no n-long copy)."""
         box = self._box(data.d)
-        if box is None:
-            return data.X
-        return box_offsets(np.asarray(data.X), *box)
+        return data.X if box is None else boxed(data.X, *box)
 
     def _location(self, d):
         owner = type(self).__name__
@@ -389,9 +390,9 @@ class DiscriminantMixin(PlanChoiceMixin, ClassifierMixin, PrivateEstimatorMixin)
         mech = plan.calibrate("center")
         offset = project_ball(mech.randomise(total / n, rng)[None, :], data_norm)[0]
         center = location + offset
-        norms = row_norms(X, center)
         mech = plan.calibrate("radius")
-        radius = float(mech.release(norms, rng))
+        counts = over_chunks(X, _radius_counts, center, mech.candidates)
+        radius = float(mech.release_counts(counts, n, rng))
         if radius >= (1.0 - AT_BOUND) * data_norm:  # a released value: warning is free
             warnings.warn(
                 f"{type(self).__name__}: the released {RADIUS_QUANTILE:.0%} radius "

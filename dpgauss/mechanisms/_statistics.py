@@ -216,6 +216,26 @@ class QuantileMechanism:
             self._coefficient = exponent_coefficient(self.cost.epsilon, 1)
         self.draws = 0
 
+    def counts(self, values):
+        """Return ``#{x <= c}`` for every candidate (not private).
+
+        Counts of disjoint parts of the data add up to the whole data's
+        (exact integers): a pass can count chunk by chunk and release with
+        :meth:`release_counts`.
+
+        Parameters
+        ----------
+        values : array-like of shape (n,)
+            The data.
+
+        Returns
+        -------
+        ndarray of int64 of shape (n_candidates,)
+            The counts.
+        """
+        values = np.sort(_values_1d(values))
+        return np.searchsorted(values, self.candidates, side="right").astype(np.int64)
+
     def utilities(self, values):
         """Return the integer utility of every candidate (not private).
 
@@ -229,10 +249,12 @@ class QuantileMechanism:
         ndarray of int64 of shape (n_candidates,)
             ``-|#{x <= c} - floor(q n + 1/2)|``.
         """
-        values = np.sort(_values_1d(values))
-        counts = np.searchsorted(values, self.candidates, side="right")
-        target = math.floor(Fraction(self.quantile) * values.size + Fraction(1, 2))
-        return -np.abs(counts.astype(np.int64) - target)
+        values = _values_1d(values)
+        return self._utilities(self.counts(values), values.size)
+
+    def _utilities(self, counts, n):
+        target = math.floor(Fraction(self.quantile) * int(n) + Fraction(1, 2))
+        return -np.abs(np.asarray(counts, dtype=np.int64) - target)
 
     def release(self, values, random_state=None):
         """Return a private estimate of the quantile.
@@ -249,7 +271,31 @@ class QuantileMechanism:
         float
             One of the candidates.
         """
-        utilities = self.utilities(values)
+        values = _values_1d(values)
+        return self.release_counts(self.counts(values), values.size, random_state)
+
+    def release_counts(self, counts, n, random_state=None):
+        """:meth:`release` from the counts ``#{x <= c}`` of n values.
+
+        The same selection as :meth:`release` on those values (its utilities
+        read the counts alone); the counts may come from a chunked pass
+        (:meth:`counts` of each chunk, added).
+
+        Parameters
+        ----------
+        counts : ndarray of int of shape (n_candidates,)
+            ``#{x <= c}`` for every candidate.
+        n : int
+            How many values were counted (public).
+        random_state : None, int or Generator, default=None
+            Source of randomness.
+
+        Returns
+        -------
+        float
+            One of the candidates.
+        """
+        utilities = self._utilities(counts, n)
         rng = check_generator(random_state)
         self.draws += 1
         if self.exact:

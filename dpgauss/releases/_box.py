@@ -25,6 +25,7 @@ import numpy as np
 from dpgauss.exceptions import UtilityWarning
 from dpgauss.mechanisms._checks import MAX_RADIUS, MIN_RADIUS
 from dpgauss.utils._leak import caller_stacklevel
+from dpgauss.utils._mapped import mapped_rows
 from dpgauss.utils._messages import shown_indices
 from dpgauss.utils._sums import CHUNK_ROWS
 
@@ -34,6 +35,7 @@ __all__ = [
     "box_frame",
     "box_location",
     "box_offsets",
+    "boxed",
     "check_bounds",
     "inside_bounds",
     "public_box",
@@ -304,3 +306,34 @@ def box_offsets(x, center, half_width):
             np.clip(block, -1.0, 1.0, out=block)
             np.copyto(block, 0.0, where=np.isnan(block))
     return z
+
+
+def boxed(X, center, half_width):
+    """``X``'s rows in box units, mapped as each pass reads them (no copy).
+
+    :func:`box_offsets` of every row, applied chunk by chunk inside the
+    passes (:func:`~dpgauss.utils._sums.mapped_rows`; on a Dask array in the
+    workers): no n-long boxed copy, and a memory-mapped or Dask input is never
+    read whole. Privacy: each row's boxed offset is a function of that row
+    and the public box alone, and every entry lies in [-1, 1] whatever the
+    row (clipping after the offset; NaN to 0), so the sensitivities computed
+    for box rows hold whatever the values; the map is entry by entry, so a
+    chunk's boxed rows are bit for bit those of the whole boxed array, and
+    every sum over them is formed on the canonical chunks
+    (:mod:`dpgauss.utils._canonical`). The caller's rows are only read.
+
+    Parameters
+    ----------
+    X : ndarray, numpy.memmap or dask array of shape (n_samples, n_features)
+        The rows.
+    center, half_width : ndarray of shape (n_features,)
+        The public box (see :func:`box_frame`).
+
+    Returns
+    -------
+    MappedRows or dask array
+        The boxed rows, for the chunked passes of :mod:`dpgauss.utils._sums`.
+    """
+    center = np.asarray(center, dtype=np.float64)
+    half_width = np.asarray(half_width, dtype=np.float64)
+    return mapped_rows(X, box_offsets, center, half_width)

@@ -79,7 +79,7 @@ import numpy as np
 from dpgauss.accounting import ZCDP, split_cost
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
-from dpgauss.releases._box import box_offsets
+from dpgauss.releases._box import box_offsets, boxed
 from dpgauss.releases._box_mean import (
     baseline_error,
     box_mean_plan,
@@ -123,6 +123,7 @@ from dpgauss.releases._moments import (
     weighted_moments,
 )
 from dpgauss.releases._prediction import ASTRAY, Prediction
+from dpgauss.utils._mapped import mapped_rows
 from dpgauss.utils._sums import clipped_sums, n_partial_sums
 
 __all__ = [
@@ -481,9 +482,9 @@ def release_box_gaussian(X, center, half, plan, rng):
         mean, variances, sd = _release_moments(X, center, half, plan, rng)
         values, vectors = cap_box_spectrum(variances, np.eye(d))
         return mean, values, vectors, diagonal_floor(values), sd
-    Z = box_offsets(X, center, half)
     if not any(r.name == "box_mean" for r in plan.releases()):
-        return _release_augmented(Z, plan, rng)
+        return _release_augmented(X, center, half, plan, rng)
+    Z = boxed(X, center, half)
     mean, sd, _ = box_units_mean(Z, plan, rng)
     # The centre's expected rank-one bias along the identity: its squared
     # error over d (release_spectrum divides the second moment's correction).
@@ -494,16 +495,24 @@ def release_box_gaussian(X, center, half, plan, rng):
     return mean, values, vectors, floor, sd
 
 
-def _release_augmented(Z, plan, rng):
+def _augmented_rows(chunk, center, half, c):
+    """A chunk's box rows with the constant column c appended (``(z, c)``,
+    each row from its own row and public values)."""
+    z = box_offsets(chunk, center, half)
+    return np.hstack([z, np.full((z.shape[0], 1), c)])
+
+
+def _release_augmented(X, center, half, plan, rng):
     """The augmented release (module docstring) and its post-processing: the
     mean from the last column, the covariance ``M - m m^T`` plus the mean's
     noise variance on the diagonal (``E[m m^T]`` exceeds the mean's outer
     product by it), then GaussCov's spectrum in box units, its floor, and
     the mean's public noise sd."""
-    n, d = Z.shape
+    n, d = X.shape
     c = math.sqrt(d)
     radius = _augmented_radius(d)
-    rows = np.hstack([Z, np.full((n, 1), c)])
+    # The rows ``(z, c)`` formed chunk by chunk as the pass reads them.
+    rows = mapped_rows(X, _augmented_rows, center, half, c, width=d + 1)
     _, S = clipped_sums(rows, np.zeros(d + 1), radius)
     case = {"rows": n, "radius": radius, "n_partials": n_partial_sums(rows)}
     mech = plan.calibrate("second_moment", **case)

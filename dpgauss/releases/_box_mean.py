@@ -46,10 +46,10 @@ from dpgauss.accounting._plan import Release
 from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
 from dpgauss.mechanisms._linf import MAX_SIZE as LINF_MAX_SIZE
 from dpgauss.mechanisms._linf import LInfinityMechanism
-from dpgauss.releases._box import box_offsets, warn_rows_at_edge
+from dpgauss.releases._box import boxed, warn_rows_at_edge
 from dpgauss.releases._diagonal import sampling_errors
 from dpgauss.releases._prediction import ASTRAY, Prediction
-from dpgauss.utils._sums import CHUNK_ROWS, summation_error
+from dpgauss.utils._sums import n_partial_sums, over_chunks, summation_error
 
 __all__ = [
     "BoxMeanMechanism",
@@ -340,16 +340,28 @@ def is_adaptive(plan):
     return any(r.name == "box_center" for r in plan.releases())
 
 
-def _window_mean(z, low, high):
-    """Chunked mean of ``clip(z, low, high) - low`` (values in ``[0, r_j]``),
-    and the number of chunk sums."""
-    n, d = z.shape
-    sums, chunks = np.zeros(d), 0
-    for start in range(0, n, CHUNK_ROWS):
-        part = np.clip(z[start : start + CHUNK_ROWS], low, high) - low
-        sums = sums + np.clip(part, 0.0, high - low).sum(axis=0)
-        chunks += 1
-    return sums / n, chunks
+def _window_chunk(chunk, low, high, about):
+    """A chunk's sum of ``clip(v, low, high) - low`` (clipped again to
+    ``[0, high - low]``), ``v = z`` or ``|z - about|``."""
+    if about is not None:
+        chunk = np.abs(chunk - about)
+    part = np.clip(chunk, low, high) - low
+    return np.clip(part, 0.0, high - low).sum(axis=0)
+
+
+def _window_mean(z, low, high, about=None):
+    """Chunked mean of ``clip(v, low, high) - low`` (values in ``[0, r_j]``),
+    ``v = z`` or, with ``about``, ``|z - about|`` (entry by entry, as each
+    chunk is read), and the number of chunk sums.
+
+    The chunk sums are added along the canonical tree
+    (:func:`~dpgauss.utils._sums.over_chunks`: the same bits on numpy, a
+    memory-mapped file and Dask); the mechanism's rounding slack holds for
+    any order of the additions.
+    """
+    n = z.shape[0]
+    sums = over_chunks(z, _window_chunk, low, high, about)
+    return sums / n, n_partial_sums(z)
 
 
 def _release(z, name, plan, rng, low, high):
@@ -369,7 +381,7 @@ def boxed_mean(X, center, half, plan, rng, owner=None):
     at the box's edge (:func:`~dpgauss.releases._box.warn_rows_at_edge`,
     post-processing).
     """
-    mean, sd, widths = box_units_mean(box_offsets(X, center, half), plan, rng)
+    mean, sd, widths = box_units_mean(boxed(X, center, half), plan, rng)
     if owner is not None:
         warn_rows_at_edge(owner, mean, sd)
     return np.clip(center + half * mean, center - half, center + half), widths
@@ -404,7 +416,7 @@ def box_units_mean(z, plan, rng):
     else:
         m, m_sd = _release(z, "box_center", plan, rng, full_low, full_high)
         m = np.clip(m, -1.0, 1.0)
-        deviation, chunks = _window_mean(np.abs(z - m), 0.0, 2.0)
+        deviation, chunks = _window_mean(z, 0.0, 2.0, about=m)
         mech = plan.calibrate(
             "box_spread", rows=z.shape[0], widths=np.full(d, 2.0), n_partials=chunks
         )

@@ -94,6 +94,7 @@ from dpgauss.releases._moments import (
     weighted_moments,
 )
 from dpgauss.utils._linalg import eigh_descending
+from dpgauss.utils._mapped import mapped_rows
 from dpgauss.utils._sums import clip_rows, clipped_sums, n_partial_sums
 
 __all__ = [
@@ -335,8 +336,9 @@ def release_staged(X, center, half, plan, rng, weight):
         return mean, values, vectors, True, math.sqrt(var)
     plan.choose("box_second", "augmented")
     radius = augmented_radius(tau)
-    Y = clip_rows(box_offsets(X, center, half), mean1, tau)
-    rows = np.hstack([Y, np.full((n, 1), tau)])
+    # The rows ``(clip(z - m1, tau), tau)``, formed chunk by chunk as the
+    # pass reads them (each from its own row and released or public values).
+    rows = mapped_rows(X, _augmented_rows, center, half, mean1, tau, width=d + 1)
     _, S = clipped_sums(rows, np.zeros(d + 1), radius)
     case = {"rows": n, "radius": radius, "n_partials": n_partial_sums(rows)}
     mech = plan.calibrate("second_moment", **case)
@@ -370,6 +372,12 @@ def release_staged(X, center, half, plan, rng, weight):
     values, vectors = eigh_descending(0.5 * (C + C.T))
     values, vectors = cap_box_spectrum(np.clip(values, 0.0, None), vectors)
     return mean, values, vectors, False, math.sqrt(var_mean)
+
+
+def _augmented_rows(chunk, center, half, mean1, tau):
+    """A chunk's clipped box offsets with the column tau appended."""
+    Y = clip_rows(box_offsets(chunk, center, half), mean1, tau)
+    return np.hstack([Y, np.full((Y.shape[0], 1), tau)])
 
 
 def _stage_noise(plan, n, d, weight, tau):

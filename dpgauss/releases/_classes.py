@@ -74,6 +74,7 @@ from dpgauss.mechanisms import QuantileMechanism
 from dpgauss.releases._covariance import gauss_error, gauss_spectrum
 from dpgauss.releases._diagonal import BOX_FILL, REFERENCE_CORRELATION
 from dpgauss.releases._prediction import Prediction
+from dpgauss.utils._sums import CHUNK_ROWS
 
 #: Quantile of the rows' distances to the released center that the adaptive
 #: clipping radius targets.
@@ -175,12 +176,15 @@ def encode_labels(y, classes):
     row's code depends on its own label only: where numpy cannot compare the
     whole array with a class (an object array holding an array, say), the
     labels are compared one by one, and one that cannot be compared matches
-    no class.
+    no class. The codes are the smallest signed integers that hold them (one
+    byte a row up to 127 classes), computed a chunk of rows at a time.
     """
     y = np.asarray(y)
-    codes = np.full(y.shape[0], -1, dtype=np.intp)
-    for k, label in enumerate(classes):
-        codes[_matches(y, label)] = k
+    codes = np.full(y.shape[0], -1, dtype=np.min_scalar_type(-len(classes) - 1))
+    for start in range(0, y.shape[0], CHUNK_ROWS):
+        part, out = y[start : start + CHUNK_ROWS], codes[start : start + CHUNK_ROWS]
+        for k, label in enumerate(classes):
+            out[_matches(part, label)] = k
     return codes
 
 

@@ -45,7 +45,7 @@ from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release, ReleasePlan
 from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
 from dpgauss.releases._box import (
-    box_offsets,
+    boxed,
     check_bounds,
     public_box,
     warn_rows_at_edge,
@@ -54,7 +54,7 @@ from dpgauss.releases._center import covariance_plan_entries
 from dpgauss.releases._covariance import filled_prediction
 from dpgauss.releases._prediction import Prediction
 from dpgauss.utils._linalg import eigh_descending
-from dpgauss.utils._sums import summation_error
+from dpgauss.utils._sums import over_chunks, summation_error
 from dpgauss.utils.validation import check_data_norm
 
 __all__ = [
@@ -288,16 +288,23 @@ def release_diagonal(Z, plan, rng, centered=True):
     return mean, np.clip(variances, 0.0, 1.0), math.sqrt(var)
 
 
+def _diagonal_sums(chunk):
+    """A chunk's sums of z and of z * z (box rows: entries in [-1, 1])."""
+    return np.sum(chunk, axis=0), np.sum(chunk * chunk, axis=0)
+
+
 def _released_moments(Z, plan, rng, centered):
     """The diagonal release itself: the noisy means (projected into [-1, 1];
     zeros when not centered), the noisy second moments, the public variance
     of one entry's noise and the mechanism. Everything after the noise is
     post-processing."""
     n, d = Z.shape
-    squares = np.sum(Z * Z, axis=0) / n
+    # One chunked pass (the canonical sums: the same bits on every engine).
+    sums, square_sums = over_chunks(Z, _diagonal_sums)
+    squares = square_sums / n
     mech = plan.calibrate("diagonal")
     if centered:
-        value = np.concatenate([np.sum(Z, axis=0) / n, squares])
+        value = np.concatenate([sums / n, squares])
         size = 2 * d
     else:
         value, size = squares, d
@@ -365,9 +372,10 @@ def to_data_units(values, vectors, half_width):
 
 
 def box_rows(X, box):
-    """``X`` in box units (a new array): :func:`~dpgauss.releases._box.box_offsets`."""
+    """``X`` in box units, mapped chunk by chunk as the passes read it
+    (:func:`~dpgauss.releases._box.boxed`: no n-long copy)."""
     center, half_width = box
-    return box_offsets(np.asarray(X), center, half_width)
+    return boxed(X, center, half_width)
 
 
 def entry_mechanisms(total, entries):

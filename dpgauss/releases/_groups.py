@@ -83,11 +83,7 @@ import math
 import numpy as np
 
 from dpgauss.mechanisms._factory import additive
-from dpgauss.utils._sums import (
-    clip_rows,
-    over_chunks,
-    summation_error,
-)
+from dpgauss.utils._sums import CHUNK_ROWS, clip_rows, over_chunks, summation_error
 
 __all__ = [
     "WEIGHT_MARGIN",
@@ -155,7 +151,10 @@ def labelled_statistics(X, codes, n_groups, location, radius, outer):
     ([1, 2], [[0.6, 0.8], [1.0, 1.0]])
     """
     codes = np.asarray(codes)
-    counts = np.bincount(codes[codes >= 0], minlength=n_groups).astype(np.int64)
+    counts = np.zeros(n_groups, dtype=np.int64)
+    for start in range(0, codes.shape[0], CHUNK_ROWS):  # exact integers
+        part = codes[start : start + CHUNK_ROWS]
+        counts += np.bincount(part[part >= 0], minlength=n_groups)
     args = (n_groups, location, radius, outer)
     sums, moments = over_chunks(X, _chunk_labelled_statistics, *args, labels=codes)
     if outer in ("pooled", "per_class"):

@@ -55,6 +55,7 @@ import mmap
 import numpy as np
 
 from dpgauss.utils._canonical import chunk_result, dask_tree_reduce, tree_reduce
+from dpgauss.utils._mapped import MappedRows
 
 __all__ = [
     "CHUNK_ROWS",
@@ -170,6 +171,10 @@ def iter_chunks(X):
     ndarray
         The next block of rows (a view for arrays, a fresh buffer for files).
     """
+    if isinstance(X, MappedRows):  # each chunk read, then mapped
+        for block in iter_chunks(X.X):
+            yield X.func(block, *X.args)
+        return
     n, d = X.shape
     if not file_backed(X):
         X = np.asarray(X)

@@ -360,3 +360,14 @@ def test_above_threshold_refuses_a_threshold_beyond_the_query_lattice():
         AboveThreshold(threshold=4e158, sensitivity=1e-143, epsilon=1.0)
     svt = AboveThreshold(threshold=-1e-320, sensitivity=1e300, epsilon=1.0)
     assert svt._threshold_units == -1.0
+
+
+def test_quantile_counts_of_parts_add_up_to_the_same_release():
+    # A chunked pass adds the counts of its chunks (exact integers):
+    # release_counts then draws what release draws on all the values.
+    values = np.random.default_rng(3).exponential(size=10_001)
+    q = QuantileMechanism(0.9, bounds=(0.0, 8.0), epsilon=0.5, n_candidates=257)
+    parts = sum(q.counts(part) for part in np.array_split(values, 7))
+    np.testing.assert_array_equal(parts, q.counts(values))
+    for seed in range(20):
+        assert q.release_counts(parts, values.size, seed) == q.release(values, seed)

@@ -132,9 +132,9 @@ def test_adaptive_windows_draw_once_each_and_stay_in_the_box(monkeypatch):
     calls = []
     original = boxed._window_mean
 
-    def counted(z, low, high):
+    def counted(z, low, high, about=None):
         calls.append(high - low)
-        return original(z, low, high)
+        return original(z, low, high, about)
 
     monkeypatch.setattr(boxed, "_window_mean", counted)
     est = PrivateMean(bounds=(-1.0, 1.0), epsilon=0.05, random_state=0).fit(X)

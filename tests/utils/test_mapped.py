@@ -1,0 +1,48 @@
+"""Rows under a row-wise map, read chunk by chunk (dpgauss.utils._mapped)."""
+
+import numpy as np
+import pytest
+
+import dpgauss.utils._sums as sums
+from dpgauss.utils._mapped import MappedRows, mapped_rows
+
+
+def _augment(rows, c):
+    rows = np.asarray(rows, dtype=np.float64)
+    return np.hstack([2.0 * rows, np.full((rows.shape[0], 1), c)])
+
+
+def test_chunks_indexing_and_the_whole_array_are_the_map_of_the_rows(
+    monkeypatch, tmp_path
+):
+    monkeypatch.setattr(sums, "CHUNK_ROWS", 64)
+    X = np.random.default_rng(0).normal(size=(1000, 3)).astype(np.float32)
+    whole = _augment(X, 7.0)
+    path = tmp_path / "rows.npy"
+    np.save(path, X)
+    for rows in (X, np.load(path, mmap_mode="r")):
+        Z = mapped_rows(rows, _augment, 7.0, width=4)
+        assert isinstance(Z, MappedRows)
+        assert Z.shape == (1000, 4)
+        chunks = list(sums.iter_chunks(Z))
+        assert len(chunks) == sums.n_partial_sums(Z) == 16
+        assert np.array_equal(np.concatenate(chunks), whole)
+        assert np.array_equal(Z[[3, 999, 3]], whole[[3, 999, 3]])
+        assert np.array_equal(Z[10:20, 2:], whole[10:20, 2:])
+        assert np.array_equal(np.asarray(Z), whole)
+        # The canonical sums: the same bits as over the mapped array itself.
+        got = sums.clipped_sums(Z, np.zeros(4), 5.0)
+        want = sums.clipped_sums(whole, np.zeros(4), 5.0)
+        assert all(np.array_equal(a, b) for a, b in zip(got, want, strict=True))
+
+
+def test_a_dask_array_is_mapped_in_its_blocks_with_the_same_sums(monkeypatch):
+    da = pytest.importorskip("dask.array")
+    monkeypatch.setattr(sums, "CHUNK_ROWS", 64)
+    X = np.random.default_rng(1).normal(size=(1000, 3))
+    Z = mapped_rows(da.from_array(X, chunks=(333, 2)), _augment, 7.0, width=4)
+    assert sums.is_dask_array(Z)
+    assert Z.shape == (1000, 4)
+    got = sums.clipped_sums(Z, np.zeros(4), 5.0)
+    want = sums.clipped_sums(_augment(X, 7.0), np.zeros(4), 5.0)
+    assert all(np.array_equal(a, b) for a, b in zip(got, want, strict=True))
