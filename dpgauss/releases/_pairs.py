@@ -51,6 +51,7 @@ read, and in which order, depends on the pairing alone, never on the values.
 
 import numpy as np
 
+from dpgauss.utils._mapped import MappedRows
 from dpgauss.utils._norm_stats import norm_statistics
 from dpgauss.utils._sums import (
     _TINY_NORM,
@@ -402,6 +403,12 @@ class _Reader:
 
     def __init__(self, X, pairing):
         self.pairing, self.cache = pairing, {}
+        # Rows under a row-wise map (a box route's, utils._mapped): the
+        # underlying rows are read as below and each group's rows mapped as
+        # they are read (the map acts row by row: the same bits).
+        self.mapping = (X.func, X.args) if isinstance(X, MappedRows) else None
+        self.width = int(X.shape[1])  # of the (mapped) rows
+        X = X.X if self.mapping is not None else X
         backed = file_backed(X)
         self.file = open(X.filename, "rb", buffering=0) if backed else None
         self.X = X if self.file is not None else np.asarray(X)
@@ -410,13 +417,16 @@ class _Reader:
         """The rows at positions ``start:stop`` of the order, as float64 (in
         ``out`` when given, of ``stop - start`` rows)."""
         if out is None:
-            out = np.empty((stop - start, self.X.shape[1]))
+            out = np.empty((stop - start, self.width))
         at = 0
         with np.errstate(all="ignore"):
             for t, lo, hi in self.pairing.segments(start, stop):
                 if self.file is None:  # one gather of the rows needed
                     index = self._cached(("rows", t), self.pairing.group_rows)[lo:hi]
-                    if self.X.dtype == np.float64:
+                    if self.mapping is not None:
+                        func, args = self.mapping
+                        out[at : at + hi - lo] = func(self.X[index], *args)
+                    elif self.X.dtype == np.float64:
                         np.take(self.X, index, axis=0, out=out[at : at + hi - lo])
                     else:  # converted to float64 a chunk at a time
                         out[at : at + hi - lo] = self.X[index]
@@ -459,7 +469,11 @@ class _Reader:
                     raise OSError(f"{X.filename}: the file ended early")
                 got += more
             at += want
-        return rows[p.group_order(t)]
+        rows = rows[p.group_order(t)]
+        if self.mapping is not None:
+            func, args = self.mapping
+            rows = func(rows, *args)
+        return rows
 
     def __del__(self):
         if getattr(self, "file", None) is not None:

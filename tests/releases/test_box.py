@@ -227,14 +227,7 @@ def test_boxed_rows_are_the_whole_box_map_chunk_by_chunk():
         "QDA",
         "PrivateGaussianEstimator",
         "PrivatePCA-gauss",
-        pytest.param(
-            "TailSensitiveCovariance",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="the pairs' reader (releases/_pairs.py) gathers its rows "
-                "from the whole boxed array",
-            ),
-        ),
+        "TailSensitiveCovariance",
     ],
 )
 def test_a_boxed_fit_on_a_memmap_allocates_per_chunk_not_per_row(name, tmp_path):
@@ -255,6 +248,15 @@ def test_a_boxed_fit_on_a_memmap_allocates_per_chunk_not_per_row(name, tmp_path)
     est.set_params(bounds=box)
     label = y if name in ("LDA", "QDA") else None
     bound = 8 * CHUNK_ROWS * d * 8
+    if name == "TailSensitiveCovariance":
+        # The pairs' reader keeps its last four groups of PAIR_BLOCK *
+        # PAIR_GROUP rows (a chunk of pairs spans group boundaries), and a
+        # group read is permuted and boxed into two more copies: six groups,
+        # 15.6 MiB here (17.8 MiB traced in all; the whole boxed copy the
+        # reader gathered from before, 34.8 MiB).
+        from dpgauss.releases._pairs import PAIR_BLOCK, PAIR_GROUP
+
+        bound += 6 * PAIR_BLOCK * PAIR_GROUP * d * 8
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         tracemalloc.start()
