@@ -209,3 +209,22 @@ def unplanned_draws():
         )
 
     return unplanned
+
+
+def _assert_same_fit(got, want):
+    """Every fitted attribute of ``got`` equals ``want``'s bit for bit; returns
+    their names."""
+    fitted = [k for k in vars(got) if k.endswith("_") and not k.startswith("_")]
+    for key in fitted:
+        expected, value = getattr(want, key), getattr(got, key)
+        if isinstance(expected, np.ndarray):
+            np.testing.assert_array_equal(value, expected, err_msg=key)
+        else:
+            assert repr(value) == repr(expected), key
+    return fitted
+
+
+@pytest.fixture
+def assert_same_fit():
+    """The check that two fits released the same values (same fitted bits)."""
+    return _assert_same_fit

@@ -423,7 +423,7 @@ def _chunked_dtype_estimators(d):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int16, np.float16, ">f4"])
 def test_a_narrow_memmap_is_read_in_chunks_and_released_as_its_float64_copy(
-    tmp_path, dtype
+    tmp_path, dtype, assert_same_fit
 ):
     # A float32, float16, big-endian or integer file is not converted whole: each
     # pass converts the chunks it reads, exactly as a whole conversion would,
@@ -443,13 +443,7 @@ def test_a_narrow_memmap_is_read_in_chunks_and_released_as_its_float64_copy(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             a, b = clone(est).fit(narrow), clone(est).fit(wide)
-        fitted = [k for k in vars(a) if k.endswith("_") and not k.startswith("_")]
-        for key in fitted:
-            want, got = getattr(b, key), getattr(a, key)
-            if isinstance(want, np.ndarray):
-                np.testing.assert_array_equal(got, want, err_msg=key)
-            else:
-                assert repr(got) == repr(want), key
+        assert_same_fit(a, b)
     assert narrow.dtype == dtype  # the caller's file is untouched
     np.testing.assert_array_equal(narrow, X.astype(dtype))
 
