@@ -65,7 +65,7 @@ __all__ = ["DiscriminantMixin"]
 
 
 def _radius_counts(chunk, center, candidates):
-    """A chunk's counts of rows within each candidate distance (exact integers)."""
+    """A chunk's ``#{norm <= c}``: a row adds 0 or 1 to each (sensitivity 1)."""
     norms = np.sort(row_norms(chunk, center))
     return np.searchsorted(norms, candidates, side="right").astype(np.int64)
 

@@ -279,7 +279,11 @@ class QuantileMechanism:
 
         The same selection as :meth:`release` on those values (its utilities
         read the counts alone); the counts may come from a chunked pass
-        (:meth:`counts` of each chunk, added).
+        (:meth:`counts` of each chunk, added). Privacy rests on the caller:
+        ``counts[j]`` must be ``sum_i [x_i <= c_j]`` over the n rows, each row
+        adding 0 or 1 to each count from its own value alone, so that
+        replacing a row moves every count, hence every utility, by at most 1
+        (the sensitivity in the Notes).
 
         Parameters
         ----------

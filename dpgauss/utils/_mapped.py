@@ -50,13 +50,25 @@ class MappedRows:
         return self.shape[0]
 
     def __getitem__(self, index):
-        columns = ()
-        if isinstance(index, tuple):
-            index, columns = index[0], index[1:]
-        rows = np.asarray(self.X[index])
-        mapped = self.func(rows.reshape(-1, rows.shape[-1]), *self.args)
-        mapped = mapped.reshape((*rows.shape[:-1], self.shape[1]))
-        return mapped[(slice(None), *columns)] if columns else mapped
+        # numpy's semantics on the mapped array: the rows the first index
+        # selects are read and mapped (the map needs whole rows), then the
+        # whole index is applied to them with its row part replaced by their
+        # positions, so that an integer row with a column, or row and column
+        # arrays paired point by point, select what they select there.
+        index = index if isinstance(index, tuple) else (index,)
+        first, rest = (index[0], index[1:]) if index else (slice(None), ())
+        if first is None or first is Ellipsis:
+            raise IndexError("MappedRows: the first index must select rows.")
+        if isinstance(first, slice):
+            picked, first = self.X[first], slice(None)
+        else:  # an integer, or an integer or boolean array
+            first = np.asarray(first)
+            if first.dtype == bool:
+                first = np.flatnonzero(first)
+            picked = self.X[first.reshape(-1)]
+            first = np.arange(first.size).reshape(first.shape)
+        mapped = self.func(np.asarray(picked), *self.args)
+        return mapped[(first, *rest)]
 
     def __array__(self, dtype=None, copy=None):
         # The whole mapped array (n-long): only for code that has no chunked

@@ -371,3 +371,24 @@ def test_quantile_counts_of_parts_add_up_to_the_same_release():
     np.testing.assert_array_equal(parts, q.counts(values))
     for seed in range(20):
         assert q.release_counts(parts, values.size, seed) == q.release(values, seed)
+
+
+def test_quantile_counts_with_ties_on_the_candidates_are_the_sorted_ones():
+    # Values exactly on candidates, many ties and values beyond both ends:
+    # the chunked pass the discriminants run (row norms' counts added over
+    # canonical chunks of 64 rows) equals counts of the sorted values, and
+    # release_counts draws what release draws.
+    from dpgauss.discriminant_analysis._base import _radius_counts
+    from dpgauss.utils import _sums
+
+    q = QuantileMechanism(0.9, bounds=(0.0, 2.0), epsilon=0.5, n_candidates=33)
+    rng = np.random.default_rng(4)
+    pool = np.concatenate([q.candidates, [1e-300, 5.0, np.nextafter(1.0, 2.0)]])
+    for seed in range(10):
+        norms = rng.choice(pool, int(rng.integers(1, 400)))
+        X = np.stack([norms, np.zeros_like(norms)], axis=1)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(_sums, "CHUNK_ROWS", 64)
+            counts = _sums.over_chunks(X, _radius_counts, np.zeros(2), q.candidates)
+        np.testing.assert_array_equal(counts, q.counts(norms))
+        assert q.release_counts(counts, norms.size, seed) == q.release(norms, seed)

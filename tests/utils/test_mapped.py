@@ -46,3 +46,29 @@ def test_a_dask_array_is_mapped_in_its_blocks_with_the_same_sums(monkeypatch):
     got = sums.clipped_sums(Z, np.zeros(4), 5.0)
     want = sums.clipped_sums(_augment(X, 7.0), np.zeros(4), 5.0)
     assert all(np.array_equal(a, b) for a, b in zip(got, want, strict=True))
+
+
+def test_indexing_has_numpys_semantics_on_the_mapped_array():
+    # An integer row with a column, and row and column arrays (paired point
+    # by point), select what they select in the mapped array; they raised or
+    # returned the outer product before.
+    X = np.random.default_rng(2).normal(size=(7, 3))
+    Z, whole = mapped_rows(X, _augment, 7.0, width=4), _augment(X, 7.0)
+    for index in (
+        0,
+        -1,
+        (0, 1),
+        (-1, slice(None)),
+        ([0, 1], [1, 3]),
+        ([0, 2], 1),
+        (slice(None), [0, 3]),
+        slice(None, None, -2),
+        (slice(1, 6, 3), -1),
+        np.arange(7) % 2 == 0,
+        (np.arange(7) % 2 == 0, 3),
+        np.array([[0, 1], [2, 6]]),
+    ):
+        assert np.array_equal(Z[index], whole[index]), index
+    for index in (Ellipsis, (Ellipsis, 0), None):
+        with pytest.raises(IndexError, match="must select rows"):
+            Z[index]
