@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy.linalg import block_diag
 
+import dpgauss.releases._box as box_module
 from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.testing.audit import audit, fit_seed
 
@@ -113,7 +114,12 @@ def unclip(monkeypatch):
 
     def unclip(offsets=None, sums=None):
         if offsets is not None:
-            monkeypatch.setattr(offsets, "box_offsets", _unclipped_offsets)
+            # The box routes map their rows chunk by chunk through
+            # ``_box.boxed``, which reads ``box_offsets`` from its own module;
+            # a module that still maps rows itself is patched too.
+            monkeypatch.setattr(box_module, "box_offsets", _unclipped_offsets)
+            if hasattr(offsets, "box_offsets"):
+                monkeypatch.setattr(offsets, "box_offsets", _unclipped_offsets)
         if sums is not None:
             monkeypatch.setattr(sums, "clipped_sums", _unclipped_sums)
 
