@@ -471,6 +471,38 @@ ESTIMATORS = {
         ALL_FORMS,
         NUMPY,
     ),
+    # The box routes through the pairs' reader (boxed a group at a time) and
+    # the discriminant analyses' chunked radius counts.
+    "TailSensitiveCovariance-bounds": (
+        lambda **p: TailSensitiveCovariance(
+            bounds=([0.0, -10.0], [20.0, 0.0]), random_state=0, **p
+        ),
+        "bounded",
+        ALL_FORMS,
+        NUMPY,
+    ),
+    "PrivatePCA-box-tail": (
+        lambda **p: PrivatePCA(
+            2, bounds=([0.0, -10.0], [20.0, 0.0]), method="tail", random_state=0, **p
+        ),
+        "bounded",
+        ALL_FORMS,
+        NUMPY,
+    ),
+    **{
+        f"{cls.__name__}-bounds": (
+            lambda cls=cls, **p: cls(
+                classes=[0, 1], bounds=([-8.0, -8.0], [8.0, 8.0]), random_state=0, **p
+            ),
+            "classes",
+            ALL_FORMS,
+            NUMPY,
+        )
+        for cls in (
+            PrivateLinearDiscriminantAnalysis,
+            PrivateQuadraticDiscriminantAnalysis,
+        )
+    },
     "PrivateGaussianEstimator-bounds-moments": (
         lambda **p: PrivateGaussianEstimator(
             bounds=([0.0, -10.0], [20.0, 0.0]), random_state=0, on_useless="warn", **p
