@@ -35,8 +35,9 @@ def weaken(monkeypatch):
 def record_releases(monkeypatch):
     """``record_releases()``: a dict filled, in the fits that follow, with each
     release's output by name, as its mechanism returns it (``randomise``,
-    ``release`` or ``randomise_blocks``; blocks as the block-diagonal matrix
-    they are the diagonal blocks of, its off-diagonal blocks exact 0)."""
+    ``release``, ``release_counts`` or ``randomise_blocks``; blocks as the
+    block-diagonal matrix they are the diagonal blocks of, its off-diagonal
+    blocks exact 0)."""
 
     def install():
         record = {}
@@ -44,7 +45,12 @@ def record_releases(monkeypatch):
 
         def spying(self, name, **case):
             mech = calibrate(self, name, **case)
-            for method in ("randomise", "release", "randomise_blocks"):
+            for method in (
+                "randomise",
+                "release",
+                "release_counts",  # a quantile released from chunked counts
+                "randomise_blocks",
+            ):
                 inner = getattr(mech, method, None)
                 if inner is not None:
 
