@@ -71,8 +71,9 @@ class MappedRows:
         return mapped[(first, *rest)]
 
     def __array__(self, dtype=None, copy=None):
-        # The whole mapped array (n-long): only for code that has no chunked
-        # pass yet (the pairs' reader); every pass here streams.
+        # The whole mapped array (n-long). No fit calls it: every pass streams,
+        # and the pairs' reader unwraps the rows and maps each group itself.
+        # Kept for callers outside the passes (the audits' canaries).
         from dpgauss.utils._sums import iter_chunks
 
         out, at = np.empty(self.shape), 0
