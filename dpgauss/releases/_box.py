@@ -273,12 +273,13 @@ def box_location(m, bounds, n_features, owner):
     return inside_bounds(c + h * np.clip(m, -1.0, 1.0), bounds, n_features, owner)
 
 
-def box_offsets(x, center, half_width):
+def box_offsets(x, center, half_width, out=None):
     """Rows mapped into the unit box: ``clip((x - c) / h, -1, 1)``.
 
     The offset comes before the clip; every returned entry satisfies
     ``|z| <= 1`` exactly, whatever the input (an overflowing offset becomes
-    -1 or 1, a NaN the center 0). The input is not modified.
+    -1 or 1, a NaN the center 0). The input is not modified (unless it is
+    ``out``).
 
     Parameters
     ----------
@@ -286,14 +287,18 @@ def box_offsets(x, center, half_width):
         Rows.
     center, half_width : ndarray of shape (n_features,)
         The public box (see :func:`box_frame`).
+    out : ndarray of shape (n_rows, n_features), default=None
+        A float64 array to write the result into (it may be ``x`` itself:
+        the map is entry by entry). A pass maps every chunk into one buffer,
+        as fresh chunk-sized arrays cost page faults.
 
     Returns
     -------
     ndarray of shape (n_rows, n_features)
-        A new array with entries in [-1, 1].
+        ``out``, or a new array, with entries in [-1, 1].
     """
     x = np.asarray(x)
-    z = np.empty(x.shape, dtype=np.float64)
+    z = np.empty(x.shape, dtype=np.float64) if out is None else out
     # A block of rows at a time, in place: the same float operations entry by
     # entry as whole-array ones, with the temporaries in cache (1e6 x 50 rows:
     # 0.33 -> 0.13 s).

@@ -495,11 +495,14 @@ def release_box_gaussian(X, center, half, plan, rng):
     return mean, values, vectors, floor, sd
 
 
-def _augmented_rows(chunk, center, half, c):
+def _augmented_rows(chunk, center, half, c, out=None):
     """A chunk's box rows with the constant column c appended (``(z, c)``,
-    each row from its own row and public values)."""
-    z = box_offsets(chunk, center, half)
-    return np.hstack([z, np.full((z.shape[0], 1), c)])
+    each row from its own row and public values; in ``out`` when given)."""
+    if out is None:
+        out = np.empty((np.shape(chunk)[0], np.shape(chunk)[1] + 1))
+    box_offsets(chunk, center, half, out=out[:, :-1])
+    out[:, -1] = c
+    return out
 
 
 def _release_augmented(X, center, half, plan, rng):

@@ -374,10 +374,15 @@ def release_staged(X, center, half, plan, rng, weight):
     return mean, values, vectors, False, math.sqrt(var_mean)
 
 
-def _augmented_rows(chunk, center, half, mean1, tau):
-    """A chunk's clipped box offsets with the column tau appended."""
+def _augmented_rows(chunk, center, half, mean1, tau, out=None):
+    """A chunk's clipped box offsets with the column tau appended (in
+    ``out`` when given)."""
     Y = clip_rows(box_offsets(chunk, center, half), mean1, tau)
-    return np.hstack([Y, np.full((Y.shape[0], 1), tau)])
+    if out is None:
+        out = np.empty((Y.shape[0], Y.shape[1] + 1))
+    out[:, :-1] = Y
+    out[:, -1] = tau
+    return out
 
 
 def _stage_noise(plan, n, d, weight, tau):

@@ -59,6 +59,7 @@ from dpgauss.utils._sums import (
     clipped_sums,
     file_backed,
     is_dask_array,
+    read_into,
     row_norms,
 )
 
@@ -423,13 +424,20 @@ class _Reader:
             for t, lo, hi in self.pairing.segments(start, stop):
                 if self.file is None:  # one gather of the rows needed
                     index = self._cached(("rows", t), self.pairing.group_rows)[lo:hi]
-                    if self.mapping is not None:
+                    part = out[at : at + hi - lo]
+                    if self.mapping is not None and self.width != self.X.shape[1]:
                         func, args = self.mapping
-                        out[at : at + hi - lo] = func(self.X[index], *args)
+                        func(self.X[index], *args, out=part)
                     elif self.X.dtype == np.float64:
-                        np.take(self.X, index, axis=0, out=out[at : at + hi - lo])
+                        np.take(self.X, index, axis=0, out=part)
                     else:  # converted to float64 a chunk at a time
-                        out[at : at + hi - lo] = self.X[index]
+                        part[...] = self.X[index]
+                    if self.mapping is not None and self.width == self.X.shape[1]:
+                        # In place (an entry-by-entry map): no fresh
+                        # chunk-sized arrays, whose page faults cost a
+                        # box-unit pass 0.4 of its 0.6 s at 10^6 x 50.
+                        func, args = self.mapping
+                        func(part, *args, out=part)
                 else:
                     out[at : at + hi - lo] = self._group(t)[lo:hi]
                 at += hi - lo
@@ -462,12 +470,7 @@ class _Reader:
         for start, stop in ranges:  # straight into place, unbuffered
             self.file.seek(X.offset + start * width)
             want = (stop - start) * width
-            got = self.file.readinto(raw[at : at + want])
-            while got < want:  # a short read: read the rest
-                more = self.file.readinto(raw[at + got : at + want])
-                if not more:
-                    raise OSError(f"{X.filename}: the file ended early")
-                got += more
+            read_into(self.file, raw[at : at + want], X.filename)
             at += want
         rows = rows[p.group_order(t)]
         if self.mapping is not None:

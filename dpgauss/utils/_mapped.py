@@ -24,8 +24,11 @@ class MappedRows:
     memory-mapped file by ordinary reads), an index reads and maps the rows
     it selects. ``func`` must act on each row alone (entry by entry, as the
     public box map does), so that a chunk's mapped rows are bit for bit the
-    rows of the whole mapped array; it must return a new array and never
-    write into its input (the caller's rows). Made by :func:`mapped_rows`.
+    rows of the whole mapped array; it must never write into its input (the
+    caller's rows), and it takes a keyword ``out``: None (return a new
+    array) or a float64 array of the mapped chunk's shape to write into and
+    return (a pass maps every chunk into one buffer). Made by
+    :func:`mapped_rows`.
 
     Parameters
     ----------
@@ -91,8 +94,9 @@ def mapped_rows(X, func, *args, width=None):
     X : ndarray, numpy.memmap or dask array of shape (n_samples, n_features)
         The rows (never modified).
     func : callable
-        ``func(rows, *args)``: a module-level function mapping each row on its
-        own to a new float64 row (Dask workers receive it).
+        ``func(rows, *args, out=None)``: a module-level function mapping each
+        row on its own to a float64 row, into ``out`` when given, a new array
+        otherwise (Dask workers receive it).
     *args
         Public values passed on to ``func``.
     width : int, default=None

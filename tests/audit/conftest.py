@@ -101,9 +101,13 @@ def audit_release(record_releases):
     return audit_pair
 
 
-def _unclipped_offsets(x, center, half_width):
+def _unclipped_offsets(x, center, half_width, out=None):
     with np.errstate(all="ignore"):
-        return (np.asarray(x, dtype=np.float64) - center) / half_width
+        z = (np.asarray(x, dtype=np.float64) - center) / half_width
+    if out is None:
+        return z
+    out[...] = z
+    return out
 
 
 def _unclipped_sums(X, center, radius, with_outer=True, trace_bits=None):

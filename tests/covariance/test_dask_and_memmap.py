@@ -73,7 +73,8 @@ def test_memory_mapped_input_for_every_estimator(tmp_path):
 
 def test_memory_mapped_file_is_read_with_file_reads(tmp_path, monkeypatch):
     # Pages touched through a mapping count as the process's resident memory;
-    # a file-backed memmap is therefore read chunk by chunk with np.fromfile.
+    # a file-backed memmap is therefore read chunk by chunk with ordinary file
+    # reads into one buffer (sums.read_into).
     import dpgauss.utils._sums as sums
 
     path = tmp_path / "X.npy"
@@ -82,9 +83,9 @@ def test_memory_mapped_file_is_read_with_file_reads(tmp_path, monkeypatch):
     mapped = np.load(path, mmap_mode="r")
     assert sums.file_backed(mapped)
     calls = []
-    original = np.fromfile
+    original = sums.read_into
     monkeypatch.setattr(
-        sums.np, "fromfile", lambda *a, **k: calls.append(1) or original(*a, **k)
+        sums, "read_into", lambda *a, **k: calls.append(1) or original(*a, **k)
     )
     monkeypatch.setattr(sums, "CHUNK_ROWS", 300)
     est = PrivateCovariance(rho=1.0, data_norm=5.0, random_state=0).fit(mapped)

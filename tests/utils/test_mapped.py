@@ -7,9 +7,13 @@ import dpgauss.utils._sums as sums
 from dpgauss.utils._mapped import MappedRows, mapped_rows
 
 
-def _augment(rows, c):
+def _augment(rows, c, out=None):
     rows = np.asarray(rows, dtype=np.float64)
-    return np.hstack([2.0 * rows, np.full((rows.shape[0], 1), c)])
+    mapped = np.hstack([2.0 * rows, np.full((rows.shape[0], 1), c)])
+    if out is None:
+        return mapped
+    out[...] = mapped
+    return out
 
 
 def test_chunks_indexing_and_the_whole_array_are_the_map_of_the_rows(
@@ -24,7 +28,9 @@ def test_chunks_indexing_and_the_whole_array_are_the_map_of_the_rows(
         Z = mapped_rows(rows, _augment, 7.0, width=4)
         assert isinstance(Z, MappedRows)
         assert Z.shape == (1000, 4)
-        chunks = list(sums.iter_chunks(Z))
+        # Copies: a pass maps every chunk into one buffer, which the next
+        # chunk overwrites.
+        chunks = [chunk.copy() for chunk in sums.iter_chunks(Z)]
         assert len(chunks) == sums.n_partial_sums(Z) == 16
         assert np.array_equal(np.concatenate(chunks), whole)
         assert np.array_equal(Z[[3, 999, 3]], whole[[3, 999, 3]])
