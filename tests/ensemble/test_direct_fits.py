@@ -33,10 +33,13 @@ def test_the_least_squares_path_gives_the_fits_bit_for_bit(
     est = LinearRegression(fit_intercept=fit_intercept)
     fast = direct_fit(est, statistic, X, y, None)
     assert fast is not None
+    # The whole stack at once too (its means taken along the stack's rows).
+    stacked = fast(X.reshape(k, s, d), y.reshape(k, s))
     for g in range(k):
         rows = slice(g * s, (g + 1) * s)
         want = fit_group(est, statistic, X[rows], y[rows], None)
         np.testing.assert_array_equal(fast(X[rows][None], y[rows][None])[0], want)
+        np.testing.assert_array_equal(stacked[g], want)
 
 
 @pytest.mark.parametrize("seed", range(4))
