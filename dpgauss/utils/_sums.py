@@ -244,7 +244,11 @@ def over_chunks(X, func, *args, labels=None):
     func : callable
         ``func(chunk, [labels,] *args)``: a chunk's partial result (arrays,
         ints or None, or a tuple of them), from its rows and public values;
-        a module-level function (Dask workers receive it).
+        a module-level function (Dask workers receive it). The result must
+        be new arrays, never the chunk or a view of it: a file's or mapped
+        rows' chunks are read into one buffer that the next chunk
+        overwrites (:func:`iter_chunks`), so a result sharing it would count
+        one chunk twice and drop another, doubling a sensitivity.
     *args
         Passed on to ``func``.
     labels : ndarray of shape (n_samples,), default=None
