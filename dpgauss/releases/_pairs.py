@@ -56,6 +56,7 @@ from dpgauss.utils._norm_stats import norm_statistics
 from dpgauss.utils._sums import (
     _TINY_NORM,
     CHUNK_ROWS,
+    Workspace,
     clipped_sums,
     file_backed,
     is_dask_array,
@@ -403,7 +404,7 @@ class _Reader:
     group spans chunk boundaries), converting them to float64."""
 
     def __init__(self, X, pairing):
-        self.pairing, self.cache, self.buffer = pairing, {}, None
+        self.pairing, self.cache, self.work = pairing, {}, Workspace()
         # Rows under a row-wise map (a box route's, utils._mapped): the
         # underlying rows are read as below and each group's rows mapped as
         # they are read (the map acts row by row: the same bits).
@@ -429,7 +430,10 @@ class _Reader:
                     # next chunk, then mapped into place: fresh chunk-sized
                     # arrays cost page faults (a box-unit pass at 10^6 x 50
                     # spent 0.4 of its 0.6 s in them).
-                    into = part if self.mapping is None else self._gathered(hi - lo)
+                    into = part
+                    if self.mapping is not None:
+                        shape = (hi - lo, self.X.shape[1])
+                        into = self.work.get("gathered", shape)
                     if self.X.dtype == np.float64:
                         np.take(self.X, index, axis=0, out=into)
                     else:  # converted to float64 a chunk at a time
@@ -441,12 +445,6 @@ class _Reader:
                     out[at : at + hi - lo] = self._group(t)[lo:hi]
                 at += hi - lo
         return out
-
-    def _gathered(self, rows):
-        """A float64 buffer of ``rows`` unmapped rows (reused)."""
-        if self.buffer is None or self.buffer.shape[0] < rows:
-            self.buffer = np.empty((rows, self.X.shape[1]))
-        return self.buffer[:rows]
 
     def _cached(self, key, make):
         """``make(key[1])``, kept for the last four keys."""
