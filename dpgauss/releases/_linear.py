@@ -1,0 +1,289 @@
+"""Linear regression from the second moment of box rows (AdaSSP in box units).
+
+A helper module of the release layer, for the linear model (issue 31; the
+estimator is not written yet). Sufficient statistics perturbation with an
+adaptive ridge (Wang 2018, "Revisiting differentially private linear
+regression", Algorithm 2, AdaSSP), on the library's box rows and its
+second-moment release.
+
+**Rows.** The public box ``bounds`` of the features and ``target_bounds`` of
+y map each row to box units, a function of the row and public values alone:
+
+* with an intercept, ``z = clip((x - c) / h, -1, 1)`` and ``t = clip((y -
+  c_y) / h_y, -1, 1)`` (:func:`~dpgauss.releases._box.box_offsets`, the
+  boxes' centers and half-widths), and the row ``a = (z, s, t)`` carries the
+  public constant ``s = INTERCEPT_SCALE`` for the intercept;
+* without one, the boxes are first widened to be symmetric about 0
+  (``h = max(|lower|, |upper|)``, ``c = 0``), so that a model through the
+  origin in box units is one through the origin in the data's units, and
+  ``a = (z, t)``.
+
+Write ``f`` for the features' part (``(z, s)`` or ``z``, p entries). Every
+entry of z and t lies in [-1, 1], so ``||f||^2 <= R_F^2 = d + s^2`` and
+``||a||^2 <= R^2 = R_F^2 + 1``.
+
+**Releases** (each a proven mechanism of :mod:`dpgauss.mechanisms._releases`,
+at its share of the fit's cost; neighbouring datasets replace one row, n
+public):
+
+1. ``lambda_min``: the smallest eigenvalue of ``G = (1/n) sum f f^T``.
+   Replacing a row changes G by ``(f' f'^T - f f^T) / n``, whose eigenvalues
+   lie in ``[-||f||^2, ||f'||^2] / n``; by Weyl's inequality every eigenvalue
+   of G, the smallest included, moves by at most ``R_F^2 / n``: l2 and l1
+   sensitivity ``R_F^2 / n``, plus the floating-point terms of
+   :func:`~dpgauss.mechanisms._releases.eigenvalue_mechanism` (the computed
+   sums within ``e R^2`` of the exact ones, the computed eigenvalue within
+   ``10 p u sqrt(p)`` of the computed matrix's). Gaussian noise under zCDP,
+   Laplace under pure DP.
+2. ``moments``: ``M = (1/n) sum a a^T`` of the rows clipped to the ball of
+   radius R about 0 (:func:`~dpgauss.utils._sums.clipped_sums`: a no-op on
+   box rows, which lie in it, but it makes the bound hold as computed),
+   released by :func:`~dpgauss.mechanisms._releases.second_moment_mechanism`:
+   ``||a a^T - b b^T||_F^2 = ||a||^4 + ||b||^4 - 2 (a.b)^2 <= 2 R^4``, so
+   Frobenius sensitivity ``sqrt(2) R^2 / n`` (zCDP, symmetric Gaussian noise),
+   and upper-triangle l1 sensitivity ``min(q + 1, sqrt(2) q) R^2 / n`` for q =
+   p + 1 entries a row (pure DP, symmetric Laplace noise); the function's own
+   proof.
+
+The two releases read one pass over the rows (G is the top-left block of the
+exact second moment, formed before either noise is drawn); they compose:
+total cost the sum of the two shares (:data:`LAMBDA_SHARE` to the first).
+
+**Post-processing** (released values and public ones only, so free):
+
+* a lower confidence bound ``l = max(lambda~ - Z sd, 0)`` on the smallest
+  eigenvalue, ``sd`` the release's public noise sd, ``Z = LOWER_Z``;
+* a public bound ``B`` on the spectral norm of the moments' noise on G:
+  ``(2 sqrt(p) + Z) sd_off`` for entries of sd ``sd_off`` (a symmetric
+  random matrix with independent entries: its norm concentrates at ``2
+  sqrt(p) sd``);
+* AdaSSP's ridge ``lam = max(B - l, 0)`` (plus a floor of ``B / 2^20`` so the
+  solve below is defined for every draw), then the released G's spectrum
+  raised to ``max(w, 0) + lam`` and ``beta = G~^-1 m~`` with ``m~`` the
+  released ``(1/n) sum f t``: positive definite by construction, so every
+  noise draw gives finite coefficients;
+* coefficients in the data's units: ``t ~ beta_z . z + beta_s s`` is
+  ``y ~ c_y + h_y (beta_z . (x - c) / h + beta_s s)``, so ``coef = h_y beta_z
+  / h`` and ``intercept = c_y + h_y (beta_s s - sum_j beta_j c_j / h_j)``.
+
+Nothing here draws noise from anything but the fit's generator, and which
+rows are read, and in which order, never depends on their values.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpgauss.accounting import ZCDP, split_cost
+from dpgauss.accounting._costs import kind_of
+from dpgauss.accounting._plan import Release
+from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
+from dpgauss.mechanisms._releases import second_moment_mechanism
+from dpgauss.releases._box import box_frame, box_offsets, check_bounds
+from dpgauss.utils._mapped import mapped_rows
+from dpgauss.utils._sums import _U, clipped_sums, n_partial_sums, summation_error
+
+__all__ = [
+    "INTERCEPT_SCALE",
+    "LAMBDA_SHARE",
+    "LOWER_Z",
+    "LinearRelease",
+    "lambda_mechanism",
+    "linear_entries",
+    "regression_boxes",
+    "release_linear",
+]
+
+#: The public constant column of the intercept, in box units (a box column's
+#: largest value: the intercept's noise is then that of a coefficient).
+INTERCEPT_SCALE = 1.0
+#: Share of the fit's cost spent on the smallest eigenvalue (AdaSSP spends a
+#: third; it only sets the ridge, and the moments carry the model).
+LAMBDA_SHARE = 0.1
+#: Standard deviations below the released eigenvalue, and above the noise's
+#: norm, of the bounds the ridge is set from (one-sided, about 0.13%).
+LOWER_Z = 3.0
+#: The ridge's floor relative to the noise bound (so the solve is defined for
+#: every draw; far below any ridge AdaSSP would choose).
+RIDGE_FLOOR = 2.0**-20
+
+
+def regression_boxes(bounds, target_bounds, d, fit_intercept, owner):
+    """The features' and the target's boxes ``(c, h)``, ``(c_y, h_y)``.
+
+    With an intercept, the boxes as given (:func:`~dpgauss.releases._box.
+    box_frame`); without one, widened to be symmetric about 0 (center 0,
+    half-width ``max(|lower|, |upper|)``), so that a model through the origin
+    in box units goes through it in the data's units. Public values only.
+
+    Examples
+    --------
+    >>> from dpgauss.releases._linear import regression_boxes
+    >>> (c, h), (cy, hy) = regression_boxes((0.0, 4.0), (-1.0, 3.0), 1, True, "E")
+    >>> float(c[0]), float(h[0]), float(cy), float(hy)
+    (2.0, 2.0, 1.0, 2.0)
+    >>> (c, h), (cy, hy) = regression_boxes((0.0, 4.0), (-1.0, 3.0), 1, False, "E")
+    >>> float(c[0]), float(h[0]), float(cy), float(hy)
+    (0.0, 4.0, 0.0, 3.0)
+    """
+    lower, upper = check_bounds(bounds, d, owner)
+    low_y, high_y = check_bounds(target_bounds, 1, owner)
+    if fit_intercept:
+        return box_frame(lower, upper), tuple(
+            float(v[0]) for v in box_frame(low_y, high_y)
+        )
+    half = np.maximum(np.abs(lower), np.abs(upper))
+    half_y = float(max(abs(low_y[0]), abs(high_y[0])))
+    return (np.zeros(d), half), (0.0, half_y)
+
+
+def _radii(d, fit_intercept):
+    """``(R_F^2, R^2)``: the squared norms of a row's features and of the
+    whole augmented row (module docstring)."""
+    features = d + (INTERCEPT_SCALE * INTERCEPT_SCALE if fit_intercept else 0.0)
+    return features, features + 1.0
+
+
+def lambda_mechanism(cost, n, d, fit_intercept, n_partials=None):
+    """The mechanism of the ``lambda_min`` release (module docstring, 1).
+
+    Examples
+    --------
+    >>> from dpgauss.accounting import ZCDP
+    >>> from dpgauss.releases._linear import lambda_mechanism
+    >>> mech = lambda_mechanism(ZCDP(0.5), n=1000, d=4, fit_intercept=True)
+    >>> round(mech.sensitivity * 1000, 6)  # R_F^2 / n = 5 / 1000
+    5.0
+    """
+    features, whole = _radii(d, fit_intercept)
+    p = d + (1 if fit_intercept else 0)
+    rounding = 2.0 * (summation_error(n, n_partials) + 10.0 * p * _U * math.sqrt(p))
+    sensitivity = features / n + rounding * whole
+    if isinstance(cost, ZCDP):
+        return GaussianMechanism(sensitivity=sensitivity, rho=cost.rho)
+    return LaplaceMechanism(sensitivity=sensitivity, epsilon=cost.epsilon)
+
+
+def linear_entries(total, n, d, fit_intercept):
+    """The plan's two releases: ``lambda_min`` at :data:`LAMBDA_SHARE` of
+    ``total``, ``moments`` at the rest (their factories take the pass's chunk
+    count, ``n_partials``, whose worst case is n).
+
+    Examples
+    --------
+    >>> from dpgauss.accounting import ZCDP
+    >>> from dpgauss.releases._linear import linear_entries
+    >>> [(r.name, r.cost) for r in linear_entries(ZCDP(1.0), 100, 3, True)]
+    [('lambda_min', ZCDP(rho=0.1)), ('moments', ZCDP(rho=0.9))]
+    """
+    low, rest = split_cost(total, [LAMBDA_SHARE, 1.0 - LAMBDA_SHARE])
+    q = d + (2 if fit_intercept else 1)
+    whole = _radii(d, fit_intercept)[1]
+
+    def make_lambda(cost, *, n_partials=n):
+        return lambda_mechanism(cost, n, d, fit_intercept, n_partials)
+
+    def make_moments(cost, *, n_partials=n):
+        return second_moment_mechanism(cost, n, q, math.sqrt(whole), n_partials)
+
+    return [
+        Release("lambda_min", low, kind_of(total), make_lambda),
+        Release("moments", rest, kind_of(total), make_moments, size=q),
+    ]
+
+
+def _augmented(chunk, center, half, c_y, h_y, scale, out=None):
+    """A chunk of ``(x, y)`` rows (y the last column) in box units with the
+    intercept's constant: ``(z, s, t)``, or ``(z, t)`` when ``scale`` is None;
+    each row from its own row and public values (in ``out`` when given)."""
+    chunk = np.asarray(chunk)
+    n, d = chunk.shape[0], chunk.shape[1] - 1
+    width = d + (2 if scale is not None else 1)
+    if out is None:
+        out = np.empty((n, width))
+    box_offsets(chunk[:, :d], center, half, out=out[:, :d])
+    box_offsets(chunk[:, d:], np.array([c_y]), np.array([h_y]), out=out[:, -1:])
+    if scale is not None:
+        out[:, d] = scale
+    return out
+
+
+@dataclass(frozen=True)
+class LinearRelease:
+    """What :func:`release_linear` released and derived (post-processing).
+
+    Attributes
+    ----------
+    coef : ndarray of shape (d,)
+        Coefficients in the data's units.
+    intercept : float
+        The intercept in the data's units (0.0 without one).
+    ridge : float
+        The ridge added to the released Gram matrix, in box units.
+    noise_bound : float
+        The public bound B on the Gram noise's spectral norm.
+    lower : float
+        The released lower bound on the Gram matrix's smallest eigenvalue.
+    """
+
+    coef: np.ndarray
+    intercept: float
+    ridge: float
+    noise_bound: float
+    lower: float
+
+
+def release_linear(XY, boxes, fit_intercept, plan, rng):
+    """Release the regression of the last column of ``XY`` on the others.
+
+    Parameters
+    ----------
+    XY : ndarray, numpy.memmap or dask array of shape (n, d + 1)
+        The rows ``(x, y)``, read in one pass (never modified).
+    boxes : tuple
+        ``((c, h), (c_y, h_y))`` of :func:`regression_boxes`.
+    fit_intercept : bool
+        Whether the model has an intercept (the boxes must agree).
+    plan : ReleasePlan
+        A plan holding :func:`linear_entries`' releases, already charged.
+    rng : numpy.random.Generator
+        The fit's source of noise.
+
+    Returns
+    -------
+    LinearRelease
+        The coefficients and what they were computed from.
+    """
+    n, width = XY.shape
+    d = width - 1
+    (center, half), (c_y, h_y) = boxes
+    scale = INTERCEPT_SCALE if fit_intercept else None
+    width = d + (2 if fit_intercept else 1)
+    rows = mapped_rows(XY, _augmented, center, half, c_y, h_y, scale, width=width)
+    whole = _radii(d, fit_intercept)[1]
+    _, S = clipped_sums(rows, np.zeros(rows.shape[1]), math.sqrt(whole))
+    partials = n_partial_sums(rows)
+    p = rows.shape[1] - 1
+    M = S / n
+    with np.errstate(all="ignore"):
+        smallest = float(np.linalg.eigvalsh(0.5 * (M[:p, :p] + M[:p, :p].T))[0])
+    low = plan.calibrate("lambda_min", n_partials=partials)
+    moments = plan.calibrate("moments", n_partials=partials)
+    noisy_low = float(np.asarray(low.randomise(np.float64(smallest), rng)))
+    released = np.asarray(moments.randomise(M, rng), dtype=np.float64)
+    # Post-processing of the two releases and public values from here.
+    released = np.nan_to_num(0.5 * (released + released.T), nan=0.0)
+    lower = max(noisy_low - LOWER_Z * low.sd(), 0.0)
+    off_sd = math.sqrt(moments.entry_variances(p + 1)[1])
+    bound = (2.0 * math.sqrt(p) + LOWER_Z) * off_sd
+    ridge = max(bound - lower, RIDGE_FLOOR * bound)
+    values, vectors = np.linalg.eigh(released[:p, :p])
+    values = np.maximum(values, 0.0) + ridge
+    beta = vectors @ ((vectors.T @ released[:p, p]) / values)
+    coef = h_y * beta[:d] / half
+    intercept = 0.0
+    if fit_intercept:
+        shift = float(beta[:d] @ (center / half))
+        intercept = c_y + h_y * (beta[d] * INTERCEPT_SCALE - shift)
+    return LinearRelease(coef, float(intercept), float(ridge), float(bound), lower)

@@ -1,0 +1,81 @@
+"""The linear regression release (dpgauss.releases._linear)."""
+
+import numpy as np
+import pytest
+
+from dpgauss.accounting import ZCDP, PureDP
+from dpgauss.accounting._plan import ReleasePlan
+from dpgauss.releases._linear import (
+    linear_entries,
+    regression_boxes,
+    release_linear,
+)
+
+
+def _rows(n, d, seed=0, noise=0.5):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1.0, 1.0, size=(n, d))
+    beta = np.linspace(-2.0, 2.5, d)
+    y = X @ beta + 3.0 + rng.normal(0.0, noise, n)
+    return X, y, beta
+
+
+def _fit(X, y, total, fit_intercept=True, seed=0, target=(-12.0, 18.0)):
+    n, d = X.shape
+    boxes = regression_boxes((-1.0, 1.0), target, d, fit_intercept, "Test")
+    plan = ReleasePlan(total, linear_entries(total, n, d, fit_intercept))
+    XY = np.column_stack([X, y])
+    return release_linear(XY, boxes, fit_intercept, plan, np.random.default_rng(seed))
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_a_huge_budget_gives_least_squares(fit_intercept):
+    # rho 1e12: the noise (sd ~ R^2 / (n sqrt(rho))) and the ridge it sets are
+    # ~1e-9 of the Gram matrix's entries, so the coefficients are those of
+    # least squares on the same rows (none clipped: y within the target box)
+    # up to about 1e-6.
+    X, y, _ = _rows(5000, 4)
+    if not fit_intercept:
+        y = y - 3.0
+    got = _fit(X, y, ZCDP(1e12), fit_intercept)
+    A = np.column_stack([X, np.ones(len(y))]) if fit_intercept else X
+    want = np.linalg.lstsq(A, y, rcond=None)[0]
+    np.testing.assert_allclose(got.coef, want[:4], atol=1e-5)
+    if fit_intercept:
+        assert got.intercept == pytest.approx(want[4], abs=1e-5)
+    else:
+        assert got.intercept == 0.0
+
+
+@pytest.mark.parametrize("total", [ZCDP(0.5), PureDP(1.0)])
+def test_the_coefficients_are_close_at_a_moderate_budget(total):
+    # n = 1e5, d = 5: the moments' noise on the Gram matrix is ~1e-4 of its
+    # smallest eigenvalue (1/3 for uniform columns), so the error is the
+    # sampling error plus a few 1e-3 in box units (times h_y = 15).
+    X, y, beta = _rows(100_000, 5, seed=1)
+    got = _fit(X, y, total, seed=2)
+    assert np.max(np.abs(got.coef - beta)) < 0.2
+    assert got.intercept == pytest.approx(3.0, abs=0.2)
+
+
+def test_every_noise_draw_gives_finite_coefficients():
+    # n = 30 at rho 1e-4: the noise dwarfs the statistics, the released Gram
+    # matrix is far from positive definite; the ridge and the raised spectrum
+    # keep the solve defined.
+    X, y, _ = _rows(30, 6, seed=3)
+    for seed in range(20):
+        got = _fit(X, y, ZCDP(1e-4), seed=seed)
+        assert np.all(np.isfinite(got.coef))
+        assert np.isfinite(got.intercept)
+        assert got.ridge > 0.0
+
+
+def test_the_caller_rows_are_not_modified_and_far_rows_are_boxed():
+    X, y, _ = _rows(2000, 3, seed=4)
+    X[0] = 1e300
+    y[1] = -np.inf
+    kept = (X.copy(), y.copy())
+    got = _fit(X, y, ZCDP(1.0), seed=5)
+    assert np.all(np.isfinite(got.coef))
+    np.testing.assert_array_equal(X, kept[0])
+    np.testing.assert_array_equal(y, kept[1])
