@@ -1,0 +1,79 @@
+"""Audit of the linear regression release (dpgauss.releases._linear), with a canary.
+
+n = 1000 rows of one feature at +-1/2 in the box [-1, 1] and targets at
++-1/2 in [-1, 1], with an intercept: the augmented rows ``(z, 1, t)`` lie in
+the ball of radius sqrt(3). The first row moves from ``(1e12, -1e12)`` (box
+corner ``(1, -1)``) to ``(1e12, 1e12)`` (``(1, 1)``): its ``z t`` and ``t``
+entries of the second moment move by 2 / n, the most one row can move the
+slope's numerator (the cross moment of z and t), with ``z`` unchanged. The
+audited output is the released slope ``coef[0]``,
+post-processing of both releases (``lambda_min`` and ``moments``), so the
+claim is the whole cost: rho 0.1 (as (epsilon, delta) at delta 1e-2) and pure
+epsilon 1. Canary: the moments' mechanism calibrated to a twentieth of its
+sensitivity.
+"""
+
+import numpy as np
+import pytest
+
+import dpgauss.releases._linear as module
+from dpgauss.accounting import ZCDP, PureDP, zcdp_to_approx
+from dpgauss.accounting._plan import ReleasePlan
+from dpgauss.testing.audit import audit, fit_seed
+
+pytestmark = pytest.mark.audit
+
+N, DELTA = 1000, 1e-2
+CASES = {
+    "zcdp": (ZCDP(0.1), zcdp_to_approx(0.1, DELTA), DELTA),
+    "pure": (PureDP(1.0), 1.0, 0.0),
+}
+
+
+def _rows(sign):
+    X = np.full((N, 1), 0.5)
+    X[: N // 2] = -0.5
+    y = X[:, 0] * np.where(np.arange(N) % 3 == 0, -1.0, 1.0)
+    XY = np.column_stack([X, y])
+    XY[0] = (1e12, sign * 1e12)
+    return XY
+
+
+def _runner(XY, total):
+    boxes = module.regression_boxes((-1.0, 1.0), (-1.0, 1.0), 1, True, "Audit")
+
+    def run(n, rng):
+        out = np.empty(n)
+        for i in range(n):
+            plan = ReleasePlan(total, module.linear_entries(total, N, 1, True))
+            gen = np.random.default_rng(fit_seed(rng))
+            out[i] = module.release_linear(XY, boxes, True, plan, gen).coef[0]
+        return out
+
+    return run
+
+
+def _audit(total, delta, n):
+    return audit(
+        _runner(_rows(-1.0), total),
+        _runner(_rows(1.0), total),
+        n_samples=n,
+        n_select=n // 2,
+        delta=delta,
+        random_state=11,
+    )
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_release_keeps_its_claim_with_a_far_row(case):
+    total, claim, delta = CASES[case]
+    result = _audit(total, delta, 1000)
+    assert result.epsilon_lower <= claim, result
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_canary_a_twentieth_of_the_moments_sensitivity_is_caught(case, weaken):
+    total, claim, delta = CASES[case]
+    weaken(module, "second_moment_mechanism", 20.0)
+    result = _audit(total, delta, 600)
+    assert result.epsilon_lower > claim, result
