@@ -36,8 +36,9 @@ public):
    ``10 p u sqrt(p)`` of the computed matrix's). Gaussian noise under zCDP,
    Laplace under pure DP.
 2. ``moments``: ``M = (1/n) sum a a^T`` of the rows clipped to the ball of
-   radius R about 0 (:func:`~dpgauss.utils._sums.clipped_sums`: a no-op on
-   box rows, which lie in it, but it makes the bound hold as computed),
+   radius R about 0 (:func:`~dpgauss.utils._sums.clip_rows`, summed on the
+   canonical chunks: a no-op on box rows, which lie in it, but it makes the
+   bound hold as computed),
    released by :func:`~dpgauss.mechanisms._releases.second_moment_mechanism`:
    ``||a a^T - b b^T||_F^2 = ||a||^4 + ||b||^4 - 2 (a.b)^2 <= 2 R^4``, so
    Frobenius sensitivity ``sqrt(2) R^2 / n`` (zCDP, symmetric Gaussian noise),
@@ -81,8 +82,13 @@ from dpgauss.accounting._plan import Release
 from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
 from dpgauss.mechanisms._releases import second_moment_mechanism
 from dpgauss.releases._box import box_frame, box_offsets, check_bounds
-from dpgauss.utils._mapped import mapped_rows
-from dpgauss.utils._sums import _U, clipped_sums, n_partial_sums, summation_error
+from dpgauss.utils._sums import (
+    _U,
+    clip_rows,
+    n_partial_sums,
+    over_chunks,
+    summation_error,
+)
 
 __all__ = [
     "INTERCEPT_SCALE",
@@ -193,20 +199,23 @@ def linear_entries(total, n, d, fit_intercept):
     ]
 
 
-def _augmented(chunk, center, half, c_y, h_y, scale, out=None):
-    """A chunk of ``(x, y)`` rows (y the last column) in box units with the
-    intercept's constant: ``(z, s, t)``, or ``(z, t)`` when ``scale`` is None;
-    each row from its own row and public values (in ``out`` when given)."""
+def _chunk_moments(chunk, targets, center, half, c_y, h_y, scale, radius):
+    """A chunk's sums of ``a`` and ``a a^T`` for its augmented rows ``a = (z,
+    s, t)`` (``(z, t)`` when ``scale`` is None), each from its own row, its
+    target and public values, clipped to ``radius`` about 0 as
+    :func:`~dpgauss.utils._sums.clipped_sums` clips (a no-op on box rows, kept
+    so the bound holds as computed)."""
     chunk = np.asarray(chunk)
-    n, d = chunk.shape[0], chunk.shape[1] - 1
+    n, d = chunk.shape
     width = d + (2 if scale is not None else 1)
-    if out is None:
-        out = np.empty((n, width))
-    box_offsets(chunk[:, :d], center, half, out=out[:, :d])
-    box_offsets(chunk[:, d:], np.array([c_y]), np.array([h_y]), out=out[:, -1:])
+    rows = np.empty((n, width))
+    box_offsets(chunk, center, half, out=rows[:, :d])
+    targets = np.asarray(targets, dtype=np.float64).reshape(n, 1)
+    box_offsets(targets, np.array([c_y]), np.array([h_y]), out=rows[:, -1:])
     if scale is not None:
-        out[:, d] = scale
-    return out
+        rows[:, d] = scale
+    y = clip_rows(rows, np.zeros(width), radius)
+    return y.sum(axis=0), y.T @ y
 
 
 @dataclass(frozen=True)
@@ -234,13 +243,15 @@ class LinearRelease:
     lower: float
 
 
-def release_linear(XY, boxes, fit_intercept, plan, rng):
-    """Release the regression of the last column of ``XY`` on the others.
+def release_linear(X, y, boxes, fit_intercept, plan, rng):
+    """Release the regression of ``y`` on the rows of ``X``.
 
     Parameters
     ----------
-    XY : ndarray, numpy.memmap or dask array of shape (n, d + 1)
-        The rows ``(x, y)``, read in one pass (never modified).
+    X : ndarray, numpy.memmap or dask array of shape (n, d)
+        The rows, read in one pass (never modified).
+    y : ndarray of shape (n,)
+        The targets (passed with each chunk of rows).
     boxes : tuple
         ``((c, h), (c_y, h_y))`` of :func:`regression_boxes`.
     fit_intercept : bool
@@ -255,17 +266,16 @@ def release_linear(XY, boxes, fit_intercept, plan, rng):
     LinearRelease
         The coefficients and what they were computed from.
     """
-    n, width = XY.shape
-    d = width - 1
+    n, d = X.shape
     (center, half), (c_y, h_y) = boxes
     scale = INTERCEPT_SCALE if fit_intercept else None
-    width = d + (2 if fit_intercept else 1)
-    rows = mapped_rows(XY, _augmented, center, half, c_y, h_y, scale, width=width)
-    whole = _radii(d, fit_intercept)[1]
-    _, S = clipped_sums(rows, np.zeros(rows.shape[1]), math.sqrt(whole))
-    partials = n_partial_sums(rows)
-    p = rows.shape[1] - 1
-    M = S / n
+    p = d + (1 if fit_intercept else 0)
+    radius = math.sqrt(_radii(d, fit_intercept)[1])
+    args = (center, half, c_y, h_y, scale, radius)
+    _, S = over_chunks(X, _chunk_moments, *args, labels=np.asarray(y))
+    partials = n_partial_sums(X)
+    with np.errstate(all="ignore"):
+        M = 0.5 * (S + S.T) / n
     with np.errstate(all="ignore"):
         smallest = float(np.linalg.eigvalsh(0.5 * (M[:p, :p] + M[:p, :p].T))[0])
     low = plan.calibrate("lambda_min", n_partials=partials)

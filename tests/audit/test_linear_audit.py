@@ -40,6 +40,7 @@ def _rows(sign):
 
 
 def _runner(XY, total):
+    X, y = XY[:, :1], XY[:, 1]
     boxes = module.regression_boxes((-1.0, 1.0), (-1.0, 1.0), 1, True, "Audit")
 
     def run(n, rng):
@@ -47,7 +48,7 @@ def _runner(XY, total):
         for i in range(n):
             plan = ReleasePlan(total, module.linear_entries(total, N, 1, True))
             gen = np.random.default_rng(fit_seed(rng))
-            out[i] = module.release_linear(XY, boxes, True, plan, gen).coef[0]
+            out[i] = module.release_linear(X, y, boxes, True, plan, gen).coef[0]
         return out
 
     return run

@@ -24,8 +24,7 @@ def _fit(X, y, total, fit_intercept=True, seed=0, target=(-12.0, 18.0)):
     n, d = X.shape
     boxes = regression_boxes((-1.0, 1.0), target, d, fit_intercept, "Test")
     plan = ReleasePlan(total, linear_entries(total, n, d, fit_intercept))
-    XY = np.column_stack([X, y])
-    return release_linear(XY, boxes, fit_intercept, plan, np.random.default_rng(seed))
+    return release_linear(X, y, boxes, fit_intercept, plan, np.random.default_rng(seed))
 
 
 @pytest.mark.parametrize("fit_intercept", [True, False])
