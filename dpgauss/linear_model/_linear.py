@@ -13,7 +13,13 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
 from dpgauss.releases._box import check_bounds
-from dpgauss.releases._linear import linear_entries, regression_boxes, release_linear
+from dpgauss.releases._linear import (
+    linear_entries,
+    linear_prediction,
+    regression_boxes,
+    release_linear,
+)
+from dpgauss.releases._prediction import report_useless
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._leak import warn_if_scored_in_search
 from dpgauss.utils._sklearn_compat import _fit_context
@@ -214,6 +220,31 @@ class PrivateLinearRegression(RegressorMixin, PrivateEstimatorMixin, BaseEstimat
     def _build_plan(self, total, data):
         n = data.n if data.n is not None else 2
         return ReleasePlan(total, linear_entries(total, n, data.d, self.fit_intercept))
+
+    def _predict_error(self, plan, data, mechanisms):
+        """The predicted error against the zero-coefficient model's, on
+        reference rows (:func:`~dpgauss.releases._linear.linear_prediction`;
+        public values only)."""
+        if data.n is None or "moments" not in mechanisms:
+            return None
+        return linear_prediction(mechanisms["moments"], data.d, self.fit_intercept)
+
+    def _check_utility(self, plan, data):
+        """Refuse (or warn, per ``on_useless``) before the spend when the fit
+        is predicted no better than the zero-coefficient model."""
+        prediction = data.prediction
+        if prediction is None or not prediction.loses:
+            return
+        report_useless(
+            self,
+            f"{type(self).__name__}: with n={data.n}, d={data.d} and "
+            f"{plan.total}, the release's noise is predicted to make its "
+            f"predictions no better than the zero-coefficient model's (mean "
+            f"squared error {prediction.error:.3g} against {prediction.baseline:.3g} "
+            "in box units, for features filling a tenth of their box that "
+            "explain half of y's variance). Use more rows, a larger budget, "
+            "fewer features or tighter bounds.",
+        )
 
     def _fit_releases(self, data, plan, rng):
         d = data.d

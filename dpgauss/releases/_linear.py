@@ -82,6 +82,8 @@ from dpgauss.accounting._plan import Release
 from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
 from dpgauss.mechanisms._releases import second_moment_mechanism
 from dpgauss.releases._box import box_frame, box_offsets, check_bounds
+from dpgauss.releases._diagonal import BOX_FILL
+from dpgauss.releases._prediction import Prediction
 from dpgauss.utils._sums import (
     _U,
     clip_rows,
@@ -97,6 +99,7 @@ __all__ = [
     "LinearRelease",
     "lambda_mechanism",
     "linear_entries",
+    "linear_prediction",
     "regression_boxes",
     "release_linear",
 ]
@@ -197,6 +200,59 @@ def linear_entries(total, n, d, fit_intercept):
         Release("lambda_min", low, kind_of(total), make_lambda),
         Release("moments", rest, kind_of(total), make_moments, size=q),
     ]
+
+
+#: The share of the reference target's variance its features explain (the
+#: reference model of :func:`linear_prediction`).
+EXPLAINED = 0.5
+
+
+def linear_prediction(moments, d, fit_intercept):
+    """The fit's predicted mean squared error against the zero-coefficient
+    model's, in box units squared, on reference rows (public values only).
+
+    Reference rows: features in box units with covariance ``BOX_FILL I`` (a
+    tenth of the box's largest variance, as real columns in their codebook
+    box have, :data:`~dpgauss.releases._diagonal.BOX_FILL`), centred in the
+    box, and a target of variance ``v = BOX_FILL`` of which the features
+    explain :data:`EXPLAINED` (``||beta||^2 = EXPLAINED``). The baseline is
+    the zero-coefficient model at the target's mean: mean squared error v
+    (R^2 = 0). The fit's is the least-squares fit's ``(1 - EXPLAINED) v`` plus
+    the noise's: to first order the coefficients move by ``G^-1 (e - E
+    beta)`` for noise e on the cross moments and E on the Gram matrix G =
+    ``diag(v I, s^2)``, each entry of sd ``sd_off``, so the predictions' error
+    is ``sd_off^2 (1 + ||beta||^2) (d / v + 1)`` (the last term the
+    intercept's, with one). The ridge, where the noise is large, trades this
+    variance for bias; the first-order term is the prediction either way.
+
+    Parameters
+    ----------
+    moments : mechanism
+        The ``moments`` release's mechanism at its worst public case.
+    d : int
+        Features.
+    fit_intercept : bool
+        Whether the model has an intercept.
+
+    Returns
+    -------
+    Prediction
+        ``error`` and ``baseline`` in squared box units (metric ``"mse"``).
+
+    Examples
+    --------
+    >>> from dpgauss.accounting import ZCDP
+    >>> from dpgauss.releases._linear import linear_entries, linear_prediction
+    >>> mech = linear_entries(ZCDP(0.5), 1000, 5, True)[1].build()
+    >>> p = linear_prediction(mech, 5, True)
+    >>> p.loses, round(p.baseline, 2)
+    (False, 0.1)
+    """
+    v = BOX_FILL
+    q = d + (2 if fit_intercept else 1)
+    off = float(moments.entry_variances(q)[1])
+    noise = off * (1.0 + EXPLAINED) * (d / v + (1.0 if fit_intercept else 0.0))
+    return Prediction((1.0 - EXPLAINED) * v + noise, v, "mse")
 
 
 def _chunk_moments(chunk, targets, center, half, c_y, h_y, scale, radius):

@@ -82,3 +82,22 @@ def test_without_intercept_the_model_goes_through_the_origin():
     model = _model(fit_intercept=False, random_state=3).fit(X, y)
     assert model.intercept_ == 0.0
     np.testing.assert_allclose(model.coef_, beta, atol=0.1)
+
+
+def test_a_fit_predicted_to_lose_to_the_zero_model_is_refused_before_the_spend():
+    # Pure epsilon 0.5, n = 1000, d = 5: the Laplace noise on the moments
+    # (scale 124 / n per entry) predicts a mean squared error of 2.4 against
+    # the zero-coefficient model's 0.1 in box units (linear_prediction).
+    from dpgauss.exceptions import UselessFitError, UtilityWarning
+
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1.0, 1.0, size=(1000, 5))
+    y = X.sum(axis=1)
+    budget = PrivacyBudget(epsilon=2.0)
+    kw = {"rho": None, "epsilon": 0.5, "budget": budget}
+    with pytest.raises(UselessFitError, match="zero-coefficient"):
+        _model(**kw).fit(X, y)
+    assert budget.spent().epsilon == 0.0
+    with pytest.warns(UtilityWarning, match="zero-coefficient"):
+        _model(on_useless="warn", random_state=0, **kw).fit(X, y)
+    assert budget.spent().epsilon == pytest.approx(0.5)
