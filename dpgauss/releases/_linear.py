@@ -42,9 +42,21 @@ public):
    released by :func:`~dpgauss.mechanisms._releases.second_moment_mechanism`:
    ``||a a^T - b b^T||_F^2 = ||a||^4 + ||b||^4 - 2 (a.b)^2 <= 2 R^4``, so
    Frobenius sensitivity ``sqrt(2) R^2 / n`` (zCDP, symmetric Gaussian noise),
-   and upper-triangle l1 sensitivity ``min(q + 1, sqrt(2) q) R^2 / n`` for q =
-   p + 1 entries a row (pure DP, symmetric Laplace noise); the function's own
-   proof.
+   the function's own proof. Under pure DP (symmetric Laplace noise) the box
+   does better than the ball's upper-triangle l1 ``min(q + 1, sqrt(2) q) R^2
+   / n`` (q = p + 1 entries a row), as for the cube rows of
+   :mod:`~dpgauss.releases._cube`: with ``w`` the new row and ``A = w w^T -
+   a a^T = ((w - a)(w + a)^T + (w + a)(w - a)^T) / 2``, the sum of all
+   ``|A_jl|`` is at most ``||w - a||_1 ||w + a||_1``. Per coordinate of z or
+   t, ``|w_j - a_j| + |w_j + a_j| = 2 max(|w_j|, |a_j|) <= 2``; the
+   constant's adds 0 to the first norm and ``2 s`` to the second. So the
+   first norm is at most ``2 (d + 1)`` and the two sum to at most ``2 (d + 1
+   + s)``: their product is at most ``(d + 1 + s)^2`` (``s <= d + 1``). The
+   diagonal's entries move by at most 1 (z and t, squares in [0, 1]) or 0
+   (the constant's), and the upper triangle's l1 is half the sum of all
+   ``|A_jl|`` plus half the diagonal's: **at most ((d + 1 + s)^2 + d + 1) /
+   2** over n (without an intercept, s = 0: ``((d + 1)^2 + d + 1) / 2``),
+   about half the ball's (:func:`moments_mechanism`).
 
 The two releases read one pass over the rows (G is the top-left block of the
 exact second moment, formed before either noise is drawn); they compose:
@@ -81,6 +93,7 @@ from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release
 from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
 from dpgauss.mechanisms._releases import second_moment_mechanism
+from dpgauss.mechanisms._symmetric import SymmetricLaplaceMechanism
 from dpgauss.releases._box import box_frame, box_offsets, check_bounds
 from dpgauss.releases._diagonal import BOX_FILL
 from dpgauss.releases._prediction import Prediction
@@ -100,6 +113,7 @@ __all__ = [
     "lambda_mechanism",
     "linear_entries",
     "linear_prediction",
+    "moments_mechanism",
     "regression_boxes",
     "release_linear",
 ]
@@ -174,6 +188,33 @@ def lambda_mechanism(cost, n, d, fit_intercept, n_partials=None):
     return LaplaceMechanism(sensitivity=sensitivity, epsilon=cost.epsilon)
 
 
+def moments_mechanism(cost, n, d, fit_intercept, n_partials=None):
+    """The mechanism of the ``moments`` release (module docstring, 2): the
+    ball's under zCDP, the box's tighter upper-triangle l1 under pure DP,
+    each with the rounding terms of
+    :func:`~dpgauss.mechanisms._releases.second_moment_mechanism`.
+
+    Examples
+    --------
+    >>> from dpgauss.accounting import PureDP
+    >>> from dpgauss.releases._linear import moments_mechanism
+    >>> mech = moments_mechanism(PureDP(1.0), 1000, 5, True)
+    >>> round(mech.sensitivity * 1000, 6)  # ((5 + 1 + 1)^2 + 6) / 2
+    27.5
+    """
+    q = d + (2 if fit_intercept else 1)
+    whole = _radii(d, fit_intercept)[1]
+    if isinstance(cost, ZCDP):
+        return second_moment_mechanism(cost, n, q, math.sqrt(whole), n_partials)
+    s = INTERCEPT_SCALE if fit_intercept else 0.0
+    upper = q * (q + 1) / 2.0
+    rounding = 2.0 * summation_error(n, n_partials) * whole
+    box = ((d + 1.0 + s) ** 2 + d + 1.0) / 2.0
+    ball = min(q + 1.0, math.sqrt(2.0) * q) * whole
+    l1 = min(box, ball) / n + math.sqrt(upper) * rounding
+    return SymmetricLaplaceMechanism(sensitivity=l1, epsilon=cost.epsilon)
+
+
 def linear_entries(total, n, d, fit_intercept):
     """The plan's two releases: ``lambda_min`` at :data:`LAMBDA_SHARE` of
     ``total``, ``moments`` at the rest (their factories take the pass's chunk
@@ -188,13 +229,12 @@ def linear_entries(total, n, d, fit_intercept):
     """
     low, rest = split_cost(total, [LAMBDA_SHARE, 1.0 - LAMBDA_SHARE])
     q = d + (2 if fit_intercept else 1)
-    whole = _radii(d, fit_intercept)[1]
 
     def make_lambda(cost, *, n_partials=n):
         return lambda_mechanism(cost, n, d, fit_intercept, n_partials)
 
     def make_moments(cost, *, n_partials=n):
-        return second_moment_mechanism(cost, n, q, math.sqrt(whole), n_partials)
+        return moments_mechanism(cost, n, d, fit_intercept, n_partials)
 
     return [
         Release("lambda_min", low, kind_of(total), make_lambda),

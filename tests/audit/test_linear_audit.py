@@ -75,6 +75,6 @@ def test_the_release_keeps_its_claim_with_a_far_row(case):
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_canary_a_twentieth_of_the_moments_sensitivity_is_caught(case, weaken):
     total, claim, delta = CASES[case]
-    weaken(module, "second_moment_mechanism", 20.0)
+    weaken(module, "moments_mechanism", 20.0)
     result = _audit(total, delta, 600)
     assert result.epsilon_lower > claim, result
