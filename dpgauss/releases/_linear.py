@@ -56,7 +56,17 @@ public):
    (the constant's), and the upper triangle's l1 is half the sum of all
    ``|A_jl|`` plus half the diagonal's: **at most ((d + 1 + s)^2 + d + 1) /
    2** over n (without an intercept, s = 0: ``((d + 1)^2 + d + 1) / 2``),
-   about half the ball's (:func:`moments_mechanism`).
+   about half the ball's. Better still, each entry moves by at most 2 /
+   n (``|w_j w_l - a_j a_l| <= 2`` for entries in [-1, 1], the constant's
+   ``s |w_j - a_j| <= 2 s = 2``) or 1 / n (the squares of z and t), and the
+   constant's own square not at all: with the squares doubled, the upper
+   triangle less that one entry is a vector of k = q (q + 1) / 2 - 1
+   entries of l-infinity sensitivity 2 / n, released by the cube's K-norm
+   mechanism (:class:`~dpgauss.mechanisms._linf.LInfinityMechanism`,
+   per-entry variance ``(k + 1)(k + 2) / 3 (2 / (n epsilon))^2``, 0.72 of the
+   Laplace's at d = 5, and a quarter of it on the squares), the constant's
+   square set to its public value ``s^2`` (:class:`CubeMomentsMechanism`;
+   whichever of the two has the smaller noise, :func:`moments_mechanism`).
 
 The two releases read one pass over the rows (G is the top-left block of the
 exact second moment, formed before either noise is drawn); they compose:
@@ -92,6 +102,7 @@ from dpgauss.accounting import ZCDP, split_cost
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release
 from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
+from dpgauss.mechanisms._linf import LInfinityMechanism
 from dpgauss.mechanisms._releases import second_moment_mechanism
 from dpgauss.mechanisms._symmetric import SymmetricLaplaceMechanism
 from dpgauss.releases._box import box_frame, box_offsets, check_bounds
@@ -109,7 +120,9 @@ __all__ = [
     "INTERCEPT_SCALE",
     "LAMBDA_SHARE",
     "LOWER_Z",
+    "CubeMomentsMechanism",
     "LinearRelease",
+    "box_l1",
     "lambda_mechanism",
     "linear_entries",
     "linear_prediction",
@@ -188,6 +201,89 @@ def lambda_mechanism(cost, n, d, fit_intercept, n_partials=None):
     return LaplaceMechanism(sensitivity=sensitivity, epsilon=cost.epsilon)
 
 
+class CubeMomentsMechanism:
+    """Pure-DP noise for the augmented second moment of box rows: the cube's
+    K-norm mechanism on its upper triangle, the squares doubled first and the
+    constant's square left out (module docstring, 2).
+
+    Parameters
+    ----------
+    sensitivity : float
+        D: the largest change of any entry of the doubled upper triangle
+        (``2 / n`` plus the rounding).
+    epsilon : float
+        The pure DP cost.
+    q : int
+        The matrix's dimension.
+    constant : int or None
+        The index of the intercept's constant column (its square is public).
+    value : float, default=1.0
+        The constant's square, ``s^2``.
+    """
+
+    def __init__(self, *, sensitivity, epsilon, q, constant, value=1.0):
+        rows, cols = np.triu_indices(q)
+        keep = np.ones(rows.size, dtype=bool)
+        if constant is not None:
+            keep &= ~((rows == constant) & (cols == constant))
+        self.rows, self.cols = rows[keep], cols[keep]
+        self.weights = np.where(self.rows == self.cols, 2.0, 1.0)
+        self.q, self.constant, self.value = int(q), constant, float(value)
+        self.size = int(self.rows.size)
+        self.inner = LInfinityMechanism(
+            sensitivity=sensitivity, epsilon=epsilon, size=self.size
+        )
+        self.sensitivity, self.cost = self.inner.sensitivity, self.inner.cost
+
+    @property
+    def draws(self):
+        """Releases drawn (the inner mechanism's)."""
+        return self.inner.draws
+
+    @property
+    def scale(self):
+        """The inner mechanism's noise scale."""
+        return self.inner.scale
+
+    def parts(self):
+        """The inner mechanism at its size, for the check before the spend."""
+        return [(self.inner, self.size, True)]
+
+    def randomise(self, value, random_state=None):
+        """The released symmetric matrix: noise on the doubled upper
+        triangle, then halved back, mirrored, and the constant's square set to
+        its public value (post-processing)."""
+        M = np.asarray(value, dtype=np.float64)
+        vector = M[self.rows, self.cols] * self.weights
+        noisy = np.asarray(self.inner.randomise(vector, random_state)) / self.weights
+        out = np.zeros((self.q, self.q))
+        out[self.rows, self.cols] = noisy
+        out[self.cols, self.rows] = noisy
+        if self.constant is not None:
+            out[self.constant, self.constant] = self.value
+        return out
+
+    def entry_variances(self, size=None):
+        """Variances of one noisy square and one noisy off-diagonal entry."""
+        off = float(self.inner.sd(self.size)) ** 2
+        return off / 4.0, off
+
+
+def box_l1(d, fit_intercept):
+    """The upper triangle's l1 sensitivity times n for box rows (module
+    docstring, 2): ``((d + 1 + s)^2 + d + 1) / 2``, s = 0 without an
+    intercept.
+
+    Examples
+    --------
+    >>> from dpgauss.releases._linear import box_l1
+    >>> box_l1(5, True), box_l1(5, False)
+    (27.5, 21.0)
+    """
+    s = INTERCEPT_SCALE if fit_intercept else 0.0
+    return ((d + 1.0 + s) ** 2 + d + 1.0) / 2.0
+
+
 def moments_mechanism(cost, n, d, fit_intercept, n_partials=None):
     """The mechanism of the ``moments`` release (module docstring, 2): the
     ball's under zCDP, the box's tighter upper-triangle l1 under pure DP,
@@ -199,8 +295,8 @@ def moments_mechanism(cost, n, d, fit_intercept, n_partials=None):
     >>> from dpgauss.accounting import PureDP
     >>> from dpgauss.releases._linear import moments_mechanism
     >>> mech = moments_mechanism(PureDP(1.0), 1000, 5, True)
-    >>> round(mech.sensitivity * 1000, 6)  # ((5 + 1 + 1)^2 + 6) / 2
-    27.5
+    >>> type(mech).__name__, mech.size, round(mech.sensitivity * 1000, 6)
+    ('CubeMomentsMechanism', 27, 2.0)
     """
     q = d + (2 if fit_intercept else 1)
     whole = _radii(d, fit_intercept)[1]
@@ -209,10 +305,20 @@ def moments_mechanism(cost, n, d, fit_intercept, n_partials=None):
     s = INTERCEPT_SCALE if fit_intercept else 0.0
     upper = q * (q + 1) / 2.0
     rounding = 2.0 * summation_error(n, n_partials) * whole
-    box = ((d + 1.0 + s) ** 2 + d + 1.0) / 2.0
+    box = box_l1(d, fit_intercept)
     ball = min(q + 1.0, math.sqrt(2.0) * q) * whole
     l1 = min(box, ball) / n + math.sqrt(upper) * rounding
-    return SymmetricLaplaceMechanism(sensitivity=l1, epsilon=cost.epsilon)
+    laplace = SymmetricLaplaceMechanism(sensitivity=l1, epsilon=cost.epsilon)
+    constant = d if fit_intercept else None
+    # Each computed entry is within e R^2 of its exact value for each data
+    # set; the doubled squares' within twice that.
+    linf = 2.0 / n + 2.0 * rounding
+    cube = CubeMomentsMechanism(
+        sensitivity=linf, epsilon=cost.epsilon, q=q, constant=constant, value=s * s
+    )
+    if cube.entry_variances()[1] < laplace.entry_variances(q)[1]:
+        return cube
+    return laplace
 
 
 def linear_entries(total, n, d, fit_intercept):

@@ -93,12 +93,10 @@ def test_the_box_l1_bound_holds_for_every_pair_of_corners_and_random_rows(
     # split its share as the product bound allows).
     import itertools
 
-    from dpgauss.accounting import PureDP
-    from dpgauss.releases._linear import INTERCEPT_SCALE, moments_mechanism
+    from dpgauss.releases._linear import INTERCEPT_SCALE, box_l1
 
-    n = 1
     s = INTERCEPT_SCALE if fit_intercept else None
-    bound = moments_mechanism(PureDP(1.0), n, d, fit_intercept).sensitivity
+    bound = box_l1(d, fit_intercept)
 
     def row(v):
         return np.array([*v[:-1], s, v[-1]] if s is not None else list(v))
@@ -116,3 +114,56 @@ def test_the_box_l1_bound_holds_for_every_pair_of_corners_and_random_rows(
     assert worst <= bound
     tight = 1.0 - 1e-9 if not fit_intercept else 0.9
     assert worst >= bound * tight - 1e-12
+
+
+@pytest.mark.parametrize("d", [1, 2, 5])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_the_cube_release_sees_each_entry_move_by_at_most_two(d, fit_intercept):
+    # The doubled upper triangle less the constant's square: every entry moves
+    # by at most 2 between any two box rows (brute force over the corners and
+    # the centre and 2,000 random pairs), which is the l-infinity sensitivity
+    # (times n) the K-norm mechanism is calibrated to. (For small d the
+    # Laplace release has the smaller noise and is taken instead.)
+    import itertools
+
+    from dpgauss.accounting import PureDP
+    from dpgauss.releases._linear import (
+        INTERCEPT_SCALE,
+        CubeMomentsMechanism,
+        moments_mechanism,
+    )
+
+    n = 1000
+    chosen = moments_mechanism(PureDP(1.0), n, d, fit_intercept)
+    if isinstance(chosen, CubeMomentsMechanism):  # the rounding: ~1e-9 relative
+        assert 2.0 / n <= chosen.sensitivity < 2.0 / n * (1.0 + 1e-8)
+    q = d + (2 if fit_intercept else 1)
+    constant = d if fit_intercept else None
+    mech = CubeMomentsMechanism(sensitivity=2.0, epsilon=1.0, q=q, constant=constant)
+    s = INTERCEPT_SCALE if fit_intercept else None
+
+    def entries(v):
+        a = np.array([*v[:-1], s, v[-1]] if s is not None else list(v))
+        return np.outer(a, a)[mech.rows, mech.cols] * mech.weights
+
+    grid = [entries(c) for c in itertools.product([-1.0, 0.0, 1.0], repeat=d + 1)]
+    worst = max(np.abs(a - b).max() for a in grid for b in grid)
+    assert worst == 2.0
+    rng = np.random.default_rng(d)
+    for _ in range(2000):
+        a, b = (entries(rng.uniform(-1.0, 1.0, d + 1)) for _ in range(2))
+        assert np.abs(a - b).max() <= 2.0
+
+
+def test_the_cube_release_is_symmetric_with_the_public_constant():
+    from dpgauss.accounting import PureDP
+    from dpgauss.releases._linear import moments_mechanism
+
+    mech = moments_mechanism(PureDP(1.0), 1000, 3, True)
+    M = np.full((5, 5), 0.25)
+    out = mech.randomise(M, np.random.default_rng(0))
+    np.testing.assert_array_equal(out, out.T)
+    assert out[3, 3] == 1.0  # the intercept's constant column, s = 1
+    assert mech.draws == 1
+    diag, off = mech.entry_variances()
+    assert diag == pytest.approx(off / 4.0)
