@@ -81,9 +81,12 @@ class PrivateLinearRegression(RegressorMixin, PrivateEstimatorMixin, BaseEstimat
     parameter. Two releases, planned and charged before any row is read: the
     smallest eigenvalue of the features' Gram matrix in box units
     (sensitivity ``(d + 1) / n`` by Weyl's inequality) at a tenth of the cost,
-    and the second moment of the rows ``(z, 1, t)`` (Frobenius sensitivity
-    ``sqrt(2) (d + 2) / n``) at the rest; the proofs, with the floating-point
-    terms, are in :mod:`dpgauss.releases._linear`. The coefficients,
+    and the second moment of the rows ``(z, 1, t)`` at the rest: Gaussian
+    noise at Frobenius sensitivity ``sqrt(2) (d + 2) / n`` under zCDP; under
+    pure DP the cube's K-norm noise on its upper triangle (each entry, the
+    squares doubled, moves by at most ``2 / n``) or the Laplace release of
+    the box's l1 bound, whichever is less noisy; the proofs, with the
+    floating-point terms, are in :mod:`dpgauss.releases._linear`. The coefficients,
     ``predict`` and ``score`` are post-processing (``score`` on private rows
     is not private).
 

@@ -37,8 +37,10 @@ public):
    Laplace under pure DP.
 2. ``moments``: ``M = (1/n) sum a a^T`` of the rows clipped to the ball of
    radius R about 0 (:func:`~dpgauss.utils._sums.clip_rows`, summed on the
-   canonical chunks: a no-op on box rows, which lie in it, but it makes the
-   bound hold as computed),
+   canonical chunks; it scales a box row at a corner by at most ``1 - (q + 8)
+   u``, so every entry stays within its bound and the constant's square
+   moves by about 1e-15 / n, inside the rounding terms, and is not released
+   under pure DP),
    released by :func:`~dpgauss.mechanisms._releases.second_moment_mechanism`:
    ``||a a^T - b b^T||_F^2 = ||a||^4 + ||b||^4 - 2 (a.b)^2 <= 2 R^4``, so
    Frobenius sensitivity ``sqrt(2) R^2 / n`` (zCDP, symmetric Gaussian noise),
@@ -102,7 +104,7 @@ from dpgauss.accounting import ZCDP, split_cost
 from dpgauss.accounting._costs import kind_of
 from dpgauss.accounting._plan import Release
 from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
-from dpgauss.mechanisms._linf import LInfinityMechanism
+from dpgauss.mechanisms._linf import MAX_SIZE, LInfinityMechanism
 from dpgauss.mechanisms._releases import second_moment_mechanism
 from dpgauss.mechanisms._symmetric import SymmetricLaplaceMechanism
 from dpgauss.releases._box import box_frame, box_offsets, check_bounds
@@ -313,6 +315,8 @@ def moments_mechanism(cost, n, d, fit_intercept, n_partials=None):
     # Each computed entry is within e R^2 of its exact value for each data
     # set; the doubled squares' within twice that.
     linf = 2.0 / n + 2.0 * rounding
+    if q * (q + 1) // 2 > MAX_SIZE:  # beyond the K-norm sampler's sizes
+        return laplace
     cube = CubeMomentsMechanism(
         sensitivity=linf, epsilon=cost.epsilon, q=q, constant=constant, value=s * s
     )
