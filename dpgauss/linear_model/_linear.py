@@ -6,6 +6,8 @@ prediction against the zero-coefficient baseline and the refusal before the
 spend, the private scorer, ``alpha``, the user guide and the benchmark.
 """
 
+import numbers
+
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
@@ -22,7 +24,7 @@ from dpgauss.releases._linear import (
 from dpgauss.releases._prediction import report_useless
 from dpgauss.utils._docstring import fill_doc
 from dpgauss.utils._leak import warn_if_scored_in_search
-from dpgauss.utils._sklearn_compat import _fit_context
+from dpgauss.utils._sklearn_compat import Interval, _fit_context
 
 __all__ = ["PrivateLinearRegression"]
 
@@ -49,6 +51,11 @@ class PrivateLinearRegression(RegressorMixin, PrivateEstimatorMixin, BaseEstimat
     fit_intercept : bool, default=True
         Fit an intercept. Without one, both boxes are widened to be symmetric
         about 0, so the model goes through the origin.
+    alpha : float, default=0.0
+        Ridge penalty ``alpha ||coef_||^2``, as scikit-learn's ``Ridge`` (the
+        intercept is not penalised); applied to the released statistics
+        (post-processing, free), on top of the ridge the fit chooses
+        privately.
     {privacy_parameters}
     {random_state}
     {on_useless}
@@ -109,6 +116,7 @@ class PrivateLinearRegression(RegressorMixin, PrivateEstimatorMixin, BaseEstimat
         "bounds": ["array-like", None],
         "target_bounds": ["array-like", None],
         "fit_intercept": ["boolean"],
+        "alpha": [Interval(numbers.Real, 0, None, closed="left")],
     }
 
     def __init__(
@@ -117,6 +125,7 @@ class PrivateLinearRegression(RegressorMixin, PrivateEstimatorMixin, BaseEstimat
         target_bounds=None,
         *,
         fit_intercept=True,
+        alpha=0.0,
         rho=None,
         epsilon=None,
         delta=None,
@@ -127,6 +136,7 @@ class PrivateLinearRegression(RegressorMixin, PrivateEstimatorMixin, BaseEstimat
         self.bounds = bounds
         self.target_bounds = target_bounds
         self.fit_intercept = fit_intercept
+        self.alpha = alpha
         self.rho = rho
         self.epsilon = epsilon
         self.delta = delta
@@ -258,7 +268,9 @@ class PrivateLinearRegression(RegressorMixin, PrivateEstimatorMixin, BaseEstimat
             self.fit_intercept,
             type(self).__name__,
         )
-        released = release_linear(data.X, data.y, boxes, self.fit_intercept, plan, rng)
+        released = release_linear(
+            data.X, data.y, boxes, self.fit_intercept, plan, rng, float(self.alpha)
+        )
         return {
             "coef_": released.coef,
             "intercept_": float(released.intercept),

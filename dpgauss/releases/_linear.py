@@ -449,7 +449,7 @@ class LinearRelease:
     lower: float
 
 
-def release_linear(X, y, boxes, fit_intercept, plan, rng):
+def release_linear(X, y, boxes, fit_intercept, plan, rng, alpha=0.0):
     """Release the regression of ``y`` on the rows of ``X``.
 
     Parameters
@@ -466,6 +466,13 @@ def release_linear(X, y, boxes, fit_intercept, plan, rng):
         A plan holding :func:`linear_entries`' releases, already charged.
     rng : numpy.random.Generator
         The fit's source of noise.
+    alpha : float, default=0.0
+        scikit-learn's ``Ridge`` penalty ``alpha ||w||^2`` on the coefficients
+        in the data's units (not the intercept), added to the released Gram
+        matrix as ``(alpha / n) / h_j^2`` on coordinate j in box units
+        (post-processing: ``||y - X w - b||^2 + alpha ||w||^2`` is ``h_y^2``
+        times ``||t - Z beta - beta_s s||^2 + alpha sum_j beta_j^2 / h_j^2``
+        for ``w_j = h_y beta_j / h_j``).
 
     Returns
     -------
@@ -496,6 +503,12 @@ def release_linear(X, y, boxes, fit_intercept, plan, rng):
     ridge = max(bound - lower, RIDGE_FLOOR * bound)
     values, vectors = np.linalg.eigh(released[:p, :p])
     values = np.maximum(values, 0.0) + ridge
+    if alpha > 0.0:  # the user's ridge on the raised Gram matrix
+        gram = (vectors * values) @ vectors.T
+        penalty = np.zeros(p)
+        penalty[:d] = (alpha / n) / (half * half)
+        values, vectors = np.linalg.eigh(gram + np.diag(penalty))
+        values = np.maximum(values, ridge)
     beta = vectors @ ((vectors.T @ released[:p, p]) / values)
     coef = h_y * beta[:d] / half
     intercept = 0.0

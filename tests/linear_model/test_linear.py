@@ -101,3 +101,26 @@ def test_a_fit_predicted_to_lose_to_the_zero_model_is_refused_before_the_spend()
     with pytest.warns(UtilityWarning, match="zero-coefficient"):
         _model(on_useless="warn", random_state=0, **kw).fit(X, y)
     assert budget.spent().epsilon == pytest.approx(0.5)
+
+
+def test_alpha_is_ridge_on_the_released_statistics():
+    # rho 1e12: the noise and the private ridge vanish (about 1e-9 of the
+    # Gram matrix), so the fit is scikit-learn's Ridge on the same rows up to
+    # about 1e-6; features in boxes of different widths check the penalty's
+    # units (alpha / h_j^2 in box units).
+    from sklearn.linear_model import Ridge
+
+    rng = np.random.default_rng(7)
+    X = rng.uniform([-1.0, 0.0, 10.0], [1.0, 100.0, 20.0], size=(3000, 3))
+    y = X @ [1.0, 0.02, -0.5] + 2.0 + rng.normal(0.0, 0.5, 3000)
+    for alpha in (0.0, 50.0, 5000.0):
+        model = PrivateLinearRegression(
+            bounds=([-1.0, 0.0, 10.0], [1.0, 100.0, 20.0]),
+            target_bounds=(-20.0, 20.0),
+            alpha=alpha,
+            rho=1e12,
+            random_state=0,
+        ).fit(X, y)
+        want = Ridge(alpha=alpha).fit(X, y)
+        np.testing.assert_allclose(model.coef_, want.coef_, rtol=1e-5, atol=1e-6)
+        assert model.intercept_ == pytest.approx(want.intercept_, rel=1e-5)
