@@ -167,3 +167,19 @@ def test_the_cube_release_is_symmetric_with_the_public_constant():
     assert mech.draws == 1
     diag, off = mech.entry_variances()
     assert diag == pytest.approx(off / 4.0)
+
+
+def test_slopes_lost_in_the_noise_give_the_zero_coefficient_model():
+    # A target whose features explain 0.1% of its variance, in a box 20 times
+    # its spread, at rho 0.05: the noise's error on the slopes (~1e-3 in box
+    # units) dwarfs what they explain (~1e-6), so the release is the
+    # intercept alone; the same rows with a strong signal keep their slopes.
+    rng = np.random.default_rng(11)
+    X = rng.uniform(-1.0, 1.0, size=(5000, 5))
+    weak = 0.03 * X[:, 0] + rng.normal(0.0, 1.0, 5000)
+    got = _fit(X, weak, ZCDP(0.05), target=(-20.0, 20.0), seed=1)
+    np.testing.assert_array_equal(got.coef, np.zeros(5))
+    assert got.intercept == pytest.approx(0.0, abs=0.5)
+    strong = 3.0 * X[:, 0] + rng.normal(0.0, 1.0, 5000)
+    got = _fit(X, strong, ZCDP(0.05), target=(-20.0, 20.0), seed=1)
+    assert got.coef[0] == pytest.approx(3.0, abs=0.5)
