@@ -1,3 +1,5 @@
-"""Private linear models (issue 31, in progress: nothing is exported yet)."""
+"""Private linear models."""
 
-__all__ = []
+from dpgauss.linear_model._linear import PrivateLinearRegression
+
+__all__ = ["PrivateLinearRegression"]

@@ -1,9 +1,7 @@
 """PrivateLinearRegression: least squares from a private second moment (AdaSSP).
 
-Work in progress for issue 31 (not exported yet): the release is
-:mod:`dpgauss.releases._linear`; still to come before it is exported are the
-prediction against the zero-coefficient baseline and the refusal before the
-spend, the private scorer, ``alpha``, the user guide and the benchmark.
+The release is :mod:`dpgauss.releases._linear` (issue 31; the private R^2
+scorer, the user guide and the benchmark's sweep are still to come).
 """
 
 import numbers
@@ -100,7 +98,7 @@ class PrivateLinearRegression(RegressorMixin, PrivateEstimatorMixin, BaseEstimat
     Examples
     --------
     >>> import numpy as np
-    >>> from dpgauss.linear_model._linear import PrivateLinearRegression
+    >>> from dpgauss import PrivateLinearRegression
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-1.0, 1.0, size=(100_000, 2))
     >>> y = X @ [1.5, -2.0] + 0.5 + rng.normal(0.0, 0.1, 100_000)
@@ -219,7 +217,10 @@ class PrivateLinearRegression(RegressorMixin, PrivateEstimatorMixin, BaseEstimat
 
     def _validate_targets(self, y, X):
         if y is None:
-            raise ValueError(f"{type(self).__name__} requires y.")
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target "
+                "y is None."
+            )
         with np.errstate(all="ignore"):
             y = column_or_1d(y, dtype=np.float64, warn=True)
             if y.shape[0] != X.shape[0]:
