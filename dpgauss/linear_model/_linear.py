@@ -1,7 +1,6 @@
 """PrivateLinearRegression: least squares from a private second moment (AdaSSP).
 
-The release is :mod:`dpgauss.releases._linear` (issue 31; the private R^2
-scorer, the user guide and the benchmark's sweep are still to come).
+The release is :mod:`dpgauss.releases._linear`.
 """
 
 import numbers
@@ -33,10 +32,11 @@ class PrivateLinearRegression(RegressorMixin, PrivateEstimatorMixin, BaseEstimat
 
     The private counterpart of :class:`sklearn.linear_model.LinearRegression`:
     rows and targets are mapped into public boxes, the second moment of the
-    rows ``(x, 1, y)`` is released with calibrated noise, and the coefficients
-    are solved from it with a ridge chosen privately from a released lower
-    bound on the smallest eigenvalue of the features' Gram matrix (Wang 2018,
-    AdaSSP).
+    rows ``(x, 1, y)`` is released with calibrated noise, then that of the
+    rows ``(x, 1, r)`` for the residuals r of a first fit, in a range a few of
+    their sds wide, and the coefficients are solved from both with a ridge
+    chosen privately from a released lower bound on the smallest eigenvalue
+    of the features' Gram matrix (Wang 2018, AdaSSP).
 
     Parameters
     ----------
@@ -83,17 +83,27 @@ class PrivateLinearRegression(RegressorMixin, PrivateEstimatorMixin, BaseEstimat
     **Privacy.** rho-zCDP (or pure epsilon-DP with ``epsilon`` alone; or
     (epsilon, delta)-DP through the largest rho that implies it) with respect
     to replacing one row ``(x, y)``. Public: both boxes, n, d and every
-    parameter. Two releases, planned and charged before any row is read: the
-    smallest eigenvalue of the features' Gram matrix in box units
-    (sensitivity ``(d + 1) / n`` by Weyl's inequality) at a tenth of the cost,
-    and the second moment of the rows ``(z, 1, t)`` at the rest: Gaussian
-    noise at Frobenius sensitivity ``sqrt(2) (d + 2) / n`` under zCDP; under
-    pure DP the cube's K-norm noise on its upper triangle (each entry, the
-    squares doubled, moves by at most ``2 / n``) or the Laplace release of
-    the box's l1 bound, whichever is less noisy; the proofs, with the
-    floating-point terms, are in :mod:`dpgauss.releases._linear`. The coefficients,
-    ``predict`` and ``score`` are post-processing (``score`` on private rows
-    is not private).
+    parameter. Four releases, planned and charged before any row is read,
+    on rows mapped into the boxes (z and t, each entry in [-1, 1]):
+
+    * the smallest eigenvalue of the features' Gram matrix (sensitivity
+      ``(d + 1) / n`` by Weyl's inequality), a tenth of the cost;
+    * with an intercept, the mean of t (sensitivity ``2 / n``), a tenth;
+    * the second moment of the rows ``(z, 1, t)``, 0.3 of the rest;
+    * in a second pass, the second moment of the rows ``(z, 1, r)``, ``r``
+      the residual of a fit from the releases above, scaled to a released
+      range and clipped to [-1, 1] (a function of the row and released
+      values, so the same sensitivity), the remainder.
+
+    Each second moment has Gaussian noise at Frobenius sensitivity
+    ``sqrt(2) (d + 2) / n`` under zCDP; under pure DP the cube's K-norm
+    noise on its upper triangle (each entry, the squares doubled, moves by
+    at most ``2 / n``) or the Laplace release of the box's l1 bound,
+    whichever is less noisy. The costs compose to the total (adaptive
+    composition); the proofs, with the floating-point terms, are in
+    :mod:`dpgauss.releases._linear_noise`. The coefficients, ``predict``
+    and ``score`` are post-processing (``score`` on private rows is not
+    private).
 
     Examples
     --------
@@ -239,9 +249,9 @@ class PrivateLinearRegression(RegressorMixin, PrivateEstimatorMixin, BaseEstimat
         """The predicted error against the zero-coefficient model's, on
         reference rows (:func:`~dpgauss.releases._linear.linear_prediction`;
         public values only)."""
-        if data.n is None or "moments" not in mechanisms:
+        if data.n is None or "refine" not in mechanisms:
             return None
-        return linear_prediction(mechanisms["moments"], data.d, self.fit_intercept)
+        return linear_prediction(mechanisms, data.d, self.fit_intercept)
 
     def _check_utility(self, plan, data):
         """Refuse (or warn, per ``on_useless``) before the spend when the fit

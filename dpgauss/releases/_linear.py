@@ -1,92 +1,69 @@
-"""Linear regression from the second moment of box rows (AdaSSP in box units).
+"""Linear regression from the second moments of box rows (AdaSSP in box units,
+refined on the residuals).
 
-A helper module of the release layer, for the linear model (issue 31; the
-estimator is not written yet). Sufficient statistics perturbation with an
-adaptive ridge (Wang 2018, "Revisiting differentially private linear
-regression", Algorithm 2, AdaSSP), on the library's box rows and its
-second-moment release.
+A helper module of the release layer, for
+:class:`~dpgauss.linear_model.PrivateLinearRegression`. Sufficient statistics
+perturbation with an adaptive ridge (Wang 2018, "Revisiting differentially
+private linear regression", Algorithm 2, AdaSSP), on the library's box rows
+and its second-moment release, in two stages in the spirit of CoinPress: the
+second releases the moments of the first stage's residuals, in a range
+chosen from the first stage's release and far narrower than y's box. The
+plan, its shares and the prediction before the spend are in
+:mod:`~dpgauss.releases._linear_plan`; the mechanisms and their
+sensitivity proofs in :mod:`~dpgauss.releases._linear_noise`.
 
 **Rows.** The public box ``bounds`` of the features and ``target_bounds`` of
 y map each row to box units, a function of the row and public values alone:
 
 * with an intercept, ``z = clip((x - c) / h, -1, 1)`` and ``t = clip((y -
   c_y) / h_y, -1, 1)`` (:func:`~dpgauss.releases._box.box_offsets`, the
-  boxes' centers and half-widths), and the row ``a = (z, s, t)`` carries the
-  public constant ``s = INTERCEPT_SCALE`` for the intercept;
+  boxes' centers and half-widths), and the features' part ``f = (z, s)``
+  carries the public constant ``s = INTERCEPT_SCALE`` for the intercept;
 * without one, the boxes are first widened to be symmetric about 0
   (``h = max(|lower|, |upper|)``, ``c = 0``), so that a model through the
   origin in box units is one through the origin in the data's units, and
-  ``a = (z, t)``.
+  ``f = z``.
 
-Write ``f`` for the features' part (``(z, s)`` or ``z``, p entries). Every
-entry of z and t lies in [-1, 1], so ``||f||^2 <= R_F^2 = d + s^2`` and
-``||a||^2 <= R^2 = R_F^2 + 1``.
+**Releases** (neighbouring datasets replace one row, n public; they
+compose, total cost the sum of their shares):
 
-**Releases** (each a proven mechanism of :mod:`dpgauss.mechanisms._releases`,
-at its share of the fit's cost; neighbouring datasets replace one row, n
-public):
-
-1. ``lambda_min``: the smallest eigenvalue of ``G = (1/n) sum f f^T``.
-   Replacing a row changes G by ``(f' f'^T - f f^T) / n``, whose eigenvalues
-   lie in ``[-||f||^2, ||f'||^2] / n``; by Weyl's inequality every eigenvalue
-   of G, the smallest included, moves by at most ``R_F^2 / n``: l2 and l1
-   sensitivity ``R_F^2 / n``, plus the floating-point terms of
-   :func:`~dpgauss.mechanisms._releases.eigenvalue_mechanism` (the computed
-   sums within ``e R^2`` of the exact ones, the computed eigenvalue within
-   ``10 p u sqrt(p)`` of the computed matrix's). Gaussian noise under zCDP,
-   Laplace under pure DP.
-2. ``moments``: ``M = (1/n) sum a a^T`` of the rows clipped to the ball of
-   radius R about 0 (:func:`~dpgauss.utils._sums.clip_rows`, summed on the
-   canonical chunks; it scales a box row at a corner by at most ``1 - (q + 8)
-   u``, so every entry stays within its bound and the constant's square
-   moves by about 1e-15 / n, inside the rounding terms, and is not released
-   under pure DP),
-   released by :func:`~dpgauss.mechanisms._releases.second_moment_mechanism`:
-   ``||a a^T - b b^T||_F^2 = ||a||^4 + ||b||^4 - 2 (a.b)^2 <= 2 R^4``, so
-   Frobenius sensitivity ``sqrt(2) R^2 / n`` (zCDP, symmetric Gaussian noise),
-   the function's own proof. Under pure DP (symmetric Laplace noise) the box
-   does better than the ball's upper-triangle l1 ``min(q + 1, sqrt(2) q) R^2
-   / n`` (q = p + 1 entries a row), as for the cube rows of
-   :mod:`~dpgauss.releases._cube`: with ``w`` the new row and ``A = w w^T -
-   a a^T = ((w - a)(w + a)^T + (w + a)(w - a)^T) / 2``, the sum of all
-   ``|A_jl|`` is at most ``||w - a||_1 ||w + a||_1``. Per coordinate of z or
-   t, ``|w_j - a_j| + |w_j + a_j| = 2 max(|w_j|, |a_j|) <= 2``; the
-   constant's adds 0 to the first norm and ``2 s`` to the second. So the
-   first norm is at most ``2 (d + 1)`` and the two sum to at most ``2 (d + 1
-   + s)``: their product is at most ``(d + 1 + s)^2`` (``s <= d + 1``). The
-   diagonal's entries move by at most 1 (z and t, squares in [0, 1]) or 0
-   (the constant's), and the upper triangle's l1 is half the sum of all
-   ``|A_jl|`` plus half the diagonal's: **at most ((d + 1 + s)^2 + d + 1) /
-   2** over n (without an intercept, s = 0: ``((d + 1)^2 + d + 1) / 2``),
-   about half the ball's. Better still, each entry moves by at most 2 /
-   n (``|w_j w_l - a_j a_l| <= 2`` for entries in [-1, 1], the constant's
-   ``s |w_j - a_j| <= 2 s = 2``) or 1 / n (the squares of z and t), and the
-   constant's own square not at all: with the squares doubled, the upper
-   triangle less that one entry is a vector of k = q (q + 1) / 2 - 1
-   entries of l-infinity sensitivity 2 / n, released by the cube's K-norm
-   mechanism (:class:`~dpgauss.mechanisms._linf.LInfinityMechanism`,
-   per-entry variance ``(k + 1)(k + 2) / 3 (2 / (n epsilon))^2``, 0.72 of the
-   Laplace's at d = 5, and a quarter of it on the squares), the constant's
-   square set to its public value ``s^2`` (:class:`CubeMomentsMechanism`;
-   whichever of the two has the smaller noise, :func:`moments_mechanism`).
-
-The two releases read one pass over the rows (G is the top-left block of the
-exact second moment, formed before either noise is drawn); they compose:
-total cost the sum of the two shares (:data:`LAMBDA_SHARE` to the first).
+1. first pass: ``lambda_min``, the smallest eigenvalue of the features' Gram
+   matrix ``G = (1/n) sum f f^T``; ``moments``, ``(1/n) sum a a^T`` for the
+   rows ``a = (f, t)``; with an intercept, ``target_mean``, the mean of t;
+2. second pass: ``refine``, ``(1/n) sum a a^T`` for the rows ``a = (f, r)``,
+   ``r = clip((t - beta_1 . f) / c, -1, 1)``. beta_1 and ``c > 0`` are
+   post-processing of the first pass's releases, finite for every draw, so
+   r is a function of the row and released values: a row of the same box as
+   the first pass's (every entry in [-1, 1], the constant s), with the same
+   sensitivity and mechanism, at its own share (adaptive composition).
 
 **Post-processing** (released values and public ones only, so free):
 
-* a lower confidence bound ``l = max(lambda~ - Z sd, 0)`` on the smallest
-  eigenvalue, ``sd`` the release's public noise sd, ``Z = LOWER_Z``;
-* a public bound ``B`` on the spectral norm of the moments' noise on G:
-  ``(2 sqrt(p) + Z) sd_off`` for entries of sd ``sd_off`` (a symmetric
-  random matrix with independent entries: its norm concentrates at ``2
-  sqrt(p) sd``);
-* AdaSSP's ridge ``lam = max(B - l, 0)`` (plus a floor of ``B / 2^20`` so the
-  solve below is defined for every draw), then the released G's spectrum
-  raised to ``max(w, 0) + lam`` and ``beta = G~^-1 m~`` with ``m~`` the
-  released ``(1/n) sum f t``: positive definite by construction, so every
-  noise draw gives finite coefficients;
+* the intercept's cross moment ``s mean(t)`` averaged with its own release,
+  and the constant's square set to its public ``s^2``;
+* AdaSSP's ridge (:func:`_ridged`): a lower confidence bound ``l =
+  max(lambda~ - Z sd, 0)`` on the smallest eigenvalue and a bound ``B =
+  (2 sqrt(p) + Z) sd_off`` on the spectral norm of the Gram noise (a
+  symmetric random matrix with independent entries of sd ``sd_off``
+  concentrates at ``2 sqrt(p) sd_off``), ``Z = LOWER_Z``; the ridge ``lam =
+  max(B - l, B / 2^20)`` (the floor makes the solve defined for every draw),
+  and the released G's spectrum raised to ``max(w, 0) + lam``: positive
+  definite by construction, so every draw gives finite coefficients;
+* the refinement's centre beta_1 (the first stage's ridged fit or its
+  intercept alone) and range c (:func:`_first_stage`): a few sds of the
+  centre's residuals, estimated on the first release, or wider where the
+  noise allows, up to ``1 + ||beta_1||_1`` (where r is never clipped); when
+  no range below 1 pays, ``beta_1 = 0`` and ``c = 1`` (the second stage
+  releases t again, and the two are averaged);
+* the two Gram matrices averaged with inverse-variance weights (the same
+  G, independent noise), and the refinement's cross moment with the one the
+  first stage implies, ``(m_1 - G beta_1) / c``, likewise, entry by entry;
+  the coefficients ``beta = (A + P)^-1 (A beta_1 + c m_r)``, A the raised,
+  ridged average and P the user's ``alpha`` (so ``beta = beta_1 + c A^-1
+  m_r`` without one, and at an unlimited budget, where c reaches ``1 +
+  ||beta_1||_1``, least squares or Ridge exactly);
+* the slopes kept only when estimated to beat the zero-coefficient model
+  (:func:`_slopes_pay`), else the intercept alone;
 * coefficients in the data's units: ``t ~ beta_z . z + beta_s s`` is
   ``y ~ c_y + h_y (beta_z . (x - c) / h + beta_s s)``, so ``coef = h_y beta_z
   / h`` and ``intercept = c_y + h_y (beta_s s - sum_j beta_j c_j / h_j)``.
@@ -100,332 +77,74 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpgauss.accounting import ZCDP, split_cost
-from dpgauss.accounting._costs import kind_of
-from dpgauss.accounting._plan import Release
-from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
-from dpgauss.mechanisms._linf import MAX_SIZE, LInfinityMechanism
-from dpgauss.mechanisms._releases import second_moment_mechanism
-from dpgauss.mechanisms._symmetric import SymmetricLaplaceMechanism
-from dpgauss.releases._box import box_frame, box_offsets, check_bounds
-from dpgauss.releases._diagonal import BOX_FILL
-from dpgauss.releases._prediction import Prediction
-from dpgauss.utils._sums import (
-    _U,
-    clip_rows,
-    n_partial_sums,
-    over_chunks,
-    summation_error,
+from dpgauss.releases._box import box_offsets
+from dpgauss.releases._linear_noise import INTERCEPT_SCALE, _radii
+from dpgauss.releases._linear_plan import (
+    LOWER_Z,
+    RANGE_NOISE,
+    RANGE_Z,
+    RIDGE_FLOOR,
+    SELECT_Z,
+    UPPER_Z,
+    linear_entries,
+    linear_prediction,
+    refines,
+    regression_boxes,
 )
+from dpgauss.utils._sums import clip_rows, n_partial_sums, over_chunks
 
 __all__ = [
-    "INTERCEPT_SCALE",
-    "LAMBDA_SHARE",
-    "LOWER_Z",
-    "CubeMomentsMechanism",
     "LinearRelease",
-    "box_l1",
-    "lambda_mechanism",
     "linear_entries",
     "linear_prediction",
-    "moments_mechanism",
     "regression_boxes",
     "release_linear",
 ]
 
-#: The public constant column of the intercept, in box units (a box column's
-#: largest value: the intercept's noise is then that of a coefficient).
-INTERCEPT_SCALE = 1.0
-#: Share of the fit's cost spent on the smallest eigenvalue (AdaSSP spends a
-#: third; it only sets the ridge, and the moments carry the model).
-LAMBDA_SHARE = 0.1
-#: Standard deviations below the released eigenvalue, and above the noise's
-#: norm, of the bounds the ridge is set from (one-sided, about 0.13%).
-LOWER_Z = 3.0
-#: The ridge's floor relative to the noise bound (so the solve is defined for
-#: every draw; far below any ridge AdaSSP would choose).
-RIDGE_FLOOR = 2.0**-20
 
-
-def regression_boxes(bounds, target_bounds, d, fit_intercept, owner):
-    """The features' and the target's boxes ``(c, h)``, ``(c_y, h_y)``.
-
-    With an intercept, the boxes as given (:func:`~dpgauss.releases._box.
-    box_frame`); without one, widened to be symmetric about 0 (center 0,
-    half-width ``max(|lower|, |upper|)``), so that a model through the origin
-    in box units goes through it in the data's units. Public values only.
-
-    Examples
-    --------
-    >>> from dpgauss.releases._linear import regression_boxes
-    >>> (c, h), (cy, hy) = regression_boxes((0.0, 4.0), (-1.0, 3.0), 1, True, "E")
-    >>> float(c[0]), float(h[0]), float(cy), float(hy)
-    (2.0, 2.0, 1.0, 2.0)
-    >>> (c, h), (cy, hy) = regression_boxes((0.0, 4.0), (-1.0, 3.0), 1, False, "E")
-    >>> float(c[0]), float(h[0]), float(cy), float(hy)
-    (0.0, 4.0, 0.0, 3.0)
-    """
-    lower, upper = check_bounds(bounds, d, owner)
-    low_y, high_y = check_bounds(target_bounds, 1, owner)
-    if fit_intercept:
-        return box_frame(lower, upper), tuple(
-            float(v[0]) for v in box_frame(low_y, high_y)
-        )
-    half = np.maximum(np.abs(lower), np.abs(upper))
-    half_y = float(max(abs(low_y[0]), abs(high_y[0])))
-    return (np.zeros(d), half), (0.0, half_y)
-
-
-def _radii(d, fit_intercept):
-    """``(R_F^2, R^2)``: the squared norms of a row's features and of the
-    whole augmented row (module docstring)."""
-    features = d + (INTERCEPT_SCALE * INTERCEPT_SCALE if fit_intercept else 0.0)
-    return features, features + 1.0
-
-
-def lambda_mechanism(cost, n, d, fit_intercept, n_partials=None):
-    """The mechanism of the ``lambda_min`` release (module docstring, 1).
-
-    Examples
-    --------
-    >>> from dpgauss.accounting import ZCDP
-    >>> from dpgauss.releases._linear import lambda_mechanism
-    >>> mech = lambda_mechanism(ZCDP(0.5), n=1000, d=4, fit_intercept=True)
-    >>> round(mech.sensitivity * 1000, 6)  # R_F^2 / n = 5 / 1000
-    5.0
-    """
-    features, whole = _radii(d, fit_intercept)
-    p = d + (1 if fit_intercept else 0)
-    rounding = 2.0 * (summation_error(n, n_partials) + 10.0 * p * _U * math.sqrt(p))
-    sensitivity = features / n + rounding * whole
-    if isinstance(cost, ZCDP):
-        return GaussianMechanism(sensitivity=sensitivity, rho=cost.rho)
-    return LaplaceMechanism(sensitivity=sensitivity, epsilon=cost.epsilon)
-
-
-class CubeMomentsMechanism:
-    """Pure-DP noise for the augmented second moment of box rows: the cube's
-    K-norm mechanism on its upper triangle, the squares doubled first and the
-    constant's square left out (module docstring, 2).
-
-    Parameters
-    ----------
-    sensitivity : float
-        D: the largest change of any entry of the doubled upper triangle
-        (``2 / n`` plus the rounding).
-    epsilon : float
-        The pure DP cost.
-    q : int
-        The matrix's dimension.
-    constant : int or None
-        The index of the intercept's constant column (its square is public).
-    value : float, default=1.0
-        The constant's square, ``s^2``.
-    """
-
-    def __init__(self, *, sensitivity, epsilon, q, constant, value=1.0):
-        rows, cols = np.triu_indices(q)
-        keep = np.ones(rows.size, dtype=bool)
-        if constant is not None:
-            keep &= ~((rows == constant) & (cols == constant))
-        self.rows, self.cols = rows[keep], cols[keep]
-        self.weights = np.where(self.rows == self.cols, 2.0, 1.0)
-        self.q, self.constant, self.value = int(q), constant, float(value)
-        self.size = int(self.rows.size)
-        self.inner = LInfinityMechanism(
-            sensitivity=sensitivity, epsilon=epsilon, size=self.size
-        )
-        self.sensitivity, self.cost = self.inner.sensitivity, self.inner.cost
-
-    @property
-    def draws(self):
-        """Releases drawn (the inner mechanism's)."""
-        return self.inner.draws
-
-    @property
-    def scale(self):
-        """The inner mechanism's noise scale."""
-        return self.inner.scale
-
-    def parts(self):
-        """The inner mechanism at its size, for the check before the spend."""
-        return [(self.inner, self.size, True)]
-
-    def randomise(self, value, random_state=None):
-        """The released symmetric matrix: noise on the doubled upper
-        triangle, then halved back, mirrored, and the constant's square set to
-        its public value (post-processing)."""
-        M = np.asarray(value, dtype=np.float64)
-        vector = M[self.rows, self.cols] * self.weights
-        noisy = np.asarray(self.inner.randomise(vector, random_state)) / self.weights
-        out = np.zeros((self.q, self.q))
-        out[self.rows, self.cols] = noisy
-        out[self.cols, self.rows] = noisy
-        if self.constant is not None:
-            out[self.constant, self.constant] = self.value
-        return out
-
-    def entry_variances(self, size=None):
-        """Variances of one noisy square and one noisy off-diagonal entry."""
-        off = float(self.inner.sd(self.size)) ** 2
-        return off / 4.0, off
-
-
-def box_l1(d, fit_intercept):
-    """The upper triangle's l1 sensitivity times n for box rows (module
-    docstring, 2): ``((d + 1 + s)^2 + d + 1) / 2``, s = 0 without an
-    intercept.
-
-    Examples
-    --------
-    >>> from dpgauss.releases._linear import box_l1
-    >>> box_l1(5, True), box_l1(5, False)
-    (27.5, 21.0)
-    """
-    s = INTERCEPT_SCALE if fit_intercept else 0.0
-    return ((d + 1.0 + s) ** 2 + d + 1.0) / 2.0
-
-
-def moments_mechanism(cost, n, d, fit_intercept, n_partials=None):
-    """The mechanism of the ``moments`` release (module docstring, 2): the
-    ball's under zCDP, the box's tighter upper-triangle l1 under pure DP,
-    each with the rounding terms of
-    :func:`~dpgauss.mechanisms._releases.second_moment_mechanism`.
-
-    Examples
-    --------
-    >>> from dpgauss.accounting import PureDP
-    >>> from dpgauss.releases._linear import moments_mechanism
-    >>> mech = moments_mechanism(PureDP(1.0), 1000, 5, True)
-    >>> type(mech).__name__, mech.size, round(mech.sensitivity * 1000, 6)
-    ('CubeMomentsMechanism', 27, 2.0)
-    """
-    q = d + (2 if fit_intercept else 1)
-    whole = _radii(d, fit_intercept)[1]
-    if isinstance(cost, ZCDP):
-        return second_moment_mechanism(cost, n, q, math.sqrt(whole), n_partials)
-    s = INTERCEPT_SCALE if fit_intercept else 0.0
-    upper = q * (q + 1) / 2.0
-    rounding = 2.0 * summation_error(n, n_partials) * whole
-    box = box_l1(d, fit_intercept)
-    ball = min(q + 1.0, math.sqrt(2.0) * q) * whole
-    l1 = min(box, ball) / n + math.sqrt(upper) * rounding
-    laplace = SymmetricLaplaceMechanism(sensitivity=l1, epsilon=cost.epsilon)
-    constant = d if fit_intercept else None
-    # Each computed entry is within e R^2 of its exact value for each data
-    # set; the doubled squares' within twice that.
-    linf = 2.0 / n + 2.0 * rounding
-    if q * (q + 1) // 2 > MAX_SIZE:  # beyond the K-norm sampler's sizes
-        return laplace
-    cube = CubeMomentsMechanism(
-        sensitivity=linf, epsilon=cost.epsilon, q=q, constant=constant, value=s * s
-    )
-    if cube.entry_variances()[1] < laplace.entry_variances(q)[1]:
-        return cube
-    return laplace
-
-
-def linear_entries(total, n, d, fit_intercept):
-    """The plan's two releases: ``lambda_min`` at :data:`LAMBDA_SHARE` of
-    ``total``, ``moments`` at the rest (their factories take the pass's chunk
-    count, ``n_partials``, whose worst case is n).
-
-    Examples
-    --------
-    >>> from dpgauss.accounting import ZCDP
-    >>> from dpgauss.releases._linear import linear_entries
-    >>> [(r.name, r.cost) for r in linear_entries(ZCDP(1.0), 100, 3, True)]
-    [('lambda_min', ZCDP(rho=0.1)), ('moments', ZCDP(rho=0.9))]
-    """
-    low, rest = split_cost(total, [LAMBDA_SHARE, 1.0 - LAMBDA_SHARE])
-    q = d + (2 if fit_intercept else 1)
-
-    def make_lambda(cost, *, n_partials=n):
-        return lambda_mechanism(cost, n, d, fit_intercept, n_partials)
-
-    def make_moments(cost, *, n_partials=n):
-        return moments_mechanism(cost, n, d, fit_intercept, n_partials)
-
-    return [
-        Release("lambda_min", low, kind_of(total), make_lambda),
-        Release("moments", rest, kind_of(total), make_moments, size=q),
-    ]
-
-
-#: Standard deviations of its own noise by which the slopes' estimated gain
-#: over the zero-coefficient model must exceed zero (:func:`_slopes_pay`).
-SELECT_Z = 1.0
-
-#: The share of the reference target's variance its features explain (the
-#: reference model of :func:`linear_prediction`).
-EXPLAINED = 0.5
-
-
-def linear_prediction(moments, d, fit_intercept):
-    """The fit's predicted mean squared error against the zero-coefficient
-    model's, in box units squared, on reference rows (public values only).
-
-    Reference rows: features in box units with covariance ``BOX_FILL I`` (a
-    tenth of the box's largest variance, as real columns in their codebook
-    box have, :data:`~dpgauss.releases._diagonal.BOX_FILL`), centred in the
-    box, and a target of variance ``v = BOX_FILL`` of which the features
-    explain :data:`EXPLAINED` (``||beta||^2 = EXPLAINED``). The baseline is
-    the zero-coefficient model at the target's mean: mean squared error v
-    (R^2 = 0). The fit's is the least-squares fit's ``(1 - EXPLAINED) v`` plus
-    the noise's: to first order the coefficients move by ``G^-1 (e - E
-    beta)`` for noise e on the cross moments and E on the Gram matrix G =
-    ``diag(v I, s^2)``, each entry of sd ``sd_off``, so the predictions' error
-    is ``sd_off^2 (1 + ||beta||^2) (d / v + 1)`` (the last term the
-    intercept's, with one). The ridge, where the noise is large, trades this
-    variance for bias; the first-order term is the prediction either way.
-
-    Parameters
-    ----------
-    moments : mechanism
-        The ``moments`` release's mechanism at its worst public case.
-    d : int
-        Features.
-    fit_intercept : bool
-        Whether the model has an intercept.
-
-    Returns
-    -------
-    Prediction
-        ``error`` and ``baseline`` in squared box units (metric ``"mse"``).
-
-    Examples
-    --------
-    >>> from dpgauss.accounting import ZCDP
-    >>> from dpgauss.releases._linear import linear_entries, linear_prediction
-    >>> mech = linear_entries(ZCDP(0.5), 1000, 5, True)[1].build()
-    >>> p = linear_prediction(mech, 5, True)
-    >>> p.loses, round(p.baseline, 2)
-    (False, 0.1)
-    """
-    v = BOX_FILL
-    q = d + (2 if fit_intercept else 1)
-    off = float(moments.entry_variances(q)[1])
-    noise = off * (1.0 + EXPLAINED) * (d / v + (1.0 if fit_intercept else 0.0))
-    return Prediction((1.0 - EXPLAINED) * v + noise, v, "mse")
-
-
-def _chunk_moments(chunk, targets, center, half, c_y, h_y, scale, radius):
-    """A chunk's sums of ``a`` and ``a a^T`` for its augmented rows ``a = (z,
-    s, t)`` (``(z, t)`` when ``scale`` is None), each from its own row, its
-    target and public values, clipped to ``radius`` about 0 as
-    :func:`~dpgauss.utils._sums.clipped_sums` clips (a no-op on box rows, kept
-    so the bound holds as computed)."""
+def _chunk_moments(
+    chunk, targets, center, half, c_y, h_y, scale, radius, beta=None, width=1.0
+):
+    """A chunk's sums of ``a`` and ``a a^T`` for its rows ``a = (f, t)``, or
+    ``(f, r)`` with ``r = clip((t - beta . f) / width, -1, 1)`` when ``beta``
+    is given (released values), each from its own row, its target and
+    public or released values, clipped to ``radius`` about 0 as
+    :func:`~dpgauss.utils._sums.clipped_sums` clips (a no-op on box rows,
+    kept so the bound holds as computed)."""
     chunk = np.asarray(chunk)
     n, d = chunk.shape
-    width = d + (2 if scale is not None else 1)
-    rows = np.empty((n, width))
+    q = d + (2 if scale is not None else 1)
+    rows = np.empty((n, q))
     box_offsets(chunk, center, half, out=rows[:, :d])
     targets = np.asarray(targets, dtype=np.float64).reshape(n, 1)
     box_offsets(targets, np.array([c_y]), np.array([h_y]), out=rows[:, -1:])
     if scale is not None:
         rows[:, d] = scale
-    y = clip_rows(rows, np.zeros(width), radius)
-    return y.sum(axis=0), y.T @ y
+    if beta is not None:
+        with np.errstate(all="ignore"):
+            residual = (rows[:, -1] - rows[:, :-1] @ beta) / width
+        # NaN to 0 and infinities to +-1: every entry of the row in [-1, 1].
+        rows[:, -1] = np.clip(np.nan_to_num(residual), -1.0, 1.0)
+    a = clip_rows(rows, np.zeros(q), radius)
+    return a.sum(axis=0), a.T @ a
+
+
+def _moments(X, labels, args, n):
+    """One pass's mean row and second moment ``(1/n) sum a a^T`` (exact up
+    to rounding; symmetric)."""
+    sums, S = over_chunks(X, _chunk_moments, *args, labels=labels)
+    with np.errstate(all="ignore"):
+        return sums / n, 0.5 * (S + S.T) / n
+
+
+def _released(mechanism, M, rng, constant):
+    """The released second moment: symmetric, NaN-free, and the constant's
+    square at its public value ``s^2`` (post-processing of the release)."""
+    released = np.asarray(mechanism.randomise(M, rng), dtype=np.float64)
+    released = np.nan_to_num(0.5 * (released + released.T), nan=0.0)
+    if constant is not None:
+        released[constant, constant] = INTERCEPT_SCALE * INTERCEPT_SCALE
+    return released
 
 
 @dataclass(frozen=True)
@@ -439,11 +158,14 @@ class LinearRelease:
     intercept : float
         The intercept in the data's units (0.0 without one).
     ridge : float
-        The ridge added to the released Gram matrix, in box units.
+        The ridge added to the averaged, released Gram matrix, in box units.
     noise_bound : float
-        The public bound B on the Gram noise's spectral norm.
+        The public bound B on the averaged Gram noise's spectral norm.
     lower : float
         The released lower bound on the Gram matrix's smallest eigenvalue.
+    residual_range : float
+        The refinement's range c for the first stage's residuals, in box
+        units of the target (1.0 when the first stage found nothing).
     """
 
     coef: np.ndarray
@@ -451,52 +173,105 @@ class LinearRelease:
     ridge: float
     noise_bound: float
     lower: float
+    residual_range: float
 
 
-def _zero_model(released, p, d, fit_intercept):
-    """The zero-coefficient model from the released moments: the intercept
+def _ridged(G, lower, var):
+    """AdaSSP's ridge for a released Gram matrix whose entries have noise
+    variance ``var``: ``(values, vectors, ridge, bound)``, the raised, ridged
+    spectrum (every value positive) and its eigenvectors (module docstring).
+    Post-processing."""
+    p = G.shape[0]
+    bound = (2.0 * math.sqrt(p) + LOWER_Z) * math.sqrt(var)
+    ridge = max(bound - lower, RIDGE_FLOOR * bound)
+    values, vectors = np.linalg.eigh(G)
+    return np.maximum(values, 0.0) + ridge, vectors, ridge, bound
+
+
+def _first_stage(released, lower, variances, var_next, n, d, fit_intercept):
+    """The refinement's centre and range ``(beta_1, c)`` (module docstring):
+    post-processing of the first stage's release and public noise variances.
+
+    Two centres are weighed: the ridged fit and the zero-coefficient model
+    (its intercept alone). For each, the residuals' mean square ``tt - 2
+    beta . m + beta^T G beta`` is estimated on the released moments; its
+    noise sd is about ``sd = sqrt(v_sq + v_off (4 ||beta||^2 + 2
+    ||beta||^4))`` (the square's, the cross moments' and the Gram
+    matrix's), and ``U`` = the estimate (at least 0) plus :data:`UPPER_Z`
+    sd. The centre with the smaller U is kept (a fit lost in its noise
+    leaves wider residuals than the intercept alone). The narrowest range
+    is :data:`RANGE_Z` times ``sqrt(U)``; it is taken only if the
+    refinement's noise on the normal equations, ``c^2 v_r`` (``v_r`` the
+    averaged cross moment's variance, ``1 / (1 / v_next + c^2 / (v_off +
+    v_G ||beta||^2))``), is below that of the two releases averaged as one,
+    ``v_G (1 + ||beta||^2)``, ``v_G = v_off v_next / (v_off + v_next)``;
+    otherwise ``(0, 1)``: the second stage releases t again. It is then
+    widened while that noise stays under :data:`RANGE_NOISE` of the
+    least-squares fit's own sampling variance, ``c^2 v_next <= RANGE_NOISE
+    U / n`` (both times the same ``tr(A^-1)`` on the predictions), up to
+    ``1 + ||beta||_1`` (s <= 1), beyond which no residual is clipped. Every
+    value is finite and c > 0 for every draw (``sd > 0``)."""
+    square, var = variances
+    p = released.shape[0] - 1
+    G, m, tt = released[:p, :p], released[:p, p], float(released[p, p])
+    values, vectors, _, _ = _ridged(G, lower, var)
+    fit = vectors @ ((vectors.T @ m) / values)
+
+    def bound(beta):
+        b2 = float(beta @ beta)
+        mean_square = tt - 2.0 * float(beta @ m) + float(beta @ G @ beta)
+        sd = math.sqrt(square + var * (4.0 * b2 + 2.0 * b2 * b2))
+        return max(mean_square, 0.0) + UPPER_Z * sd
+
+    beta = _zero_model(G, m, d, fit_intercept)
+    upper = bound(beta)
+    if bound(fit) < upper:
+        beta, upper = fit, bound(fit)
+    narrow = RANGE_Z * math.sqrt(upper)
+    if not refines(narrow, float(beta @ beta), var, var_next)[0]:
+        return np.zeros(p), 1.0
+    widest = 1.0 + max(1.0, INTERCEPT_SCALE) * float(np.sum(np.abs(beta)))
+    wide = math.sqrt(RANGE_NOISE * upper / (n * var_next))
+    return beta, min(max(narrow, wide), widest)
+
+
+def _zero_model(G, m, d, fit_intercept):
+    """The zero-coefficient model from released moments: the intercept
     alone, ``m_s / G_ss`` (0 without an intercept). Post-processing."""
-    beta = np.zeros(p)
-    if fit_intercept and released[d, d] > 0.0:
-        beta[d] = released[d, p] / released[d, d]
+    beta = np.zeros(G.shape[0])
+    if fit_intercept and G[d, d] > 0.0:
+        beta[d] = m[d] / G[d, d]
     return beta
 
 
-def _slopes_pay(released, p, d, fit_intercept, beta, values, off_sd):
+def _slopes_pay(G, m, d, fit_intercept, beta, values, noise, noise_zero):
     """Whether the released slopes are estimated to beat the zero-coefficient
     model (post-processing of the released moments and public noise).
 
-    With ``G~ = G + E`` and ``m~ = m + e`` released and ``beta = A^-1 m~``
+    With ``G~ = G + E`` and ``m~ = m + e`` estimated and ``beta = A^-1 m~``
     (A the raised, ridged Gram matrix the fit inverts, eigenvalues
-    ``values``), the true risk of beta less the zero model's is
-    ``beta^T G beta - 2 beta^T m + m_s^2 / G_ss``. Its plug-in value on the
-    released moments is optimistic by ``2 beta^T e - beta^T E beta``, whose
-    expectation to first order is ``2 sd_off^2 (1 + ||beta||^2) tr(A^-1)``
-    (independent entries of variance ``sd_off^2``); the zero model's own
-    plug-in is optimistic by its intercept's share, ``2 sd_off^2 (1 +
-    beta_0^2) / G_ss``. The slopes are kept when the corrected difference is
-    negative by :data:`SELECT_Z` times the estimate's own noise. Measured on
-    held-out rows (codebook boxes, 5 splits, median R^2): fair at rho 0.5
-    -0.30 -> -0.001 (its noise's error, 0.0015 in box units by simulation,
-    five times the explained variance; least squares 0.05), randhie at pure
-    epsilon 0.5 -1.0 -> -0.02; kept where they help: randhie at rho 0.5
-    0.054 (least squares 0.066), the synthetic benchmark unchanged; diabetes
-    at rho 0.5 (n = 331, d = 10) 0.27 -> 0.21."""
-    G, m = released[:p, :p], released[:p, p]
-    zero = _zero_model(released, p, d, fit_intercept)
+    ``values``), the true risk of beta less the zero model's is ``beta^T G
+    beta - 2 beta^T m + m_s^2 / G_ss``. Its plug-in value on the estimates
+    is optimistic by ``2 beta^T e - beta^T E beta``, whose expectation to
+    first order is ``2 noise tr(A^-1)``, ``noise`` the variance of the
+    noise on the normal equations at beta (``sd^2 (1 + ||beta||^2)`` for one
+    release of entry sd ``sd``; the refinement's, ``c^2 sd_r^2 + sd_G^2
+    ||beta - beta_1||^2``); the zero model's own plug-in is optimistic by
+    its intercept's share, ``2 noise_zero / G_ss``. The slopes are kept
+    when the corrected difference is negative by :data:`SELECT_Z` times the
+    estimate's own noise, about ``2 ||beta_z|| sqrt(noise)``. Measured on
+    held-out rows in one stage (codebook boxes, 5 splits, median R^2): fair
+    at rho 0.5 -0.30 -> -0.001 (its noise's error five times the explained
+    variance; least squares 0.05), randhie at pure epsilon 0.5 -1.0 ->
+    -0.02; kept where they help."""
+    zero = _zero_model(G, m, d, fit_intercept)
     plug = float(beta @ G @ beta - 2.0 * beta @ m)
     plug_zero = float(zero @ G @ zero - 2.0 * zero @ m)
-    var = off_sd * off_sd
-    optimism = 2.0 * var * (1.0 + float(beta @ beta)) * float(np.sum(1.0 / values))
+    optimism = 2.0 * noise * float(np.sum(1.0 / values))
     optimism_zero = 0.0
     if fit_intercept and G[d, d] > 0.0:
-        optimism_zero = 2.0 * var * (1.0 + float(zero @ zero)) / float(G[d, d])
-    # The estimate's own noise: the plug-in difference moves with the noise
-    # on the slopes' moments by about 2 sd_off ||beta_z|| sqrt(1 + ||beta||^2)
-    # (the intercept's noise is the zero model's too); the slopes must win by
-    # SELECT_Z of it.
-    slopes = float(beta[:d] @ beta[:d])
-    spread = 2.0 * off_sd * math.sqrt(slopes * (1.0 + float(beta @ beta)))
+        optimism_zero = 2.0 * noise_zero / float(G[d, d])
+    spread = 2.0 * math.sqrt(float(beta[:d] @ beta[:d]) * noise)
     return plug + optimism + SELECT_Z * spread < plug_zero + optimism_zero
 
 
@@ -506,7 +281,7 @@ def release_linear(X, y, boxes, fit_intercept, plan, rng, alpha=0.0):
     Parameters
     ----------
     X : ndarray, numpy.memmap or dask array of shape (n, d)
-        The rows, read in one pass (never modified).
+        The rows, read in two passes (never modified).
     y : ndarray of shape (n,)
         The targets (passed with each chunk of rows).
     boxes : tuple
@@ -534,38 +309,75 @@ def release_linear(X, y, boxes, fit_intercept, plan, rng, alpha=0.0):
     (center, half), (c_y, h_y) = boxes
     scale = INTERCEPT_SCALE if fit_intercept else None
     p = d + (1 if fit_intercept else 0)
-    radius = math.sqrt(_radii(d, fit_intercept)[1])
-    args = (center, half, c_y, h_y, scale, radius)
-    _, S = over_chunks(X, _chunk_moments, *args, labels=np.asarray(y))
+    args = (center, half, c_y, h_y, scale, math.sqrt(_radii(d, fit_intercept)[1]))
+    labels = np.asarray(y)
     partials = n_partial_sums(X)
-    with np.errstate(all="ignore"):
-        M = 0.5 * (S + S.T) / n
-    with np.errstate(all="ignore"):
-        smallest = float(np.linalg.eigvalsh(0.5 * (M[:p, :p] + M[:p, :p].T))[0])
+    constant = d if fit_intercept else None
     low = plan.calibrate("lambda_min", n_partials=partials)
-    moments = plan.calibrate("moments", n_partials=partials)
+    first = plan.calibrate("moments", n_partials=partials)
+    second = plan.calibrate("refine", n_partials=partials)
+    means, M = _moments(X, labels, args, n)
+    with np.errstate(all="ignore"):
+        smallest = float(np.linalg.eigvalsh(M[:p, :p])[0])
+    R1 = _released(first, M, rng, constant)
     noisy_low = float(np.asarray(low.randomise(np.float64(smallest), rng)))
-    released = np.asarray(moments.randomise(M, rng), dtype=np.float64)
-    # Post-processing of the two releases and public values from here.
-    released = np.nan_to_num(0.5 * (released + released.T), nan=0.0)
+    square1, var1 = (float(v) for v in first.entry_variances(p + 1))
+    var2 = float(second.entry_variances(p + 1)[1])
+    var_first = np.full(p, var1)  # of the first stage's cross moments
+    if fit_intercept:
+        # The intercept's cross moment s mean(t), averaged with its own
+        # release by inverse variance (post-processing).
+        mean = plan.calibrate("target_mean", n_partials=partials)
+        noisy = float(np.asarray(mean.randomise(np.float64(means[-1]), rng)))
+        var_mean = (INTERCEPT_SCALE * mean.sd()) ** 2
+        weight = var_mean / (var1 + var_mean)
+        R1[d, p] = R1[p, d] = weight * R1[d, p] + (1.0 - weight) * (
+            INTERCEPT_SCALE * noisy
+        )
+        var_first[d] = var1 * var_mean / (var1 + var_mean)
+    # Post-processing of the first pass's releases from here.
     lower = max(noisy_low - LOWER_Z * low.sd(), 0.0)
-    off_sd = math.sqrt(moments.entry_variances(p + 1)[1])
-    bound = (2.0 * math.sqrt(p) + LOWER_Z) * off_sd
-    ridge = max(bound - lower, RIDGE_FLOOR * bound)
-    values, vectors = np.linalg.eigh(released[:p, :p])
-    values = np.maximum(values, 0.0) + ridge
+    beta1, width = _first_stage(R1, lower, (square1, var1), var2, n, d, fit_intercept)
+    M2 = _moments(X, labels, (*args, beta1, width), n)[1]
+    R2 = _released(second, M2, rng, constant)
+    # Post-processing of all the releases from here: inverse-variance
+    # averages of the two Gram matrices and of the refinement's cross moment
+    # with the one the first stage implies (entry by entry).
+    var_g = var1 * var2 / (var1 + var2)
+    G = (var2 * R1[:p, :p] + var1 * R2[:p, :p]) / (var1 + var2)
+    implied = (R1[:p, p] - G @ beta1) / width
+    # The noise of G beta_1, entry by entry: var_g on each off-diagonal
+    # entry, the squares' on the diagonal, none on the constant's square.
+    squares = beta1 * beta1
+    square_g = square1 * float(second.entry_variances(p + 1)[0])
+    square_g /= square1 + float(second.entry_variances(p + 1)[0])
+    diagonal = np.full(p, square_g)
+    if fit_intercept:
+        diagonal[d] = 0.0
+    spread = var_g * (float(squares.sum()) - squares) + diagonal * squares
+    var_implied = (var_first + spread) / (width * width)
+    var_r = 1.0 / (1.0 / var2 + 1.0 / var_implied)
+    m_r = var_r * (R2[:p, p] / var2 + implied / var_implied)
+    values, vectors, ridge, bound = _ridged(G, lower, var_g)
+    A = (vectors * values) @ vectors.T
     if alpha > 0.0:  # the user's ridge on the raised Gram matrix
-        gram = (vectors * values) @ vectors.T
         penalty = np.zeros(p)
         penalty[:d] = (alpha / n) / (half * half)
-        values, vectors = np.linalg.eigh(gram + np.diag(penalty))
+        values, vectors = np.linalg.eigh(A + np.diag(penalty))
         values = np.maximum(values, ridge)
-    beta = vectors @ ((vectors.T @ released[:p, p]) / values)
-    if not _slopes_pay(released, p, d, fit_intercept, beta, values, off_sd):
-        beta = _zero_model(released, p, d, fit_intercept)
+    beta = vectors @ ((vectors.T @ (A @ beta1 + width * m_r)) / values)
+    m = G @ beta1 + width * m_r
+    zero = _zero_model(G, m, d, fit_intercept)
+    shared = width * width * var_r
+    noise = float(shared[0]) + var_g * float((beta - beta1) @ (beta - beta1))
+    noise_zero = float(shared[-1]) + var_g * float(beta1 @ beta1 + zero @ zero)
+    if not _slopes_pay(G, m, d, fit_intercept, beta, values, noise, noise_zero):
+        beta = zero
     coef = h_y * beta[:d] / half
     intercept = 0.0
     if fit_intercept:
         shift = float(beta[:d] @ (center / half))
         intercept = c_y + h_y * (beta[d] * INTERCEPT_SCALE - shift)
-    return LinearRelease(coef, float(intercept), float(ridge), float(bound), lower)
+    return LinearRelease(
+        coef, float(intercept), float(ridge), float(bound), lower, float(width)
+    )

@@ -68,7 +68,9 @@ def test_the_budget_is_charged_the_plan_and_clones_pickle():
     budget = PrivacyBudget(rho=1.0)
     model = _model(budget=budget, rho=0.25, random_state=2)
     costs = [c.rho for c in model.planned_costs(3, n_samples=1000)]
-    assert costs == pytest.approx([0.025, 0.225])  # a tenth to lambda_min
+    # a tenth each to lambda_min and the target's mean (last), then 0.3 and
+    # 0.7 of the rest to the two stages
+    assert costs == pytest.approx([0.025, 0.06, 0.14, 0.025])
     model.fit(X, y)
     assert budget.spent().rho == pytest.approx(0.25)
     again = pickle.loads(pickle.dumps(model))
