@@ -253,3 +253,19 @@ def test_the_taint_check_catches_a_centre_read_off_the_exact_moments(monkeypatch
     public = {}
     outputs = {_frozen_fit(X, y, ZCDP(0.01), True, public) for X, y in _taint_cases()}
     assert len(outputs) > 1
+
+
+@pytest.mark.parametrize("total", [PureDP(1e100), PureDP(1e149), ZCDP(1e200)])
+def test_the_largest_budgets_the_checks_accept_give_least_squares(total):
+    # Entry variances near 1e-200 (pure epsilon 1e100, n = 1000) to 1e-300:
+    # their products, a b / (a + b) for the averaged releases' variances,
+    # underflowed to 0, the noise bound and ridge with them, and the
+    # inverse-variance weights became 0 / 0: the intercept was NaN after
+    # the spend (pure epsilon >= about 1e80 at n = 1000, rho >= 1e150).
+    X, y, _ = _rows(1000, 2, seed=8)
+    got = _fit(X, y, total)
+    A = np.column_stack([X, np.ones(len(y))])
+    want = np.linalg.lstsq(A, y, rcond=None)[0]
+    np.testing.assert_allclose(got.coef, want[:2], atol=1e-9)
+    assert got.intercept == pytest.approx(want[2], abs=1e-9)
+    assert got.ridge > 0.0
