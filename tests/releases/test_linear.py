@@ -269,3 +269,40 @@ def test_the_largest_budgets_the_checks_accept_give_least_squares(total):
     np.testing.assert_allclose(got.coef, want[:2], atol=1e-9)
     assert got.intercept == pytest.approx(want[2], abs=1e-9)
     assert got.ridge > 0.0
+
+
+class _Watched:
+    """A planned mechanism that records the generator each draw reads."""
+
+    def __init__(self, inner, seen):
+        self.inner, self.seen = inner, seen
+
+    def __getattr__(self, attribute):
+        return getattr(self.inner, attribute)
+
+    def randomise(self, value, random_state=None):
+        state = random_state.bit_generator.state["state"]["state"]
+        self.seen.append((random_state, state))
+        return self.inner.randomise(value, random_state)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("total", [ZCDP(0.1), PureDP(1.0)])
+def test_every_release_draws_fresh_noise_from_the_fit_generator(total, fit_intercept):
+    # Adaptive composition needs independent noises: every release draws
+    # from the fit's one generator, each at a new state. A refinement drawn
+    # from a copy of the state the first stage drew at (its noise a rescaled
+    # copy, so ``sd2 R1 - sd1 R2`` is exact) passed the audits.
+    X, y, _ = _rows(500, 2)
+    seen = []
+    entries = [
+        replace(r, make=lambda c, m=r.make, **case: _Watched(m(c, **case), seen))
+        for r in linear_entries(total, 500, 2, fit_intercept)
+    ]
+    plan = ReleasePlan(total, entries)
+    boxes = regression_boxes((-1.0, 1.0), (-12.0, 18.0), 2, fit_intercept, "Test")
+    rng = np.random.default_rng(0)
+    release_linear(X, y, boxes, fit_intercept, plan, rng)
+    assert len(seen) == len(entries)
+    assert all(generator is rng for generator, _ in seen)
+    assert len({state for _, state in seen}) == len(entries)
