@@ -86,6 +86,7 @@ from dpgauss.releases._linear_plan import (
     RIDGE_FLOOR,
     SELECT_Z,
     UPPER_Z,
+    combined,
     linear_entries,
     linear_prediction,
     refines,
@@ -334,7 +335,7 @@ def release_linear(X, y, boxes, fit_intercept, plan, rng, alpha=0.0):
         R1[d, p] = R1[p, d] = weight * R1[d, p] + (1.0 - weight) * (
             INTERCEPT_SCALE * noisy
         )
-        var_first[d] = var1 * var_mean / (var1 + var_mean)
+        var_first[d] = combined(var1, var_mean)
     # Post-processing of the first pass's releases from here.
     lower = max(noisy_low - LOWER_Z * low.sd(), 0.0)
     beta1, width = _first_stage(R1, lower, (square1, var1), var2, n, d, fit_intercept)
@@ -343,14 +344,13 @@ def release_linear(X, y, boxes, fit_intercept, plan, rng, alpha=0.0):
     # Post-processing of all the releases from here: inverse-variance
     # averages of the two Gram matrices and of the refinement's cross moment
     # with the one the first stage implies (entry by entry).
-    var_g = var1 * var2 / (var1 + var2)
-    G = (var2 * R1[:p, :p] + var1 * R2[:p, :p]) / (var1 + var2)
+    var_g = combined(var1, var2)
+    G = (var2 / (var1 + var2)) * R1[:p, :p] + (var1 / (var1 + var2)) * R2[:p, :p]
     implied = (R1[:p, p] - G @ beta1) / width
     # The noise of G beta_1, entry by entry: var_g on each off-diagonal
     # entry, the squares' on the diagonal, none on the constant's square.
     squares = beta1 * beta1
-    square_g = square1 * float(second.entry_variances(p + 1)[0])
-    square_g /= square1 + float(second.entry_variances(p + 1)[0])
+    square_g = combined(square1, float(second.entry_variances(p + 1)[0]))
     diagonal = np.full(p, square_g)
     if fit_intercept:
         diagonal[d] = 0.0

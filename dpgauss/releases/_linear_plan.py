@@ -33,6 +33,7 @@ __all__ = [
     "RIDGE_FLOOR",
     "SELECT_Z",
     "UPPER_Z",
+    "combined",
     "linear_entries",
     "linear_prediction",
     "refines",
@@ -155,12 +156,28 @@ def linear_entries(total, n, d, fit_intercept):
     return entries
 
 
+def combined(a, b):
+    """The variance ``a b / (a + b)`` of the inverse-variance average of two
+    estimates of variances ``a, b > 0``, as ``min(a, b) (max(a, b) / (a +
+    b))``: the ratio lies in [1/2, 1], so nothing underflows where the
+    product would (variances near 1e-200 at the largest budgets the checks
+    accept; their product was 0, the ridge and the weights with it).
+
+    Examples
+    --------
+    >>> from dpgauss.releases._linear_plan import combined
+    >>> combined(1.0, 3.0), combined(1e-200, 1e-200)
+    (0.75, 5e-201)
+    """
+    return min(a, b) * (max(a, b) / (a + b))
+
+
 def refines(width, b2, var, var_next):
     """Whether a refinement at range ``width`` about a centre of squared
     norm ``b2`` has less noise on the normal equations than the two
     releases averaged as one (the release's ``_first_stage``), and its
     averaged cross moment's variance ``v_r``. Public values only."""
-    var_g = var * var_next / (var + var_next)
+    var_g = combined(var, var_next)
     var_r = 1.0 / (1.0 / var_next + width * width / (var + var_g * b2))
     return width * width * var_r < var_g * (1.0 + b2), var_r
 
@@ -234,7 +251,7 @@ def linear_prediction(mechanisms, d, fit_intercept):
     p = d + (1 if fit_intercept else 0)
     square1, var1 = (float(x) for x in mechanisms["moments"].entry_variances(p + 1))
     var2 = float(mechanisms["refine"].entry_variances(p + 1)[1])
-    var_g = var1 * var2 / (var1 + var2)
+    var_g = combined(var1, var2)
     lower = max(v - LOWER_Z * float(mechanisms["lambda_min"].sd()), 0.0)
 
     def ridge(var):

@@ -1,5 +1,7 @@
 """The linear regression release (dpgauss.releases._linear)."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -167,3 +169,140 @@ def test_slopes_lost_in_the_noise_give_the_zero_coefficient_model():
     strong = 3.0 * X[:, 0] + rng.normal(0.0, 1.0, 5000)
     got = _fit(X, strong, ZCDP(0.05), target=(-20.0, 20.0), seed=1)
     assert got.coef[0] == pytest.approx(3.0, abs=0.5)
+
+
+class _Frozen:
+    """A planned mechanism whose release ignores the private value it is
+    given: it randomises a public value instead (recorded on public rows),
+    with its own fixed seed. Everything else is the planned mechanism's."""
+
+    def __init__(self, inner, name, public):
+        self.inner, self.name, self.public = inner, name, public
+        self.cost, self.draws = inner.cost, 0
+
+    def __getattr__(self, attribute):
+        return getattr(self.inner, attribute)
+
+    def randomise(self, value, random_state=None):
+        self.draws += 1
+        self.public.setdefault(self.name, np.array(value, dtype=np.float64))
+        seed = np.random.default_rng(list(self.name.encode()))
+        return self.inner.randomise(self.public[self.name], seed)
+
+
+def _frozen_fit(X, y, total, fit_intercept, public):
+    n, d = X.shape
+    entries = [
+        replace(
+            r,
+            make=lambda c, m=r.make, k=r.name, **case: _Frozen(m(c, **case), k, public),
+        )
+        for r in linear_entries(total, n, d, fit_intercept)
+    ]
+    plan = ReleasePlan(total, entries)
+    boxes = regression_boxes((-1.0, 1.0), (-5.0, 5.0), d, fit_intercept, "Test")
+    got = release_linear(X, y, boxes, fit_intercept, plan, np.random.default_rng(0))
+    plan.finish()
+    return (got.coef.tobytes(), got.intercept, got.ridge, got.lower, got.residual_range)
+
+
+def _taint_cases(n=3000, d=3):
+    rng = np.random.default_rng(12)
+    X = rng.uniform(-1.0, 1.0, size=(n, d))
+    yield X, X @ [1.0, -2.0, 0.5] + 0.3 + rng.normal(0.0, 0.2, n)  # the public rows
+    yield X, -X @ [1.0, -2.0, 0.5] + rng.normal(0.0, 3.0, n)
+    far = rng.uniform(-0.1, 0.1, size=(n, d))
+    far[0], y = 1e300, np.full(n, 4.0)
+    y[0] = -1e300
+    yield far, y
+    yield np.zeros((n, d)), rng.normal(0.0, 1.0, n)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("total", [ZCDP(1e6), ZCDP(0.01), PureDP(1e6), PureDP(1.0)])
+def test_everything_after_the_releases_reads_released_values_only(total, fit_intercept):
+    # Every mechanism releases the same public value whatever it is given:
+    # then beta_1, c, the second pass's rows and the coefficients are
+    # functions of public and released values only, so the whole release is
+    # the same bits on any rows (same n, d). The public rows are those of a
+    # real fit (c < 1 at rho 0.01, the refinement centred on a fit).
+    public = {}
+    outputs = {
+        _frozen_fit(X, y, total, fit_intercept, public) for X, y in _taint_cases()
+    }
+    assert len(outputs) == 1, outputs
+
+
+def test_the_taint_check_catches_a_centre_read_off_the_exact_moments(monkeypatch):
+    # The canary: beta_1 and c from the exact first-pass moments (not the
+    # released ones); the releases are still frozen, yet the output moves.
+    import dpgauss.releases._linear as module
+
+    exact, moments, first_stage = {}, module._moments, module._first_stage
+
+    def stash(X, labels, args, n):
+        out = moments(X, labels, args, n)
+        exact.setdefault("M", out[1])
+        return out
+
+    def peek(released, *args):
+        return first_stage(np.array(exact.pop("M")), *args)
+
+    monkeypatch.setattr(module, "_moments", stash)
+    monkeypatch.setattr(module, "_first_stage", peek)
+    public = {}
+    outputs = {_frozen_fit(X, y, ZCDP(0.01), True, public) for X, y in _taint_cases()}
+    assert len(outputs) > 1
+
+
+@pytest.mark.parametrize("total", [PureDP(1e100), PureDP(1e149), ZCDP(1e200)])
+def test_the_largest_budgets_the_checks_accept_give_least_squares(total):
+    # Entry variances near 1e-200 (pure epsilon 1e100, n = 1000) to 1e-300:
+    # their products, a b / (a + b) for the averaged releases' variances,
+    # underflowed to 0, the noise bound and ridge with them, and the
+    # inverse-variance weights became 0 / 0: the intercept was NaN after
+    # the spend (pure epsilon >= about 1e80 at n = 1000, rho >= 1e150).
+    X, y, _ = _rows(1000, 2, seed=8)
+    got = _fit(X, y, total)
+    A = np.column_stack([X, np.ones(len(y))])
+    want = np.linalg.lstsq(A, y, rcond=None)[0]
+    np.testing.assert_allclose(got.coef, want[:2], atol=1e-9)
+    assert got.intercept == pytest.approx(want[2], abs=1e-9)
+    assert got.ridge > 0.0
+
+
+class _Watched:
+    """A planned mechanism that records the generator each draw reads."""
+
+    def __init__(self, inner, seen):
+        self.inner, self.seen = inner, seen
+
+    def __getattr__(self, attribute):
+        return getattr(self.inner, attribute)
+
+    def randomise(self, value, random_state=None):
+        state = random_state.bit_generator.state["state"]["state"]
+        self.seen.append((random_state, state))
+        return self.inner.randomise(value, random_state)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("total", [ZCDP(0.1), PureDP(1.0)])
+def test_every_release_draws_fresh_noise_from_the_fit_generator(total, fit_intercept):
+    # Adaptive composition needs independent noises: every release draws
+    # from the fit's one generator, each at a new state. A refinement drawn
+    # from a copy of the state the first stage drew at (its noise a rescaled
+    # copy, so ``sd2 R1 - sd1 R2`` is exact) passed the audits.
+    X, y, _ = _rows(500, 2)
+    seen = []
+    entries = [
+        replace(r, make=lambda c, m=r.make, **case: _Watched(m(c, **case), seen))
+        for r in linear_entries(total, 500, 2, fit_intercept)
+    ]
+    plan = ReleasePlan(total, entries)
+    boxes = regression_boxes((-1.0, 1.0), (-12.0, 18.0), 2, fit_intercept, "Test")
+    rng = np.random.default_rng(0)
+    release_linear(X, y, boxes, fit_intercept, plan, rng)
+    assert len(seen) == len(entries)
+    assert all(generator is rng for generator, _ in seen)
+    assert len({state for _, state in seen}) == len(entries)
