@@ -75,7 +75,7 @@ import math
 import numpy as np
 
 from dpgauss.accounting import ZCDP
-from dpgauss.mechanisms._additive import GaussianMechanism, LaplaceMechanism
+from dpgauss.mechanisms._factory import additive
 from dpgauss.mechanisms._linf import MAX_SIZE, LInfinityMechanism
 from dpgauss.mechanisms._releases import second_moment_mechanism
 from dpgauss.mechanisms._symmetric import SymmetricLaplaceMechanism
@@ -117,9 +117,7 @@ def lambda_mechanism(cost, n, d, fit_intercept, n_partials=None):
     p = d + (1 if fit_intercept else 0)
     rounding = 2.0 * (summation_error(n, n_partials) + 10.0 * p * _U * math.sqrt(p))
     sensitivity = features / n + rounding * whole
-    if isinstance(cost, ZCDP):
-        return GaussianMechanism(sensitivity=sensitivity, rho=cost.rho)
-    return LaplaceMechanism(sensitivity=sensitivity, epsilon=cost.epsilon)
+    return additive(cost, l2=sensitivity, l1=sensitivity)
 
 
 def mean_mechanism(cost, n, d, fit_intercept, n_partials=None):
@@ -135,9 +133,7 @@ def mean_mechanism(cost, n, d, fit_intercept, n_partials=None):
     """
     whole = _radii(d, fit_intercept)[1]
     sensitivity = 2.0 / n + 2.0 * summation_error(n, n_partials) * math.sqrt(whole)
-    if isinstance(cost, ZCDP):
-        return GaussianMechanism(sensitivity=sensitivity, rho=cost.rho)
-    return LaplaceMechanism(sensitivity=sensitivity, epsilon=cost.epsilon)
+    return additive(cost, l2=sensitivity, l1=sensitivity)
 
 
 class CubeMomentsMechanism:
