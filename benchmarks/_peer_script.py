@@ -84,7 +84,7 @@ def run_diffprivlib(job):
             bounds_X=unit,
             bounds_y=(float(job["ylo"]), float(job["yhi"])),
         ).fit(X, job["y"])
-        return {"coef": np.ravel(m.coef_)}
+        return {"coef": np.ravel(m.coef_), "intercept": np.ravel(m.intercept_)}
     raise ValueError(task)
 
 

@@ -19,6 +19,7 @@ from dpgauss.discriminant_analysis import (
 )
 from dpgauss.ensemble import SubsampleAggregate
 from dpgauss.gaussian import PrivateGaussianEstimator
+from dpgauss.linear_model import PrivateLinearRegression
 from dpgauss.mean import PrivateMean
 from dpgauss.mixture import PublicPrivateGMM
 from dpgauss.preprocessing import (
@@ -35,6 +36,7 @@ __all__ = [
     "PrivateEllipticEnvelope",
     "PrivateGaussianEstimator",
     "PrivateLinearDiscriminantAnalysis",
+    "PrivateLinearRegression",
     "PrivateMean",
     "PrivatePCA",
     "PrivateProductDistribution",

@@ -385,6 +385,8 @@ def test_bounds_of_another_width_are_refused_before_the_spend(cls, width):
     params = {"bounds": (np.full(width, -5.0), np.full(width, 5.0)), "rho": 1.0}
     if "classes" in cls().get_params():
         params["classes"] = [0, 1]
+    if "target_bounds" in cls().get_params():
+        params["target_bounds"] = (-5.0, 5.0)
     est = cls(**params, budget=budget)
     with pytest.raises(ValueError, match=f"{width} values per side but X has 3"):
         est.fit(rows, y)

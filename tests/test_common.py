@@ -34,7 +34,7 @@ reason.
 
 import numpy as np
 import pytest
-from sklearn.base import is_classifier
+from sklearn.base import is_classifier, is_regressor
 from sklearn.utils.estimator_checks import (
     check_methods_sample_order_invariance,
     check_methods_subset_invariance,
@@ -58,6 +58,7 @@ RELEASE = {
     "PrivateEllipticEnvelope": "covariance_",
     "PrivateGaussianEstimator": "mean_",
     "PrivateLinearDiscriminantAnalysis": "means_",
+    "PrivateLinearRegression": "coef_",
     "PrivateMean": "mean_",
     "PrivatePCA": "components_",
     "PrivateProductDistribution": "probabilities_",
@@ -311,6 +312,8 @@ def test_dp_checks(estimator):
     y = None
     if is_classifier(estimator):
         y = np.arange(n) % 2
+    elif is_regressor(estimator):  # a linear signal the releases carry
+        y = X[:, 0] - 2.0 * X[:, 1] + 0.1 * np.sin(np.arange(n))
     check_dp_estimator(estimator, X, RELEASE[type(estimator).__name__], y=y)
 
 

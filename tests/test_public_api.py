@@ -42,6 +42,7 @@ def test_top_level_names():
         "PrivateEllipticEnvelope",
         "PrivateGaussianEstimator",
         "PrivateLinearDiscriminantAnalysis",
+        "PrivateLinearRegression",
         "PrivateMean",
         "PrivatePCA",
         "PrivateProductDistribution",

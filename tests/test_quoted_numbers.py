@@ -181,7 +181,37 @@ QUOTES = [
         row=r"^\| digits \| LDA \| 1 \|",
         column="scikit-learn",
     ),
+    Quote(
+        "README.md",
+        _readme_row("PrivateLinearRegression") + rf"`coef_` (?P<q>{NUMBER})",
+        "bench_linear.md",
+        row=r"^\| beta_j = 2\.5, \+-15 \| 10,000 \| pure epsilon 1 \|",
+        column="PrivateLinearRegression",
+    ),
+    Quote(
+        "README.md",
+        _readme_row("PrivateLinearRegression") + rf"diffprivlib's (?P<q>{NUMBER})",
+        "bench_linear.md",
+        row=r"^\| beta_j = 2\.5, \+-15 \| 10,000 \| pure epsilon 1 \|",
+        column="diffprivlib",
+    ),
     # README.md, "What is there".
+    Quote(
+        "README.md",
+        r"^\| `dpgauss\.PrivateLinearRegression` \|[^\n]*?"
+        rf"R\^2 (?P<q>{NUMBER}) on randhie",
+        "bench_linear.md",
+        row=r"^\| randhie \| 20,190, 9 \| [^|]* \| [^|]* \| rho 0\.5 \|",
+        column="PrivateLinearRegression (refused)",
+    ),
+    Quote(
+        "README.md",
+        r"^\| `dpgauss\.PrivateLinearRegression` \|[^\n]*?"
+        rf"and (?P<q>{NUMBER}) on fair",
+        "bench_linear.md",
+        row=r"^\| fair \| 6,366, 8 \| [^|]* \| [^|]* \| rho 0\.5 \|",
+        column="PrivateLinearRegression (refused)",
+    ),
     Quote(
         "README.md",
         r"^\| `dpgauss\.SubsampleAggregate` \|[^\n]*?"

@@ -4,7 +4,8 @@ A score computed on a private test fold is a release. This package provides:
 
 * :func:`make_private_scorer` (:class:`PrivateScorer`): a ``scoring=`` for
   scikit-learn's searches and cross-validation that pays for every score from a
-  :class:`~dpgauss.PrivacyBudget` and releases it with calibrated noise;
+  :class:`~dpgauss.PrivacyBudget` and releases it with calibrated noise
+  (:class:`PrivateR2Scorer` for a regressor's R^2);
 * :func:`search_cost`, :func:`cross_validation_cost` (:class:`SearchCost`): the
   full price of a search or cross-validation, computed before it runs, and
   :func:`fit_cost`, that of one fit of an estimator or a pipeline;
@@ -25,9 +26,11 @@ from dpgauss.model_selection._pricing import (
     fit_cost,
     search_cost,
 )
+from dpgauss.model_selection._r2 import PrivateR2Scorer
 from dpgauss.model_selection._scorer import PrivateScorer, make_private_scorer
 
 __all__ = [
+    "PrivateR2Scorer",
     "PrivateScorer",
     "SearchCost",
     "check_cross_validation_budget",

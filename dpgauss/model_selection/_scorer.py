@@ -36,7 +36,13 @@ _SCORES = (
     "neg_absolute_error",
 )
 _NATURAL_BOUNDS = {"accuracy": (0.0, 1.0)}
-_NEEDS_Y = ("accuracy", "neg_log_loss", "neg_squared_error", "neg_absolute_error")
+_NEEDS_Y = (
+    "accuracy",
+    "neg_log_loss",
+    "neg_squared_error",
+    "neg_absolute_error",
+    "r2",
+)
 
 
 def _per_sample_score(name, estimator, X, y):
@@ -464,9 +470,11 @@ def make_private_scorer(
         ``"log_likelihood"`` uses ``estimator.score_samples(X)``;
         ``"accuracy"``, ``"neg_log_loss"``, ``"neg_squared_error"`` and
         ``"neg_absolute_error"`` a classifier's or regressor's per-row score
-        (see :class:`PrivateScorer`); a callable ``score(estimator, X, y)``
-        returns one value per row, each depending on its own row (and the
-        fitted model) only.
+        (see :class:`PrivateScorer`); ``"r2"`` a regressor's R^2, from three
+        means released together, ``bounds`` then bounding y
+        (:class:`~dpgauss.model_selection.PrivateR2Scorer`); a callable
+        ``score(estimator, X, y)`` returns one value per row, each depending
+        on its own row (and the fitted model) only.
     budget : PrivacyBudget
         The budget every call is charged to.
     rho : float, default=None
@@ -487,7 +495,8 @@ def make_private_scorer(
     Returns
     -------
     PrivateScorer
-        A callable ``scorer(estimator, X, y=None)``.
+        A callable ``scorer(estimator, X, y=None)`` (a
+        :class:`~dpgauss.model_selection.PrivateR2Scorer` for ``"r2"``).
 
     See Also
     --------
@@ -533,6 +542,17 @@ def make_private_scorer(
     >>> budget.spent()
     ZCDP(rho=2.0)
     """
+    if isinstance(score, str) and score == "r2":
+        from dpgauss.model_selection._r2 import PrivateR2Scorer
+
+        return PrivateR2Scorer(
+            budget=budget,
+            rho=rho,
+            epsilon=epsilon,
+            delta=delta,
+            bounds=bounds,
+            random_state=random_state,
+        )
     return PrivateScorer(
         budget=budget,
         rho=rho,

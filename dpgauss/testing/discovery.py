@@ -30,6 +30,7 @@ def all_estimators():
     PrivateEllipticEnvelope
     PrivateGaussianEstimator
     PrivateLinearDiscriminantAnalysis
+    PrivateLinearRegression
     PrivateMean
     PrivatePCA
     PrivateProductDistribution

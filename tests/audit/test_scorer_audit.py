@@ -26,8 +26,9 @@ import pytest
 from dpgauss import PrivacyBudget
 from dpgauss.accounting import PureDP, zcdp_to_approx
 from dpgauss.mechanisms import GaussianMechanism, LaplaceMechanism
-from dpgauss.model_selection import PrivateScorer, make_private_scorer
+from dpgauss.model_selection import PrivateR2Scorer, PrivateScorer, make_private_scorer
 from dpgauss.model_selection import _scorer as scorer_module
+from dpgauss.model_selection._r2 import r2_means
 from dpgauss.testing.audit import audit
 
 pytestmark = pytest.mark.audit
@@ -154,3 +155,79 @@ def test_the_neighbouring_folds_are_at_the_sensitivity():
 def test_make_private_scorer_builds_the_audited_class():
     scorer = make_private_scorer(budget=PrivacyBudget(rho=1.0), rho=0.5, bounds=BOUNDS)
     assert type(scorer) is PrivateScorer
+
+
+class FirstColumnRegressor:
+    """Public stand-in regressor: its prediction is the row's first entry."""
+
+    def predict(self, X):
+        return np.asarray(X, dtype=np.float64)[:, 0]
+
+
+class HalfNoiseR2(PrivateR2Scorer):
+    """Broken: the R^2 scorer's noise calibrated to half its sensitivity."""
+
+    def _mechanism(self, n_test):
+        mech = super()._mechanism(n_test)
+        if isinstance(self.cost, PureDP):
+            half = mech.sensitivity / 2
+            return LaplaceMechanism(sensitivity=half, epsilon=self.cost.epsilon)
+        return GaussianMechanism(sensitivity=mech.sensitivity / 2, rho=self.cost.rho)
+
+
+R2_CASES = {
+    "gaussian": ({"rho": 0.5}, RHO_CLAIM, 1e-2),
+    "laplace": ({"epsilon": 1.0}, 1.0, 0.0),
+}
+
+
+def _r2_runs(cost, broken):
+    # Row 0 is predicted at low in both folds; its target moves from low (A)
+    # to high (B): its vector (e, t, t^2) moves from (0, 0, 0) to (1, 1, 1),
+    # every coordinate by the whole 1/n, the l2 (sqrt 3 / n) and l1 (3 / n)
+    # worst case. The audited output is the sum of the three released means
+    # (the direction of that move), post-processing of the release.
+    cls = HalfNoiseR2 if broken else PrivateR2Scorer
+    budget = PrivacyBudget(rho=1.0) if "rho" in cost else PrivacyBudget(epsilon=2.0)
+    scorer = cls(budget=budget, bounds=BOUNDS, **cost)
+    X = np.full((N_TEST, 1), 0.5)
+    X[0, 0] = 0.0
+    y_a, y_b = np.full(N_TEST, 0.5), np.full(N_TEST, 0.5)
+    y_a[0], y_b[0] = 0.0, 1.0
+    model = FirstColumnRegressor()
+
+    def run(y):
+        means = r2_means(model.predict(X), y, *BOUNDS)
+        return lambda n, rng: np.array(
+            [
+                float(np.sum(scorer._mechanism(N_TEST).randomise(means, rng)))
+                for _ in range(n)
+            ]
+        )
+
+    return run(y_a), run(y_b)
+
+
+@pytest.mark.parametrize("broken", [False, True])
+@pytest.mark.parametrize("name", sorted(R2_CASES))
+def test_the_r2_release_keeps_its_claim_and_its_canary_is_caught(name, broken):
+    cost, claimed, delta = R2_CASES[name]
+    run_a, run_b = _r2_runs(cost, broken)
+    result = audit(
+        run_a, run_b, n_samples=5_000, n_select=2_500, delta=delta, random_state=99
+    )
+    if broken:
+        assert result.epsilon_lower > claimed, result
+    else:
+        assert result.epsilon_lower <= claimed, result
+
+
+def test_the_r2_scorer_releases_what_the_audit_reads():
+    # A call's release is the mechanism on r2_means (the audit reads the same
+    # vector): at an enormous rho the score is the exact ratio of the means.
+    X = np.linspace(0.0, 1.0, 40)[:, None]
+    y = np.linspace(0.1, 0.9, 40)
+    scorer = PrivateR2Scorer(budget=PrivacyBudget(rho=1e13), rho=1e12, bounds=BOUNDS)
+    e, t, q = r2_means(X[:, 0], y, *BOUNDS)
+    got = scorer(FirstColumnRegressor(), X, y)
+    assert got == pytest.approx(1.0 - e / (q - t * t), abs=1e-6)

@@ -29,6 +29,7 @@ from dpgauss import (
     PrivateEllipticEnvelope,
     PrivateGaussianEstimator,
     PrivateLinearDiscriminantAnalysis,
+    PrivateLinearRegression,
     PrivateMean,
     PrivatePCA,
     PrivateProductDistribution,
@@ -183,6 +184,24 @@ CASES = {
         ),
         X[:, :2],
         {"y": X[:, 2]},
+    ),
+    "PrivateLinearRegression": (
+        lambda: PrivateLinearRegression(
+            bounds=(-5.0, 5.0), target_bounds=(-5.0, 5.0), on_useless="warn", **P
+        ),
+        X[:, :2],
+        {"y": X[:, 2] + X[:, 0]},
+    ),
+    "PrivateLinearRegression-pure": (
+        lambda: PrivateLinearRegression(
+            bounds=(-5.0, 5.0),
+            target_bounds=(-5.0, 5.0),
+            epsilon=2.0,
+            random_state=0,
+            on_useless="warn",
+        ),
+        X[:, :2],
+        {"y": X[:, 2] + X[:, 0]},
     ),
     "PublicPrivateGMM": (
         lambda: PublicPrivateGMM(n_components=2, **P),

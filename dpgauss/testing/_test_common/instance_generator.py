@@ -34,6 +34,25 @@ INIT_PARAMS = {
         {"epsilon": 1.0, "data_norm": 8.0, "center": False, "contamination": 0.25},
         {"method": "separate", "epsilon": 1.0, "delta": 1e-6, "data_norm": 8.0},
     ],
+    # Large budgets: scikit-learn's checks fit 10 to 200 rows and
+    # check_regressors_train wants R^2 > 0.5 on them.
+    "PrivateLinearRegression": [
+        {"bounds": (-5.0, 5.0), "target_bounds": (-5.0, 5.0), "rho": 1e4},
+        {"bounds": (-5.0, 5.0), "target_bounds": (-5.0, 5.0), "epsilon": 200.0},
+        {
+            "bounds": (-5.0, 5.0),
+            "target_bounds": (-5.0, 5.0),
+            "epsilon": 500.0,
+            "delta": 1e-6,
+        },
+        {
+            "bounds": (-5.0, 5.0),
+            "target_bounds": (-5.0, 5.0),
+            "rho": 1e4,
+            "fit_intercept": False,
+            "alpha": 1.0,
+        },
+    ],
     "PrivateGaussianEstimator": [
         {"rho": 1.0},
         {"epsilon": 1.0, "mean_bound": 10.0, "cov_bounds": (0.01, 100.0)},

@@ -1,0 +1,5 @@
+"""Private linear models."""
+
+from dpgauss.linear_model._linear import PrivateLinearRegression
+
+__all__ = ["PrivateLinearRegression"]
