@@ -117,7 +117,7 @@ def synthetic(seeds, ns=(10_000, 100_000), d=5):
     ]
     for setting, label in (
         ("issue", "beta_j = 2.5, +-15"),
-        ("norm", "|beta| 2.5, +-8"),
+        ("norm", "norm of beta 2.5, +-8"),
     ):
         for n in ns:
             errs, jobs, truths = {}, [], []
