@@ -97,6 +97,6 @@ fig.tight_layout()
 # erred 0.19 at rho = 0.001; the refinement on the residuals, whose range is
 # found from the first release, brings the fit level with
 # :class:`~dpgauss.SubsampleAggregate` (which finds its ranges privately):
-# 0.063 against 0.072 at rho = 0.001, 0.012 against 0.013 at rho = 1, where
+# 0.065 against 0.072 at rho = 0.001, 0.012 against 0.013 at rho = 1, where
 # both meet the non-private error.
 plt.show()

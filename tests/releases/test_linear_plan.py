@@ -31,9 +31,9 @@ def _predict(total, n, d):
     # |beta| 2.5, noise sd 0.5, box +-8): n = 1,000, d = 5 at rho 0.01 and
     # pure epsilon 1 ended at the intercept alone (R^2 -0.06 and -0.01, the
     # baseline's mean about 0); n = 100,000, d = 50 at rho 0.001 reached R^2
-    # 0.72 and n = 10,000, d = 20 at rho 0.01 0.76 (least squares 0.89).
+    # 0.80 and n = 10,000, d = 20 at rho 0.01 0.78 (least squares 0.89).
     # Fair's shape at pure epsilon 0.5 (4,774 rows, 8 features) ended at the
-    # intercept (-0.004); at rho 0.5, 0.036 against least squares' 0.051.
+    # intercept (-0.004); at rho 0.5, 0.037 against least squares' 0.051.
     [
         (1000, 5, ZCDP(0.01), True),
         (1000, 5, PureDP(1.0), True),
