@@ -169,8 +169,10 @@ def _parser():
         f"[{RHO_RANGE[0]:g}, {RHO_RANGE[1]:g}]: every covariance estimator is "
         "fitted once at each (sorted, repeats dropped; default: "
         f"{' '.join(f'{r:g}' for r in DEMO_RHOS)}). The later sections (Gaussians, "
-        "mixture, subsample and aggregate, product; LDA, PCA and an outlier "
-        f"detector) fit once each at rho={GAUSSIAN_RHO:g} whatever R is (their "
+        "mixture, linear regression (subsample and aggregate, and "
+        "PrivateLinearRegression), product; LDA, PCA and an outlier "
+        f"detector) fit once each (the regression twice) at rho={GAUSSIAN_RHO:g} "
+        "whatever R is (their "
         "noise still differs: each fit's stream depends on its place in the "
         "shared ledger); the shared budget is 3 x sum(R) + "
         f"{LATER_RHO:g}.",

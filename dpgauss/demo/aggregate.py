@@ -76,7 +76,7 @@ def run(context, note):
     seconds = timed_fit(model, X, y)
     private = float(np.linalg.norm(model.coef_ - beta))
     to_full = float(np.linalg.norm(model.coef_ - full))
-    label = "PrivateLinearRegression"
+    label = "PrivateLinearRegression()"
     print(
         f"{label:<40} rho={GAUSSIAN_RHO:g}  to the truth {private:.4f}  to the "
         f"non-private fit {to_full:.4f}  (public boxes: x in [-4, 4], y in "

@@ -4,6 +4,7 @@ The release is :mod:`dpgauss.releases._linear`.
 """
 
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
@@ -11,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 
 from dpgauss.accounting._plan import ReleasePlan
 from dpgauss.base import PrivateEstimatorMixin
+from dpgauss.exceptions import UtilityWarning
 from dpgauss.releases._box import check_bounds
 from dpgauss.releases._linear import (
     linear_entries,
@@ -20,7 +22,7 @@ from dpgauss.releases._linear import (
 )
 from dpgauss.releases._prediction import report_useless
 from dpgauss.utils._docstring import fill_doc
-from dpgauss.utils._leak import warn_if_scored_in_search
+from dpgauss.utils._leak import caller_stacklevel, warn_if_scored_in_search
 from dpgauss.utils._sklearn_compat import Interval, _fit_context
 
 __all__ = ["PrivateLinearRegression"]
@@ -61,7 +63,10 @@ class PrivateLinearRegression(RegressorMixin, PrivateEstimatorMixin, BaseEstimat
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,)
-        The released coefficients (post-processing of the releases).
+        The released coefficients (post-processing of the releases); all 0,
+        with a :class:`~dpgauss.exceptions.UtilityWarning`, when the released
+        moments say the slopes do not beat the zero-coefficient model (the
+        fit is then the intercept alone).
     intercept_ : float
         The intercept (0.0 without ``fit_intercept``).
     ridge_ : float
@@ -216,14 +221,23 @@ class PrivateLinearRegression(RegressorMixin, PrivateEstimatorMixin, BaseEstimat
     # -- the template's hooks -----------------------------------------------------
     def _check_params(self):
         owner = type(self).__name__
-        if self.bounds is None or self.target_bounds is None:
+        missing = [
+            name
+            for name, value in (
+                ("bounds (on the features)", self.bounds),
+                ("target_bounds (on y)", self.target_bounds),
+            )
+            if value is None
+        ]
+        if missing:
             raise ValueError(
-                f"{owner}: bounds (on the features) and target_bounds (on y) are "
+                f"{owner}: {' and '.join(missing)} "
+                f"{'is' if len(missing) == 1 else 'are'} missing. Both boxes are "
                 "required, from public knowledge (a codebook, a valid range), "
                 "never from the private rows."
             )
         check_bounds(self.bounds, owner=owner)
-        check_bounds(self.target_bounds, 1, owner)
+        check_bounds(self.target_bounds, 1, owner, "target_bounds")
 
     def _validate_targets(self, y, X):
         if y is None:
@@ -282,6 +296,15 @@ class PrivateLinearRegression(RegressorMixin, PrivateEstimatorMixin, BaseEstimat
         released = release_linear(
             data.X, data.y, boxes, self.fit_intercept, plan, rng, float(self.alpha)
         )
+        if not released.slopes_kept:  # a released value: the warning is free
+            warnings.warn(
+                f"{type(self).__name__}: the released moments say the slopes, "
+                "within their noise, do not beat the zero-coefficient model, so "
+                "the fit is the intercept alone (coef_ is 0). Use more rows, a "
+                "larger budget, fewer features or tighter bounds.",
+                UtilityWarning,
+                stacklevel=caller_stacklevel(),
+            )
         return {
             "coef_": released.coef,
             "intercept_": float(released.intercept),

@@ -128,7 +128,7 @@ class PrivateR2Scorer(PrivateScorer):
     ...     "r2", budget=budget, rho=0.5, bounds=(-6.0, 6.0), random_state=0
     ... )
     >>> round(r2(model, X[10_000:], y[10_000:]), 2)
-    0.9
+    0.89
     >>> budget.spent()
     ZCDP(rho=1.5)
     """

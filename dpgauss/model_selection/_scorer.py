@@ -471,7 +471,8 @@ def make_private_scorer(
         ``"accuracy"``, ``"neg_log_loss"``, ``"neg_squared_error"`` and
         ``"neg_absolute_error"`` a classifier's or regressor's per-row score
         (see :class:`PrivateScorer`); ``"r2"`` a regressor's R^2, from three
-        means released together, ``bounds`` then bounding y
+        means released together, ``bounds`` then bounding y, at most 1 (a
+        noise draw that puts the error below 0 gives 1)
         (:class:`~dpgauss.model_selection.PrivateR2Scorer`); a callable
         ``score(estimator, X, y)`` returns one value per row, each depending
         on its own row (and the fitted model) only.

@@ -112,7 +112,7 @@ def warn_rows_at_edge(owner, box_mean, noise_sd, said="the mean"):
     return edge
 
 
-def check_bounds(bounds, n_features=None, owner="PrivateStandardScaler"):
+def check_bounds(bounds, n_features=None, owner="PrivateStandardScaler", name="bounds"):
     """Validate public box bounds and return them as two float64 arrays.
 
     Parameters
@@ -125,6 +125,8 @@ def check_bounds(bounds, n_features=None, owner="PrivateStandardScaler"):
         have this length); None checks the bounds alone.
     owner : str, default="PrivateStandardScaler"
         Name used in error messages.
+    name : str, default="bounds"
+        The parameter's name in error messages (``"target_bounds"``, ...).
 
     Returns
     -------
@@ -147,21 +149,21 @@ def check_bounds(bounds, n_features=None, owner="PrivateStandardScaler"):
     """
     if bounds is None:
         raise ValueError(
-            f"{owner}: bounds is required: a public pair (lower, upper) of scalars "
+            f"{owner}: {name} is required: a public pair (lower, upper) of scalars "
             "or per-feature arrays, from domain knowledge (rows are clipped to the "
             "box). dpgauss never reads it off the data, which would leak privacy."
         )
     if isinstance(bounds, str | bytes | dict) or not hasattr(bounds, "__len__"):
-        raise ValueError(f"{owner}: bounds must be a pair (lower, upper).")
+        raise ValueError(f"{owner}: {name} must be a pair (lower, upper).")
     if len(bounds) != 2:
         raise ValueError(
-            f"{owner}: bounds must be a pair (lower, upper), got {len(bounds)} items."
+            f"{owner}: {name} must be a pair (lower, upper), got {len(bounds)} items."
         )
     try:
         lower = np.array(bounds[0], dtype=np.float64)
         upper = np.array(bounds[1], dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{owner}: bounds must be numbers ({exc}).") from exc
+        raise ValueError(f"{owner}: {name} must be numbers ({exc}).") from exc
     if lower.ndim > 1 or upper.ndim > 1:
         raise ValueError(
             f"{owner}: each bound must be a scalar or a 1-D array, got shapes "
@@ -173,9 +175,9 @@ def check_bounds(bounds, n_features=None, owner="PrivateStandardScaler"):
             f"({lower.size} and {upper.size})."
         )
     if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
-        raise ValueError(f"{owner}: bounds must be finite.")
+        raise ValueError(f"{owner}: {name} must be finite.")
     if not np.all(lower < upper):
-        raise ValueError(f"{owner}: bounds must have lower < upper for every feature.")
+        raise ValueError(f"{owner}: {name} must have lower < upper for every feature.")
     _, half = box_frame(lower, upper)
     if not np.all((half >= MIN_RADIUS) & (half <= MAX_RADIUS)):
         raise ValueError(
@@ -187,7 +189,7 @@ def check_bounds(bounds, n_features=None, owner="PrivateStandardScaler"):
         for bound in (lower, upper):
             if bound.ndim == 1 and bound.size != n_features:
                 raise ValueError(
-                    f"{owner}: bounds have {bound.size} values per side but X has "
+                    f"{owner}: {name} have {bound.size} values per side but X has "
                     f"{n_features} features."
                 )
         lower = np.broadcast_to(lower, (n_features,)).copy()

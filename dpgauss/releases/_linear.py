@@ -170,6 +170,9 @@ class LinearRelease:
     residual_range : float
         The refinement's range c for the first stage's residuals, in box
         units of the target (1.0 when the first stage found nothing).
+    slopes_kept : bool
+        False when the fit fell back to the zero-coefficient model
+        (:func:`_slopes_pay`).
     """
 
     coef: np.ndarray
@@ -178,6 +181,7 @@ class LinearRelease:
     noise_bound: float
     lower: float
     residual_range: float
+    slopes_kept: bool = True
 
 
 def _ridged(G, lower, var):
@@ -383,7 +387,8 @@ def release_linear(X, y, boxes, fit_intercept, plan, rng, alpha=0.0):
     shared = width * width * var_r
     noise = float(shared[0]) + var_g * float((beta - beta1) @ (beta - beta1))
     noise_zero = float(shared[-1]) + var_g * float(beta1 @ beta1 + zero @ zero)
-    if not _slopes_pay(G, m, d, fit_intercept, beta, values, noise, noise_zero):
+    kept = _slopes_pay(G, m, d, fit_intercept, beta, values, noise, noise_zero)
+    if not kept:
         beta = zero
     coef = h_y * beta[:d] / half
     intercept = 0.0
@@ -391,5 +396,5 @@ def release_linear(X, y, boxes, fit_intercept, plan, rng, alpha=0.0):
         shift = float(beta[:d] @ (center / half))
         intercept = c_y + h_y * (beta[d] * INTERCEPT_SCALE - shift)
     return LinearRelease(
-        coef, float(intercept), float(ridge), float(bound), lower, float(width)
+        coef, float(intercept), float(ridge), float(bound), lower, float(width), kept
     )

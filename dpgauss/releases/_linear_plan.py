@@ -101,7 +101,7 @@ def regression_boxes(bounds, target_bounds, d, fit_intercept, owner):
     (0.0, 4.0, 0.0, 3.0)
     """
     lower, upper = check_bounds(bounds, d, owner)
-    low_y, high_y = check_bounds(target_bounds, 1, owner)
+    low_y, high_y = check_bounds(target_bounds, 1, owner, "target_bounds")
     if fit_intercept:
         return box_frame(lower, upper), tuple(
             float(v[0]) for v in box_frame(low_y, high_y)

@@ -20,7 +20,7 @@ def test_the_linear_regression_is_near_the_nonprivate_coefficients(demo_run):
     # 0.013-0.024 to the truth and 0.0045-0.0086 to the non-private fit over
     # five seeds (its noise, ~0.006 in l2, is a third of the sampling error).
     *_, truth, to_full = demo_run.sections["subsample"]
-    assert truth["estimator"] == "PrivateLinearRegression"
+    assert truth["estimator"] == "PrivateLinearRegression()"
     assert truth["value"] < 2.0 * truth["nonprivate"]
     assert to_full["value"] < 0.02
     assert "PrivateLinearRegression" in demo_run.text

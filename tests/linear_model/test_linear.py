@@ -7,6 +7,7 @@ import pytest
 from sklearn.base import clone
 
 from dpgauss import PrivacyBudget
+from dpgauss.exceptions import UtilityWarning
 from dpgauss.linear_model._linear import PrivateLinearRegression
 
 
@@ -126,3 +127,20 @@ def test_alpha_is_ridge_on_the_released_statistics():
         want = Ridge(alpha=alpha).fit(X, y)
         np.testing.assert_allclose(model.coef_, want.coef_, rtol=1e-5, atol=1e-6)
         assert model.intercept_ == pytest.approx(want.intercept_, rel=1e-5)
+
+
+def test_a_fallback_to_the_intercept_warns_and_errors_name_the_parameter():
+    # Features explaining 0.1% of a target in a box 20 times its spread, at
+    # rho 0.05 (n = 5,000): the released moments say the slopes do not pay,
+    # so coef_ is 0, with a UtilityWarning (a released value: free).
+    rng = np.random.default_rng(11)
+    X = rng.uniform(-1.0, 1.0, size=(5000, 5))
+    y = 0.03 * X[:, 0] + rng.normal(0.0, 1.0, 5000)
+    model = _model(rho=0.05, target_bounds=(-20.0, 20.0), random_state=1)
+    with pytest.warns(UtilityWarning, match="intercept alone"):
+        model.fit(X, y)
+    np.testing.assert_array_equal(model.coef_, np.zeros(5))
+    with pytest.raises(ValueError, match="target_bounds must have lower < upper"):
+        _model(target_bounds=(3.0, -3.0)).fit(X, y)
+    with pytest.raises(ValueError, match=r"target_bounds \(on y\) is missing"):
+        _model(target_bounds=None).fit(X, y)
