@@ -73,7 +73,11 @@ def test_a_noise_draw_cannot_divide_by_about_zero():
     y = np.full(50, 2.0)
     model = LinearRegression().fit(np.eye(3), [2.0, 2.0, 2.0])
     scorer = make_private_scorer(
-        "r2", budget=PrivacyBudget(rho=100.0), rho=0.01, bounds=(-6.0, 8.0)
+        "r2",
+        budget=PrivacyBudget(rho=100.0),
+        rho=0.01,
+        bounds=(-6.0, 8.0),
+        random_state=3,
     )
     for _ in range(20):
         assert np.isfinite(scorer(model, X, y))
