@@ -39,7 +39,9 @@ from dpgauss.mechanisms._factory import additive
 from dpgauss.model_selection._scorer import (
     _ROUNDING_SLACK,
     PrivateScorer,
+    _check_n_test,
     _n_rows,
+    _unit_values,
 )
 from dpgauss.utils._leak import private_scoring
 
@@ -73,13 +75,9 @@ def r2_means(predictions, targets, low, high):
     >>> r2_means([0.0, 2.0], [0.0, 4.0], 0.0, 4.0).tolist()  # p = (0, 0.5), t = (0, 1)
     [0.125, 0.5, 0.5]
     """
-    width = high - low
-    with np.errstate(all="ignore"):
-        t = (np.asarray(targets, dtype=np.float64) - low) / width
-        p = (np.asarray(predictions, dtype=np.float64) - low) / width
-        t = np.clip(np.where(np.isnan(t), 0.0, t), 0.0, 1.0)
-        p = np.clip(np.where(np.isnan(p), 0.0, p), 0.0, 1.0)
-        rows = ((p - t) ** 2, t, t * t)
+    t = _unit_values(targets, low, high)
+    p = _unit_values(predictions, low, high)
+    rows = ((p - t) ** 2, t, t * t)
     n = t.shape[0]
     return np.array([math.fsum(r.tolist()) / n for r in rows])
 
@@ -179,9 +177,7 @@ class PrivateR2Scorer(PrivateScorer):
             The Gaussian sd (zCDP) or Laplace scale (pure DP) on each of the
             three means (of values in [0, 1]).
         """
-        if isinstance(n_test, bool) or not isinstance(n_test, int) or n_test < 1:
-            raise ValueError(f"n_test must be an int >= 1, got {n_test!r}.")
-        return float(self._mechanism(n_test).scale)
+        return float(self._mechanism(_check_n_test(n_test)).scale)
 
     def _release(self, estimator, X, y, mechanism, rng):
         """The data-dependent part of a call, once it is paid for."""

@@ -159,12 +159,30 @@ def _n_rows(X):
     return int(n)
 
 
+def _unit_values(values, low, high):
+    """Each value mapped to [0, 1]: ``u = clip((v - low) / (high - low), 0, 1)``,
+    NaN and -inf to 0 (``low``), +inf to 1 (``high``); each u depends on its
+    own value only and lies in [0, 1] exactly (the clip is exact in float64)."""
+    with np.errstate(all="ignore"):
+        unit = (np.asarray(values, dtype=np.float64) - low) / (high - low)
+        return np.clip(np.where(np.isnan(unit), 0.0, unit), 0.0, 1.0)
+
+
+def _check_n_test(n_test):
+    """``n_test`` as an int >= 1 (a fold's public size)."""
+    if isinstance(n_test, bool) or not isinstance(n_test, numbers.Integral):
+        raise TypeError(f"n_test must be an int, got {n_test!r}.")
+    if n_test < 1:
+        raise ValueError(f"n_test must be >= 1, got {n_test!r}.")
+    return int(n_test)
+
+
 def _unit_mean(values, low, high):
     """Mean over rows of the per-sample scores mapped to [0, 1] (exact to 2u).
 
     Each value v becomes ``u = clip((v - low) / (high - low), 0, 1)``; NaN and -inf
-    become 0 (the score ``low``), +inf becomes 1 (``high``). Each u depends on its
-    own row only, and lies in [0, 1] exactly (the clip is exact in float64).
+    become 0 (the score ``low``), +inf becomes 1 (``high``) (:func:`_unit_values`).
+    Each u depends on its own row only, and lies in [0, 1] exactly.
 
     Floating-point sensitivity. ``math.fsum`` returns the exact sum S of the u
     rounded once, so with u = 2^-53, ``|fsum - S| <= u S``; dividing by n rounds
@@ -174,9 +192,7 @@ def _unit_mean(values, low, high):
     ``|m - m'| <= 1/n + 2 (2u + u^2) < 1/n + 8u = 1/n + 2^-50`` for every finite
     or non-finite input.
     """
-    with np.errstate(all="ignore"):
-        unit = (np.asarray(values, dtype=np.float64) - low) / (high - low)
-        unit = np.clip(np.where(np.isnan(unit), 0.0, unit), 0.0, 1.0)
+    unit = _unit_values(values, low, high)
     return math.fsum(unit.tolist()) / unit.shape[0]
 
 
@@ -369,11 +385,7 @@ class PrivateScorer:
         0.1
         """
         low, high = self.bounds
-        if isinstance(n_test, bool) or not isinstance(n_test, numbers.Integral):
-            raise TypeError(f"n_test must be an int, got {n_test!r}.")
-        if n_test < 1:
-            raise ValueError(f"n_test must be >= 1, got {n_test!r}.")
-        return (high - low) * self._mechanism(int(n_test)).scale
+        return (high - low) * self._mechanism(_check_n_test(n_test)).scale
 
     # -- one release ------------------------------------------------------------------
     def __call__(self, estimator, X, y=None):

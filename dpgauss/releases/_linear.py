@@ -86,9 +86,9 @@ from dpgauss.releases._linear_plan import (
     LOWER_Z,
     RANGE_NOISE,
     RANGE_Z,
-    RIDGE_FLOOR,
     SELECT_Z,
     UPPER_Z,
+    adassp_ridge,
     combined,
     linear_entries,
     linear_prediction,
@@ -195,9 +195,7 @@ def _ridged(G, lower, var):
     the coefficient error by 5-12% on the sweep's settings and moved the
     real tables' R^2 by +0.01 to 0 (diabetes at rho 0.5 0.246 -> 0.256).
     Post-processing."""
-    p = G.shape[0]
-    bound = (2.0 * math.sqrt(p) + LOWER_Z) * math.sqrt(var)
-    ridge = max(bound - lower, RIDGE_FLOOR * bound)
+    ridge, bound = adassp_ridge(G.shape[0], lower, var)
     values, vectors = np.linalg.eigh(G)
     values, vectors = values[::-1], vectors[:, ::-1]  # decreasing, as denoised
     trace = float(np.sum(values))
@@ -242,8 +240,9 @@ def _first_stage(released, lower, variances, var_next, n, d, fit_intercept):
 
     beta = _zero_model(G, m, d, fit_intercept)
     upper = bound(beta)
-    if bound(fit) < upper:
-        beta, upper = fit, bound(fit)
+    fitted = bound(fit)
+    if fitted < upper:
+        beta, upper = fit, fitted
     narrow = RANGE_Z * math.sqrt(upper)
     if not refines(narrow, float(beta @ beta), var, var_next)[0]:
         return np.zeros(p), 1.0
@@ -339,7 +338,7 @@ def release_linear(X, y, boxes, fit_intercept, plan, rng, alpha=0.0):
     R1 = _released(first, M, rng, constant)
     noisy_low = float(np.asarray(low.randomise(np.float64(smallest), rng)))
     square1, var1 = (float(v) for v in first.entry_variances(p + 1))
-    var2 = float(second.entry_variances(p + 1)[1])
+    square2, var2 = (float(v) for v in second.entry_variances(p + 1))
     var_first = np.full(p, var1)  # of the first stage's cross moments
     if fit_intercept:
         # The intercept's cross moment s mean(t), averaged with its own
@@ -366,7 +365,7 @@ def release_linear(X, y, boxes, fit_intercept, plan, rng, alpha=0.0):
     # The noise of G beta_1, entry by entry: var_g on each off-diagonal
     # entry, the squares' on the diagonal, none on the constant's square.
     squares = beta1 * beta1
-    square_g = combined(square1, float(second.entry_variances(p + 1)[0]))
+    square_g = combined(square1, square2)
     diagonal = np.full(p, square_g)
     if fit_intercept:
         diagonal[d] = 0.0

@@ -33,6 +33,7 @@ __all__ = [
     "RIDGE_FLOOR",
     "SELECT_Z",
     "UPPER_Z",
+    "adassp_ridge",
     "combined",
     "linear_entries",
     "linear_prediction",
@@ -156,6 +157,25 @@ def linear_entries(total, n, d, fit_intercept):
     return entries
 
 
+def adassp_ridge(p, lower, var):
+    """AdaSSP's ridge ``(ridge, bound)`` for a p x p Gram matrix released with
+    entry noise variance ``var`` and a lower confidence bound ``lower`` on
+    its smallest eigenvalue: the noise's spectral-norm bound ``B = (2
+    sqrt(p) + LOWER_Z) sqrt(var)`` (a symmetric random matrix with
+    independent entries concentrates at ``2 sqrt(p) sqrt(var)``) and ``max(B
+    - lower, RIDGE_FLOOR B)`` (the floor keeps every solve defined). Public
+    and released values only.
+
+    Examples
+    --------
+    >>> from dpgauss.releases._linear_plan import adassp_ridge
+    >>> adassp_ridge(4, 0.0, 1.0)
+    (7.0, 7.0)
+    """
+    bound = (2.0 * math.sqrt(p) + LOWER_Z) * math.sqrt(var)
+    return max(bound - lower, RIDGE_FLOOR * bound), bound
+
+
 def combined(a, b):
     """The variance ``a b / (a + b)`` of the inverse-variance average of two
     estimates of variances ``a, b > 0``, as ``min(a, b) (max(a, b) / (a +
@@ -255,8 +275,7 @@ def linear_prediction(mechanisms, d, fit_intercept):
     lower = max(v - LOWER_Z * float(mechanisms["lambda_min"].sd()), 0.0)
 
     def ridge(var):
-        bound = (2.0 * math.sqrt(p) + LOWER_Z) * math.sqrt(var)
-        return max(bound - lower, RIDGE_FLOOR * bound)
+        return adassp_ridge(p, lower, var)[0]
 
     args = (v, d, fit_intercept)
     # The first stage: its fit, or the intercept alone, whichever leaves the
