@@ -65,16 +65,19 @@ def _outputs(label, task, result):
     return {k: v for k, v in result.items() if k != "error"}
 
 
-def _run_batch(python, peer, batch):
+def run_script(python, peer, jobs, limit):
+    """Run ``_peer_script.py`` for ``peer`` on ``jobs`` (dicts of fields) in
+    the interpreter ``python``: ``(results, failure, seconds per job)``, with
+    ``results`` a dict of each job's output fields by index (None, with the
+    failure's last line, when the script fails or outruns ``limit``)."""
     with tempfile.TemporaryDirectory() as tmp:
         src, dst = os.path.join(tmp, "in.npz"), os.path.join(tmp, "out.npz")
         arrays = {}
-        for i, (_, label, task, _key, ctx, eps, seed) in enumerate(batch):
-            for field, value in _inputs(label, task, ctx, eps, seed).items():
+        for i, fields in enumerate(jobs):
+            for field, value in fields.items():
                 arrays[f"{i}__{field}"] = np.asarray(value)
         np.savez(src, **arrays)
         t0 = time.perf_counter()
-        limit = max(120, JOB_SECONDS * len(batch))
         try:
             proc = subprocess.run(
                 [python, _SCRIPT, peer, src, dst],
@@ -84,7 +87,7 @@ def _run_batch(python, peer, batch):
             )
         except subprocess.TimeoutExpired:
             return None, [f"timeout: batch over {limit} s"], float("nan")
-        secs = (time.perf_counter() - t0) / max(len(batch), 1)
+        secs = (time.perf_counter() - t0) / max(len(jobs), 1)
         if proc.returncode != 0:
             return None, proc.stderr.strip().splitlines()[-1:] or ["failed"], secs
         data = np.load(dst)
@@ -93,6 +96,14 @@ def _run_batch(python, peer, batch):
             i, field = k.split("__", 1)
             results.setdefault(int(i), {})[field] = data[k]
         return results, None, secs
+
+
+def _run_batch(python, peer, batch):
+    jobs = [
+        _inputs(label, task, ctx, eps, seed)
+        for _, label, task, _key, ctx, eps, seed in batch
+    ]
+    return run_script(python, peer, jobs, max(120, JOB_SECONDS * len(batch)))
 
 
 def run_peers(peer_jobs, interpreters):

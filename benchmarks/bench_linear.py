@@ -32,12 +32,11 @@ minutes with the defaults).
 
 import argparse
 import os
-import subprocess
 import sys
-import tempfile
 import warnings
 
 import numpy as np
+from _peers import run_script
 from _real_data import codebook_box
 from sklearn.datasets import load_diabetes
 from sklearn.linear_model import LinearRegression
@@ -45,10 +44,9 @@ from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
 
 from dpgauss import PrivateLinearRegression, SubsampleAggregate
-from dpgauss.exceptions import UselessFitError, UtilityWarning
+from dpgauss.exceptions import UselessFitError
 
 PEER = "/work/peers/dpl/bin/python"
-SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_peer_script.py")
 
 
 def _diffprivlib(jobs):
@@ -56,45 +54,38 @@ def _diffprivlib(jobs):
     [-1, 1]^d), y, ylo, yhi, eps, seed; None where the peer is absent."""
     if not os.path.exists(PEER) or not jobs:
         return [None] * len(jobs)
-    with tempfile.TemporaryDirectory() as tmp:
-        src, dst = os.path.join(tmp, "in.npz"), os.path.join(tmp, "out.npz")
-        arrays = {}
-        for i, job in enumerate(jobs):
-            d = job["X"].shape[1]
-            fields = {"task": "linreg", "lower": -np.ones(d), "upper": np.ones(d)}
-            for field, value in {**fields, **job}.items():
-                arrays[f"{i}__{field}"] = np.asarray(value)
-        np.savez(src, **arrays)
-        done = subprocess.run(
-            [PEER, SCRIPT, "diffprivlib", src, dst],
-            capture_output=True,
-            text=True,
-            timeout=1800,
-            check=False,
-        )
-        if done.returncode != 0:
-            return [None] * len(jobs)
-        data = np.load(dst)
-        out = [{} for _ in jobs]
-        for key in data.files:
-            i, field = key.split("__", 1)
-            out[int(i)][field] = data[key]
-        return [None if "error" in o else o for o in out]
+    fields = []
+    for job in jobs:
+        d = job["X"].shape[1]
+        box = {"task": "linreg", "lower": -np.ones(d), "upper": np.ones(d)}
+        fields.append({**box, **job})
+    results, failure, _ = run_script(PEER, "diffprivlib", fields, 1800)
+    if failure is not None:
+        return [None] * len(jobs)
+    out = [results.get(i, {}) for i in range(len(jobs))]
+    return [None if "error" in o else o for o in out]
 
 
-def _fit(kw, seed, boxes, X, y, policy="warn"):
-    """A fit with ``on_useless=policy``; whether the default would refuse."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        model = PrivateLinearRegression(
+def _fit(kw, seed, boxes, X, y):
+    """The fit, spent even where the default refuses (``on_useless="warn"``),
+    and whether the default refuses it before the spend: a fit with the
+    default that raises UselessFitError spends nothing. (A UtilityWarning
+    alone does not say so: a fit that falls back to the intercept after its
+    release warns too.)"""
+
+    def model(policy):
+        return PrivateLinearRegression(
             bounds=boxes[0],
             target_bounds=boxes[1],
             random_state=seed,
             on_useless=policy,
             **kw,
-        ).fit(X, y)
-    refused = any(issubclass(w.category, UtilityWarning) for w in caught)
-    return model, refused
+        )
+
+    try:
+        return model("raise").fit(X, y), False
+    except UselessFitError:
+        return model("warn").fit(X, y), True
 
 
 def _draw(rng, n, d, setting):
